@@ -1,0 +1,86 @@
+//! Thin PyO3 bindings over the dcnsim engine: run or validate a scenario and hand the result
+//! tables to Python as dicts of column lists. The GIL is released while simulating.
+
+use dcnsim::{Column, ScenarioError, Table};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+create_exception!(
+    _core,
+    PyScenarioError,
+    PyValueError,
+    "A scenario is invalid."
+);
+
+fn to_py_err(e: ScenarioError) -> PyErr {
+    PyScenarioError::new_err(e.to_string())
+}
+
+fn tables_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for t in tables {
+        let d = PyDict::new(py);
+        for (name, col) in t.columns {
+            let list = match col {
+                Column::F64(v) => PyList::new(py, v)?,
+                Column::I64(v) => PyList::new(py, v)?,
+                Column::Str(v) => PyList::new(py, v)?,
+            };
+            d.set_item(name, list)?;
+        }
+        out.set_item(t.name, d)?;
+    }
+    Ok(out)
+}
+
+/// Run one scenario (TOML text); returns {table name: {column: list}}.
+#[pyfunction]
+#[pyo3(signature = (text, path, overrides=Vec::new()))]
+fn run<'py>(
+    py: Python<'py>,
+    text: String,
+    path: String,
+    overrides: Vec<(String, String)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let res = py.allow_threads(|| {
+        let mut progress = |_f: f64| true;
+        dcnsim::run_text(&text, &path, &overrides, &mut progress)
+    });
+    let tables = res.map_err(to_py_err)?;
+    tables_to_py(py, tables)
+}
+
+/// Parse and check a scenario without running it.
+#[pyfunction]
+#[pyo3(signature = (text, path, overrides=Vec::new()))]
+fn validate(
+    py: Python<'_>,
+    text: String,
+    path: String,
+    overrides: Vec<(String, String)>,
+) -> PyResult<()> {
+    py.allow_threads(|| dcnsim::validate_text(&text, &path, &overrides))
+        .map_err(to_py_err)
+}
+
+#[pyfunction]
+fn schema() -> &'static str {
+    dcnsim::schema()
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    dcnsim::version()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<PyScenarioError>())?;
+    Ok(())
+}

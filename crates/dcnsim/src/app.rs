@@ -1,0 +1,196 @@
+//! Applications: barrier-synchronized incast (seed 000 ch. I), bulk transfers, and UDP
+//! constant-bit-rate sources.
+
+use crate::event::Event;
+use crate::packet::{Ecn, Kind, Packet};
+use crate::rng::Rng;
+use crate::sim::Sim;
+use crate::units::{RateBps, SimTime};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppEvent {
+    Start,
+    /// A scheduled timer with an app-defined argument.
+    Timer(u32),
+    /// A flow owned by this app delivered everything written so far.
+    FlowDone(u32),
+    UdpReceived(u64),
+}
+
+/// Barrier-synchronized reads: the client asks all servers for one SRU each; the next
+/// request goes out only when every SRU of the round has arrived.
+#[derive(Clone, Debug)]
+pub struct Incast {
+    /// One TCP connection per server (server → client), persistent across rounds.
+    pub flows: Vec<u32>,
+    pub sru: u64,
+    /// Delay between the end of a round and the servers starting to answer.
+    pub request_delay: SimTime,
+    /// Extra random delay per server response, uniform in [0, jitter).
+    pub response_jitter: SimTime,
+    pub rng: Rng,
+    pub rounds_done: u64,
+    pub max_rounds: u64,
+    pub pending: usize,
+    pub round_start: SimTime,
+    pub round_times: Vec<(SimTime, SimTime)>,
+    pub delivered: u64,
+}
+
+/// One TCP transfer of `bytes` (u64::MAX: unlimited) starting at `start`.
+#[derive(Clone, Debug)]
+pub struct Bulk {
+    pub flow: u32,
+    pub bytes: u64,
+    pub start: SimTime,
+    pub finished: Option<SimTime>,
+}
+
+/// UDP constant bit rate from `src` to `dst` between `start` and `stop`.
+#[derive(Clone, Debug)]
+pub struct Cbr {
+    pub src: u32,
+    pub dst: u32,
+    pub rate: RateBps,
+    pub packet_size: u32,
+    pub header: u32,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub class: u8,
+    pub sent_bytes: u64,
+    pub received_bytes: u64,
+}
+
+#[derive(Clone, Debug)]
+pub enum App {
+    Incast(Incast),
+    Bulk(Bulk),
+    Cbr(Cbr),
+    /// Stands in for an app while its handler runs.
+    Placeholder,
+}
+
+impl App {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            App::Incast(_) => "incast",
+            App::Bulk(_) => "bulk",
+            App::Cbr(_) => "cbr",
+            App::Placeholder => "none",
+        }
+    }
+
+    pub fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match self {
+            App::Incast(a) => a.handle(sim, id, ev),
+            App::Bulk(a) => a.handle(sim, id, ev),
+            App::Cbr(a) => a.handle(sim, id, ev),
+            App::Placeholder => {}
+        }
+    }
+}
+
+impl Incast {
+    fn request_all(&mut self, sim: &mut Sim, id: u32) {
+        self.round_start = sim.now;
+        self.pending = self.flows.len();
+        for (i, &f) in self.flows.iter().enumerate() {
+            let mut d = self.request_delay;
+            if self.response_jitter > SimTime::ZERO {
+                d = d + SimTime((self.rng.uniform() * self.response_jitter.0 as f64) as u64);
+            }
+            if d == SimTime::ZERO {
+                sim.flow_write(f, self.sru, true);
+            } else {
+                sim.events.schedule(
+                    sim.now + d,
+                    Event::App {
+                        app: id,
+                        arg: i as u32,
+                    },
+                );
+            }
+        }
+    }
+
+    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Start => self.request_all(sim, id),
+            AppEvent::Timer(i) => {
+                let f = self.flows[i as usize];
+                sim.flow_write(f, self.sru, true);
+            }
+            AppEvent::FlowDone(_) => {
+                self.pending -= 1;
+                self.delivered += self.sru;
+                if self.pending == 0 {
+                    self.rounds_done += 1;
+                    self.round_times.push((self.round_start, sim.now));
+                    if self.rounds_done < self.max_rounds {
+                        self.request_all(sim, id);
+                    }
+                }
+            }
+            AppEvent::UdpReceived(_) => {}
+        }
+    }
+}
+
+impl Bulk {
+    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Start => {
+                if self.start == SimTime::ZERO {
+                    sim.flow_write(self.flow, self.bytes, self.bytes != u64::MAX);
+                } else {
+                    sim.events
+                        .schedule(self.start, Event::App { app: id, arg: 0 });
+                }
+            }
+            AppEvent::Timer(_) => sim.flow_write(self.flow, self.bytes, self.bytes != u64::MAX),
+            AppEvent::FlowDone(_) => self.finished = Some(sim.now),
+            AppEvent::UdpReceived(_) => {}
+        }
+    }
+}
+
+impl Cbr {
+    fn interval(&self) -> SimTime {
+        self.rate.tx_time(self.packet_size)
+    }
+
+    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Start => {
+                sim.events
+                    .schedule(self.start, Event::App { app: id, arg: 0 });
+            }
+            AppEvent::Timer(_) => {
+                if sim.now >= self.stop {
+                    return;
+                }
+                let p = Packet {
+                    flow: id,
+                    src: self.src,
+                    dst: self.dst,
+                    seq: self.sent_bytes,
+                    ack: 0,
+                    size: self.packet_size,
+                    payload: self.packet_size - self.header,
+                    kind: Kind::Udp,
+                    flags: 0,
+                    ecn: Ecn::NotEct,
+                    class: self.class,
+                    enq_time: sim.now,
+                    sent_time: sim.now,
+                };
+                self.sent_bytes += p.payload as u64;
+                sim.host_send(self.src, p);
+                let next = sim.now + self.interval();
+                sim.events.schedule(next, Event::App { app: id, arg: 0 });
+            }
+            AppEvent::UdpReceived(b) => self.received_bytes += b,
+            AppEvent::FlowDone(_) => {}
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! dcnsim: a packet-level simulator for datacenter congestion control.
+//!
+//! The engine is a plain Rust library: a scenario (TOML) is parsed and validated
+//! (`scenario`), built into a `sim::Sim` of nodes, ports, flows and applications, run by a
+//! discrete-event loop (`event`), and summarised as named column tables (`results`).
+
+pub mod app;
+pub mod event;
+pub mod net;
+pub mod packet;
+pub mod results;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod tcp;
+pub mod units;
+
+pub use results::{Column, Table};
+pub use scenario::ScenarioError;
+
+/// Parse, validate, build and run a scenario given as TOML text. `file` names the source in
+/// error messages. `progress` gets the fraction of simulated time done about every million
+/// events; returning false stops the run (the tables then cover the time simulated).
+pub fn run_text(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<Vec<Table>, ScenarioError> {
+    let loaded = scenario::load(text, file, overrides)?;
+    let (mut sim, info) = scenario::build(&loaded)?;
+    let t0 = std::time::Instant::now();
+    sim.start();
+    sim.run(progress);
+    let wall = t0.elapsed().as_secs_f64();
+    Ok(results::collect(&loaded, &sim, &info, wall))
+}
+
+/// Parse and validate only.
+pub fn validate_text(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+) -> Result<(), ScenarioError> {
+    scenario::load(text, file, overrides).map(|_| ())
+}
+
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Human-readable description of the scenario schema.
+pub fn schema() -> &'static str {
+    include_str!("schema.txt")
+}

@@ -1,0 +1,286 @@
+//! Result tables: named columns handed to Python as lists (and written as CSV there).
+
+use crate::app::App;
+use crate::net::NodeKind;
+use crate::scenario::{BuildInfo, Loaded};
+use crate::sim::Sim;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn new(name: &str) -> Table {
+        Table {
+            name: name.to_string(),
+            columns: Vec::new(),
+        }
+    }
+    pub fn f64(&mut self, name: &str, v: Vec<f64>) -> &mut Self {
+        self.columns.push((name.to_string(), Column::F64(v)));
+        self
+    }
+    pub fn i64(&mut self, name: &str, v: Vec<i64>) -> &mut Self {
+        self.columns.push((name.to_string(), Column::I64(v)));
+        self
+    }
+    pub fn str(&mut self, name: &str, v: Vec<String>) -> &mut Self {
+        self.columns.push((name.to_string(), Column::Str(v)));
+        self
+    }
+    pub fn get(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn get_f64(&self, name: &str) -> Option<f64> {
+        match self.get(name)? {
+            Column::F64(v) => v.first().copied(),
+            Column::I64(v) => v.first().map(|x| *x as f64),
+            Column::Str(_) => None,
+        }
+    }
+}
+
+fn clamp_i64(v: u64) -> i64 {
+    v.min(i64::MAX as u64) as i64
+}
+
+pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec<Table> {
+    let dur = sim.end.as_secs_f64();
+    let mut tables = Vec::new();
+
+    // Per-app goodput.
+    let mut app_bytes = vec![0u64; sim.apps.len()];
+    for (i, f) in sim.flows.iter().enumerate() {
+        let a = sim.targets[i].app;
+        if (a as usize) < app_bytes.len() {
+            app_bytes[a as usize] += f.delivered();
+        }
+    }
+    let mut rounds_total = 0u64;
+    let mut apps = Table::new("apps");
+    let mut kinds = Vec::new();
+    let mut goodputs = Vec::new();
+    let mut rounds = Vec::new();
+    for (i, a) in sim.apps.iter().enumerate() {
+        let (bytes, r) = match a {
+            App::Incast(x) => (app_bytes[i], x.rounds_done),
+            App::Bulk(_) => (app_bytes[i], 0),
+            App::Cbr(c) => (c.received_bytes, 0),
+            App::Placeholder => (0, 0),
+        };
+        rounds_total += r;
+        kinds.push(a.kind().to_string());
+        goodputs.push(bytes as f64 * 8.0 / dur / 1e6);
+        rounds.push(r as i64);
+    }
+    let delivered: u64 = sim.flows.iter().map(|f| f.delivered()).sum::<u64>()
+        + sim
+            .apps
+            .iter()
+            .map(|a| {
+                if let App::Cbr(c) = a {
+                    c.received_bytes
+                } else {
+                    0
+                }
+            })
+            .sum::<u64>();
+    apps.i64("app", (0..sim.apps.len() as i64).collect())
+        .str("kind", kinds)
+        .f64("goodput_mbps", goodputs)
+        .i64("rounds", rounds);
+
+    let timeouts: u64 = sim.flows.iter().map(|f| f.stats.timeouts).sum();
+    let retx: u64 = sim.flows.iter().map(|f| f.stats.retransmits).sum();
+    let frs: u64 = sim.flows.iter().map(|f| f.stats.fast_recoveries).sum();
+    let mut drops = 0u64;
+    for p in &sim.ports {
+        if sim.nodes[p.node as usize].kind == NodeKind::Switch {
+            drops += p.stats.drops;
+        }
+    }
+    let silent_s: f64 = sim
+        .ports
+        .iter()
+        .filter_map(|p| p.silent.as_ref())
+        .map(|s| s.total.as_secs_f64())
+        .sum();
+    let bottleneck_pkts = info
+        .bottleneck_port
+        .map(|p| sim.ports[p as usize].stats.tx_data_pkts)
+        .unwrap_or(0);
+    let id = loaded.scenario.meta.id.clone().unwrap_or_default();
+    let mut summary = Table::new("summary");
+    summary
+        .str("id", vec![id])
+        .i64("seed", vec![clamp_i64(sim.seed)])
+        .f64("duration_s", vec![dur])
+        .i64("flows", vec![sim.flows.len() as i64])
+        .i64("servers", vec![info.servers as i64])
+        .i64(
+            "switch_buffer_bytes",
+            vec![clamp_i64(info.switch_buffer_bytes)],
+        )
+        .f64("goodput_mbps", vec![delivered as f64 * 8.0 / dur / 1e6])
+        .i64("delivered_bytes", vec![clamp_i64(delivered)])
+        .i64("timeouts", vec![timeouts as i64])
+        .i64("retransmits", vec![retx as i64])
+        .i64("fast_recoveries", vec![frs as i64])
+        .i64("drops", vec![drops as i64])
+        .f64("silent_s", vec![silent_s])
+        .i64("rounds", vec![rounds_total as i64])
+        .i64("bottleneck_pkts", vec![bottleneck_pkts as i64])
+        .i64("events", vec![sim.events.popped as i64])
+        .i64("peak_pending", vec![sim.events.peak_len as i64])
+        .f64("wall_s", vec![wall_s]);
+    tables.push(summary);
+
+    let mut flows = Table::new("flows");
+    let fl = &sim.flows;
+    flows
+        .i64("flow", fl.iter().map(|f| f.id as i64).collect())
+        .i64("app", sim.targets.iter().map(|t| t.app as i64).collect())
+        .str(
+            "src",
+            fl.iter()
+                .map(|f| sim.nodes[f.src as usize].name.clone())
+                .collect(),
+        )
+        .str(
+            "dst",
+            fl.iter()
+                .map(|f| sim.nodes[f.dst as usize].name.clone())
+                .collect(),
+        )
+        .i64(
+            "delivered_bytes",
+            fl.iter().map(|f| clamp_i64(f.delivered())).collect(),
+        )
+        .i64(
+            "segs_sent",
+            fl.iter().map(|f| f.stats.segs_sent as i64).collect(),
+        )
+        .i64(
+            "retransmits",
+            fl.iter().map(|f| f.stats.retransmits as i64).collect(),
+        )
+        .i64(
+            "timeouts",
+            fl.iter().map(|f| f.stats.timeouts as i64).collect(),
+        )
+        .i64(
+            "fast_recoveries",
+            fl.iter().map(|f| f.stats.fast_recoveries as i64).collect(),
+        )
+        .f64(
+            "srtt_s",
+            fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect(),
+        )
+        .i64(
+            "cwnd_bytes",
+            fl.iter().map(|f| clamp_i64(f.snd.cwnd)).collect(),
+        );
+    tables.push(flows);
+
+    let mut ports = Table::new("ports");
+    let ps: Vec<_> = sim
+        .ports
+        .iter()
+        .filter(|p| sim.nodes[p.node as usize].kind == NodeKind::Switch)
+        .collect();
+    ports
+        .str("port", ps.iter().map(|p| p.name.clone()).collect())
+        .i64(
+            "tx_pkts",
+            ps.iter().map(|p| p.stats.tx_pkts as i64).collect(),
+        )
+        .i64(
+            "tx_bytes",
+            ps.iter().map(|p| p.stats.tx_bytes as i64).collect(),
+        )
+        .i64("drops", ps.iter().map(|p| p.stats.drops as i64).collect())
+        .i64(
+            "drop_bytes",
+            ps.iter().map(|p| p.stats.drop_bytes as i64).collect(),
+        )
+        .i64(
+            "max_queue_bytes",
+            ps.iter().map(|p| p.stats.max_queue_bytes as i64).collect(),
+        );
+    tables.push(ports);
+    tables.push(apps);
+
+    let mut comp = Table::new("completions");
+    let c = &sim.completions;
+    comp.i64("flow", c.iter().map(|x| x.flow as i64).collect())
+        .i64("bytes", c.iter().map(|x| x.bytes as i64).collect())
+        .f64("start_s", c.iter().map(|x| x.start.as_secs_f64()).collect())
+        .f64("end_s", c.iter().map(|x| x.end.as_secs_f64()).collect());
+    tables.push(comp);
+
+    if !sim.samplers.queue_ports.is_empty() {
+        let q = &sim.samplers.queue;
+        let mut t = Table::new("queue");
+        t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
+            .str(
+                "port",
+                q.iter()
+                    .map(|x| sim.ports[x.1 as usize].name.clone())
+                    .collect(),
+            )
+            .i64("bytes", q.iter().map(|x| x.2 as i64).collect());
+        tables.push(t);
+    }
+    if !sim.samplers.cwnd_flows.is_empty() {
+        let q = &sim.samplers.cwnd;
+        let mut t = Table::new("cwnd");
+        t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
+            .i64("flow", q.iter().map(|x| x.1 as i64).collect())
+            .i64("cwnd_bytes", q.iter().map(|x| clamp_i64(x.2)).collect())
+            .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect());
+        tables.push(t);
+    }
+    let silent: Vec<_> = sim
+        .ports
+        .iter()
+        .filter_map(|p| p.silent.as_ref().map(|s| (p.name.clone(), s)))
+        .collect();
+    if !silent.is_empty() {
+        let mut t = Table::new("silent");
+        let mut port = Vec::new();
+        let mut start = Vec::new();
+        let mut end = Vec::new();
+        for (name, s) in silent {
+            for &(a, b) in &s.periods {
+                port.push(name.clone());
+                start.push(a.as_secs_f64());
+                end.push(b.as_secs_f64());
+            }
+        }
+        t.str("port", port).f64("start_s", start).f64("end_s", end);
+        tables.push(t);
+    }
+    tables
+}

@@ -1,0 +1,970 @@
+//! Scenario files (TOML): schema, validation with errors that name the file, line and field,
+//! `--set key=value` overrides, and construction of a `Sim`.
+//!
+//! The top-level tables `[sweep]`, `[quick]` and `[report]` belong to the Python front end
+//! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
+
+use crate::app::{App, Bulk, Cbr, Incast};
+use crate::net::NodeKind;
+use crate::rng::Rng;
+use crate::sim::Sim;
+use crate::tcp::{CcAlgo, EcnRxPolicy, TcpConfig, TcpFlow};
+use crate::units::{parse_bytes, parse_rate, parse_time, Bytes, RateBps, SimTime};
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use std::fmt;
+
+/// An error in a scenario: which file, where, which field, and what was expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ": line {l}")?;
+        }
+        if let Some(k) = &self.field {
+            write!(f, ", field {k}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+// ---------------------------------------------------------------- unit values
+
+macro_rules! unit_type {
+    ($name:ident, $inner:ty, $parse:ident, $what:expr) => {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name(pub $inner);
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> de::Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        $parse(s).map($name).map_err(E::custom)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+unit_type!(
+    Dur,
+    SimTime,
+    parse_time,
+    "a duration string such as \"25us\""
+);
+unit_type!(
+    Rate,
+    RateBps,
+    parse_rate,
+    "a rate string such as \"10Gbps\""
+);
+
+/// A size: a string with a unit ("256KiB", "32KB") or a plain integer number of bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Size(pub Bytes);
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"256KiB\", \"32KB\" or a number of bytes")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Size, E> {
+                parse_bytes(s).map(Size).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Size, E> {
+                if v < 0 {
+                    return Err(E::custom("a size cannot be negative"));
+                }
+                Ok(Size(Bytes(v as u64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
+                Ok(Size(Bytes(v)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A size or the word "unlimited".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SizeOrUnlimited(pub u64);
+impl<'de> Deserialize<'de> for SizeOrUnlimited {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = SizeOrUnlimited;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"256KiB\" or \"unlimited\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<SizeOrUnlimited, E> {
+                if s == "unlimited" {
+                    return Ok(SizeOrUnlimited(u64::MAX));
+                }
+                parse_bytes(s)
+                    .map(|b| SizeOrUnlimited(b.0))
+                    .map_err(|e| E::custom(format!("{e}, or \"unlimited\"")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SizeOrUnlimited, E> {
+                if v < 0 {
+                    return Err(E::custom("a size cannot be negative"));
+                }
+                Ok(SizeOrUnlimited(v as u64))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+// --------------------------------------------------------------------- schema
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    pub id: Option<String>,
+    pub title: Option<String>,
+    pub source: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SimCfg {
+    /// Simulated time.
+    pub duration: Dur,
+    /// Seed of every random stream of the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+}
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum TopoKind {
+    /// One switch "sw", one host "client", hosts "server1".."serverN".
+    Star,
+    /// Hosts "left1".."leftN" on switch "swL", "right1".."rightM" on "swR", one bottleneck.
+    Dumbbell,
+    /// Nodes and links listed explicitly.
+    Explicit,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCfg {
+    pub name: String,
+    pub kind: String,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub a: String,
+    pub b: String,
+    pub rate: Option<Rate>,
+    pub delay: Option<Dur>,
+    /// Buffer of the switch ports at either end (hosts use `nic_buffer`).
+    pub buffer: Option<SizeOrUnlimited>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    pub kind: TopoKind,
+    /// star: number of servers.
+    pub servers: Option<u32>,
+    /// dumbbell: hosts on each side.
+    pub left: Option<u32>,
+    pub right: Option<u32>,
+    pub link_rate: Option<Rate>,
+    pub link_delay: Option<Dur>,
+    /// dumbbell: the switch-to-switch link.
+    pub bottleneck_rate: Option<Rate>,
+    pub bottleneck_delay: Option<Dur>,
+    /// Per switch output port, bytes (DropTail).
+    pub switch_buffer: Option<SizeOrUnlimited>,
+    /// Host NIC queue (default unlimited).
+    pub nic_buffer: Option<SizeOrUnlimited>,
+    #[serde(default)]
+    pub nodes: Vec<NodeCfg>,
+    #[serde(default)]
+    pub links: Vec<LinkCfg>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TcpCfgFile {
+    pub cc: Option<String>,
+    pub mss: Option<u32>,
+    pub header: Option<u32>,
+    pub init_cwnd: Option<u32>,
+    pub init_ssthresh: Option<SizeOrUnlimited>,
+    pub min_rto: Option<Dur>,
+    pub max_rto: Option<Dur>,
+    pub initial_rto: Option<Dur>,
+    pub rto_granularity: Option<Dur>,
+    pub delayed_ack: Option<u32>,
+    pub delack_timeout: Option<Dur>,
+    pub rwnd: Option<SizeOrUnlimited>,
+    pub handshake: Option<bool>,
+    pub dupack_threshold: Option<u32>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AppCfg {
+    pub kind: String,
+    // incast
+    pub client: Option<String>,
+    pub servers: Option<Vec<String>>,
+    pub sru: Option<Size>,
+    pub request_delay: Option<Dur>,
+    pub response_jitter: Option<Dur>,
+    pub max_rounds: Option<u64>,
+    // bulk / cbr
+    pub src: Option<String>,
+    pub dst: Option<String>,
+    pub size: Option<SizeOrUnlimited>,
+    pub start: Option<Dur>,
+    pub stop: Option<Dur>,
+    pub rate: Option<Rate>,
+    pub packet_size: Option<Size>,
+    pub class: Option<u8>,
+    pub tcp: Option<TcpCfgFile>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureCfg {
+    /// Port named "A->B" whose silent periods are measured.
+    pub silent_link: Option<String>,
+    pub silent_threshold: Option<Dur>,
+    /// Port whose transmitted data packets are reported as `bottleneck_pkts`.
+    pub bottleneck: Option<String>,
+    #[serde(default)]
+    pub queue_ports: Vec<String>,
+    pub queue_interval: Option<Dur>,
+    #[serde(default)]
+    pub cwnd_flows: Vec<u32>,
+    pub cwnd_interval: Option<Dur>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub meta: Meta,
+    pub sim: SimCfg,
+    pub topology: TopologyCfg,
+    #[serde(default)]
+    pub tcp: TcpCfgFile,
+    #[serde(default)]
+    pub apps: Vec<AppCfg>,
+    #[serde(default)]
+    pub measure: MeasureCfg,
+    /// Python-side tables, accepted unread.
+    pub sweep: Option<toml::Value>,
+    pub quick: Option<toml::Value>,
+    pub report: Option<toml::Value>,
+}
+
+/// A parsed scenario with the name of the file it came from (for later error messages).
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub file: String,
+    pub text: String,
+    pub scenario: Scenario,
+}
+
+// ---------------------------------------------------------------- error shaping
+
+/// Find the dotted field name for a byte offset: the nearest `[table]` header above the
+/// line and the key on the line itself.
+fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
+    let line_no = text[..offset.min(text.len())].matches('\n').count() + 1;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut table = String::new();
+    for l in lines.iter().take(line_no.saturating_sub(1)) {
+        let t = l.trim();
+        if t.starts_with('[') {
+            table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+    }
+    let key = lines.get(line_no - 1).and_then(|l| {
+        let t = l.trim();
+        if t.starts_with('[') || t.starts_with('#') {
+            return None;
+        }
+        t.split_once('=')
+            .map(|(k, _)| k.trim().trim_matches('"').to_string())
+    });
+    let field = match (key, table.is_empty()) {
+        (Some(k), true) => Some(k),
+        (Some(k), false) => Some(format!("{table}.{k}")),
+        (None, false) => Some(table),
+        (None, true) => None,
+    };
+    (line_no, field)
+}
+
+fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
+    let msg = e.message().trim().to_string();
+    match e.span() {
+        Some(sp) => {
+            let (line, field) = field_at(text, sp.start);
+            ScenarioError {
+                file: file.to_string(),
+                line: Some(line),
+                field,
+                message: msg,
+            }
+        }
+        None => ScenarioError {
+            file: file.to_string(),
+            line: None,
+            field: None,
+            message: msg,
+        },
+    }
+}
+
+/// Line of `key = ...` inside `[table]` (best effort, for semantic errors).
+fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
+    let mut cur = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            cur = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            continue;
+        }
+        if cur == table {
+            if let Some((k, _)) = t.split_once('=') {
+                if k.trim().trim_matches('"') == key {
+                    return Some(i + 1);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Apply `dotted.key = value` overrides to a TOML table. The value is parsed as a TOML
+/// literal; if that fails it is taken as a string.
+pub fn apply_overrides(
+    table: &mut toml::Table,
+    overrides: &[(String, String)],
+) -> Result<(), String> {
+    let mut root = toml::Value::Table(std::mem::take(table));
+    let res = apply_to_value(&mut root, overrides);
+    if let toml::Value::Table(t) = root {
+        *table = t;
+    }
+    res
+}
+
+fn apply_to_value(root: &mut toml::Value, overrides: &[(String, String)]) -> Result<(), String> {
+    for (key, raw) in overrides {
+        let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+            Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.clone())),
+            Err(_) => toml::Value::String(raw.clone()),
+        };
+        let parts: Vec<&str> = key.split('.').collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            return Err(format!("--set {key}: empty part in the key"));
+        }
+        let mut cur: &mut toml::Value = root;
+        for (i, part) in parts.iter().enumerate() {
+            let last = i == parts.len() - 1;
+            match cur {
+                toml::Value::Table(t) => {
+                    if last {
+                        t.insert(part.to_string(), value.clone());
+                        break;
+                    }
+                    cur = t
+                        .entry(part.to_string())
+                        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                }
+                toml::Value::Array(a) => {
+                    let idx: usize = part.parse().map_err(|_| {
+                        format!("--set {key}: {part:?} must be an index into a list")
+                    })?;
+                    let len = a.len();
+                    let slot = a.get_mut(idx).ok_or_else(|| {
+                        format!("--set {key}: index {idx} is out of range (the list has {len})")
+                    })?;
+                    if last {
+                        *slot = value.clone();
+                        break;
+                    }
+                    cur = slot;
+                }
+                _ => {
+                    return Err(format!(
+                        "--set {key}: {} is not a table",
+                        parts[..i].join(".")
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parse and validate a scenario. Errors name the file, line and field.
+pub fn load(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+) -> Result<Loaded, ScenarioError> {
+    let base: Scenario = toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
+    let (scenario, text_used) = if overrides.is_empty() {
+        (base, text.to_string())
+    } else {
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
+        apply_overrides(&mut table, overrides).map_err(|m| ScenarioError {
+            file: file.to_string(),
+            line: None,
+            field: None,
+            message: m,
+        })?;
+        let merged = toml::to_string(&table).map_err(|e| ScenarioError {
+            file: file.to_string(),
+            line: None,
+            field: None,
+            message: format!("cannot apply overrides: {e}"),
+        })?;
+        let s: Scenario = toml::from_str(&merged).map_err(|e| {
+            let mut err = from_toml_error(file, &merged, &e);
+            err.line = None;
+            err.message = format!("{} (after applying --set overrides)", err.message);
+            err
+        })?;
+        (s, merged)
+    };
+    let loaded = Loaded {
+        file: file.to_string(),
+        text: text_used,
+        scenario,
+    };
+    // Build once to run every semantic check.
+    build(&loaded)?;
+    Ok(loaded)
+}
+
+// ---------------------------------------------------------------- construction
+
+struct Ctx<'a> {
+    loaded: &'a Loaded,
+}
+
+impl Ctx<'_> {
+    fn err(&self, table: &str, key: &str, message: impl Into<String>) -> ScenarioError {
+        let field = if table.is_empty() {
+            key.to_string()
+        } else {
+            format!("{table}.{key}")
+        };
+        ScenarioError {
+            file: self.loaded.file.clone(),
+            line: line_of(&self.loaded.text, table, key),
+            field: Some(field),
+            message: message.into(),
+        }
+    }
+}
+
+/// Merge a TCP table over defaults.
+fn tcp_config(
+    ctx: &Ctx,
+    table: &str,
+    base: &TcpConfig,
+    f: &TcpCfgFile,
+) -> Result<TcpConfig, ScenarioError> {
+    let mut c = base.clone();
+    if let Some(cc) = &f.cc {
+        c.cc = match cc.as_str() {
+            "newreno" | "reno" => CcAlgo::NewReno,
+            other => {
+                return Err(ctx.err(
+                    table,
+                    "cc",
+                    format!("unknown congestion control {other:?}: expected \"newreno\""),
+                ))
+            }
+        };
+    }
+    if let Some(v) = f.mss {
+        if !(64..=9000).contains(&v) {
+            return Err(ctx.err(
+                table,
+                "mss",
+                format!("{v} is out of range: expected 64..9000 bytes"),
+            ));
+        }
+        c.mss = v;
+    }
+    if let Some(v) = f.header {
+        if v > 200 {
+            return Err(ctx.err(table, "header", "expected at most 200 bytes"));
+        }
+        c.header = v;
+    }
+    if let Some(v) = f.init_cwnd {
+        if v == 0 {
+            return Err(ctx.err(table, "init_cwnd", "expected at least 1 segment"));
+        }
+        c.init_cwnd = v;
+    }
+    if let Some(v) = f.init_ssthresh {
+        c.init_ssthresh = v.0;
+    }
+    if let Some(v) = f.min_rto {
+        c.min_rto = v.0;
+    }
+    if let Some(v) = f.max_rto {
+        c.max_rto = v.0;
+    }
+    if let Some(v) = f.initial_rto {
+        if v.0 == SimTime::ZERO {
+            return Err(ctx.err(table, "initial_rto", "must be positive"));
+        }
+        c.initial_rto = v.0;
+    }
+    if let Some(v) = f.rto_granularity {
+        c.rto_granularity = v.0;
+    }
+    if let Some(v) = f.delayed_ack {
+        if v == 0 {
+            return Err(ctx.err(
+                table,
+                "delayed_ack",
+                "expected 1 (off) or more segments per ACK",
+            ));
+        }
+        c.delack_count = v;
+    }
+    if let Some(v) = f.delack_timeout {
+        c.delack_timeout = v.0;
+    }
+    if let Some(v) = f.rwnd {
+        c.rwnd = v.0;
+    }
+    if let Some(v) = f.handshake {
+        c.handshake = v;
+    }
+    if let Some(v) = f.dupack_threshold {
+        if v == 0 {
+            return Err(ctx.err(table, "dupack_threshold", "expected at least 1"));
+        }
+        c.dupack_threshold = v;
+    }
+    if c.max_rto < c.min_rto {
+        return Err(ctx.err(table, "max_rto", "must not be below min_rto"));
+    }
+    c.ecn_rx = EcnRxPolicy::Off;
+    Ok(c)
+}
+
+/// Summary of what was built, for the results.
+#[derive(Clone, Debug, Default)]
+pub struct BuildInfo {
+    pub servers: u32,
+    pub switch_buffer_bytes: u64,
+    pub bottleneck_port: Option<u32>,
+    pub bottleneck_rate: Option<RateBps>,
+}
+
+/// Build the simulation described by a loaded scenario.
+pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
+    let ctx = Ctx { loaded };
+    let s = &loaded.scenario;
+    if s.sim.duration.0 == SimTime::ZERO {
+        return Err(ctx.err("sim", "duration", "must be positive"));
+    }
+    let mut sim = Sim::new(s.sim.duration.0, s.sim.seed);
+    let mut info = BuildInfo::default();
+    let t = &s.topology;
+    let rate = t.link_rate.map(|r| r.0);
+    let delay = t.link_delay.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    let sw_buf = t.switch_buffer.map(|b| b.0).unwrap_or(u64::MAX);
+    let nic_buf = t.nic_buffer.map(|b| b.0).unwrap_or(u64::MAX);
+    info.switch_buffer_bytes = sw_buf;
+    match t.kind {
+        TopoKind::Star => {
+            let n = t.servers.ok_or_else(|| {
+                ctx.err("topology", "servers", "a star needs `servers` (at least 1)")
+            })?;
+            if n == 0 || n > 100_000 {
+                return Err(ctx.err(
+                    "topology",
+                    "servers",
+                    format!("{n} is out of range: expected 1..100000"),
+                ));
+            }
+            let rate =
+                rate.ok_or_else(|| ctx.err("topology", "link_rate", "a star needs `link_rate`"))?;
+            info.servers = n;
+            let sw = sim.add_node("sw", NodeKind::Switch);
+            let client = sim.add_node("client", NodeKind::Host);
+            let (_, down) = sim.add_link(client, sw, rate, delay, nic_buf, sw_buf);
+            info.bottleneck_port = Some(down);
+            info.bottleneck_rate = Some(rate);
+            for i in 1..=n {
+                let h = sim.add_node(&format!("server{i}"), NodeKind::Host);
+                sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
+            }
+        }
+        TopoKind::Dumbbell => {
+            let l = t.left.ok_or_else(|| {
+                ctx.err(
+                    "topology",
+                    "left",
+                    "a dumbbell needs `left` (hosts on the left)",
+                )
+            })?;
+            let r = t.right.ok_or_else(|| {
+                ctx.err(
+                    "topology",
+                    "right",
+                    "a dumbbell needs `right` (hosts on the right)",
+                )
+            })?;
+            if l == 0 || r == 0 {
+                return Err(ctx.err("topology", "left", "each side needs at least one host"));
+            }
+            let rate = rate
+                .ok_or_else(|| ctx.err("topology", "link_rate", "a dumbbell needs `link_rate`"))?;
+            let brate = t.bottleneck_rate.map(|r| r.0).unwrap_or(rate);
+            let bdelay = t.bottleneck_delay.map(|d| d.0).unwrap_or(delay);
+            let swl = sim.add_node("swL", NodeKind::Switch);
+            let swr = sim.add_node("swR", NodeKind::Switch);
+            let (b, _) = sim.add_link(swl, swr, brate, bdelay, sw_buf, sw_buf);
+            info.bottleneck_port = Some(b);
+            info.bottleneck_rate = Some(brate);
+            for i in 1..=l {
+                let h = sim.add_node(&format!("left{i}"), NodeKind::Host);
+                sim.add_link(h, swl, rate, delay, nic_buf, sw_buf);
+            }
+            for i in 1..=r {
+                let h = sim.add_node(&format!("right{i}"), NodeKind::Host);
+                sim.add_link(h, swr, rate, delay, nic_buf, sw_buf);
+            }
+            info.servers = l;
+        }
+        TopoKind::Explicit => {
+            if t.nodes.is_empty() {
+                return Err(ctx.err(
+                    "topology",
+                    "nodes",
+                    "an explicit topology needs [[topology.nodes]]",
+                ));
+            }
+            for (i, n) in t.nodes.iter().enumerate() {
+                let kind = match n.kind.as_str() {
+                    "host" => NodeKind::Host,
+                    "switch" => NodeKind::Switch,
+                    other => {
+                        return Err(ctx.err(
+                            "topology.nodes",
+                            "kind",
+                            format!("node {i} ({}): unknown kind {other:?}: expected \"host\" or \"switch\"", n.name),
+                        ))
+                    }
+                };
+                if sim.node_by_name(&n.name).is_some() {
+                    return Err(ctx.err(
+                        "topology.nodes",
+                        "name",
+                        format!("node name {:?} is used twice", n.name),
+                    ));
+                }
+                sim.add_node(&n.name, kind);
+            }
+            for (i, l) in t.links.iter().enumerate() {
+                let a = sim.node_by_name(&l.a).ok_or_else(|| {
+                    ctx.err(
+                        "topology.links",
+                        "a",
+                        format!("link {i}: unknown node {:?}", l.a),
+                    )
+                })?;
+                let b = sim.node_by_name(&l.b).ok_or_else(|| {
+                    ctx.err(
+                        "topology.links",
+                        "b",
+                        format!("link {i}: unknown node {:?}", l.b),
+                    )
+                })?;
+                let lr = l.rate.map(|r| r.0).or(rate).ok_or_else(|| {
+                    ctx.err(
+                        "topology.links",
+                        "rate",
+                        format!("link {i}: no rate (set it or topology.link_rate)"),
+                    )
+                })?;
+                let ld = l.delay.map(|d| d.0).unwrap_or(delay);
+                let buf = l.buffer.map(|b| b.0).unwrap_or(sw_buf);
+                let la = if sim.nodes[a as usize].kind == NodeKind::Host {
+                    nic_buf
+                } else {
+                    buf
+                };
+                let lb = if sim.nodes[b as usize].kind == NodeKind::Host {
+                    nic_buf
+                } else {
+                    buf
+                };
+                sim.add_link(a, b, lr, ld, la, lb);
+            }
+            info.servers = t.nodes.iter().filter(|n| n.kind == "host").count() as u32;
+        }
+    }
+    sim.finalize_routes();
+
+    let base_tcp = tcp_config(&ctx, "tcp", &TcpConfig::default(), &s.tcp)?;
+    if s.apps.is_empty() {
+        return Err(ctx.err(
+            "",
+            "apps",
+            "the scenario has no [[apps]]: nothing would be simulated",
+        ));
+    }
+    let host = |sim: &Sim, name: &str, key: &str| -> Result<u32, ScenarioError> {
+        match sim.node_by_name(name) {
+            Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+            Some(_) => Err(ctx.err(
+                "apps",
+                key,
+                format!("{name:?} is a switch, expected a host"),
+            )),
+            None => {
+                let hosts: Vec<&str> = sim
+                    .nodes
+                    .iter()
+                    .filter(|n| n.kind == NodeKind::Host)
+                    .take(5)
+                    .map(|n| n.name.as_str())
+                    .collect();
+                Err(ctx.err(
+                    "apps",
+                    key,
+                    format!("unknown host {name:?} (hosts are e.g. {hosts:?})"),
+                ))
+            }
+        }
+    };
+    for (ai, a) in s.apps.iter().enumerate() {
+        let app_id = ai as u32;
+        let tcp = match &a.tcp {
+            Some(t) => tcp_config(&ctx, "apps.tcp", &base_tcp, t)?,
+            None => base_tcp.clone(),
+        };
+        let reachable =
+            |sim: &Sim, src: u32, dst: u32| sim.nodes[src as usize].route[dst as usize] != u32::MAX;
+        match a.kind.as_str() {
+            "incast" => {
+                let client_name = a.client.as_deref().unwrap_or("client");
+                let client = host(&sim, client_name, "client")?;
+                let servers: Vec<u32> = match &a.servers {
+                    Some(list) => list
+                        .iter()
+                        .map(|n| host(&sim, n, "servers"))
+                        .collect::<Result<_, _>>()?,
+                    None => (0..sim.nodes.len() as u32)
+                        .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
+                        .collect(),
+                };
+                if servers.is_empty() {
+                    return Err(ctx.err("apps", "servers", "an incast needs at least one server"));
+                }
+                let sru = a.sru.ok_or_else(|| {
+                    ctx.err(
+                        "apps",
+                        "sru",
+                        format!("app {ai} (incast) needs `sru`, the server response unit"),
+                    )
+                })?;
+                if sru.0 .0 == 0 {
+                    return Err(ctx.err("apps", "sru", "must be positive"));
+                }
+                let mut flows = Vec::new();
+                for &srv in &servers {
+                    if !reachable(&sim, srv, client) {
+                        return Err(ctx.err(
+                            "apps",
+                            "servers",
+                            format!(
+                                "no route from {} to {client_name}",
+                                sim.nodes[srv as usize].name
+                            ),
+                        ));
+                    }
+                    let f = TcpFlow::new(0, srv, client, tcp.clone());
+                    flows.push(sim.add_flow(f, app_id));
+                }
+                sim.apps.push(App::Incast(Incast {
+                    flows,
+                    sru: sru.0 .0,
+                    request_delay: a.request_delay.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                    response_jitter: a.response_jitter.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                    rng: Rng::new(s.sim.seed, 0x1_0000 + ai as u64),
+                    rounds_done: 0,
+                    max_rounds: a.max_rounds.unwrap_or(u64::MAX),
+                    pending: 0,
+                    round_start: SimTime::ZERO,
+                    round_times: Vec::new(),
+                    delivered: 0,
+                }));
+            }
+            "bulk" => {
+                let src = host(
+                    &sim,
+                    a.src.as_deref().ok_or_else(|| {
+                        ctx.err("apps", "src", format!("app {ai} (bulk) needs `src`"))
+                    })?,
+                    "src",
+                )?;
+                let dst = host(
+                    &sim,
+                    a.dst.as_deref().ok_or_else(|| {
+                        ctx.err("apps", "dst", format!("app {ai} (bulk) needs `dst`"))
+                    })?,
+                    "dst",
+                )?;
+                if src == dst || !reachable(&sim, src, dst) {
+                    return Err(ctx.err(
+                        "apps",
+                        "dst",
+                        format!("app {ai}: no route from src to dst"),
+                    ));
+                }
+                let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
+                let mut f = TcpFlow::new(0, src, dst, tcp.clone());
+                f.class = a.class.unwrap_or(0);
+                let fid = sim.add_flow(f, app_id);
+                sim.apps.push(App::Bulk(Bulk {
+                    flow: fid,
+                    bytes,
+                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                    finished: None,
+                }));
+            }
+            "cbr" => {
+                let src = host(
+                    &sim,
+                    a.src.as_deref().ok_or_else(|| {
+                        ctx.err("apps", "src", format!("app {ai} (cbr) needs `src`"))
+                    })?,
+                    "src",
+                )?;
+                let dst = host(
+                    &sim,
+                    a.dst.as_deref().ok_or_else(|| {
+                        ctx.err("apps", "dst", format!("app {ai} (cbr) needs `dst`"))
+                    })?,
+                    "dst",
+                )?;
+                if src == dst || !reachable(&sim, src, dst) {
+                    return Err(ctx.err(
+                        "apps",
+                        "dst",
+                        format!("app {ai}: no route from src to dst"),
+                    ));
+                }
+                let rate = a.rate.ok_or_else(|| {
+                    ctx.err("apps", "rate", format!("app {ai} (cbr) needs `rate`"))
+                })?;
+                let size = a.packet_size.map(|s| s.0 .0).unwrap_or(1500);
+                if size <= 28 || size > 65535 {
+                    return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
+                }
+                sim.apps.push(App::Cbr(Cbr {
+                    src,
+                    dst,
+                    rate: rate.0,
+                    packet_size: size as u32,
+                    header: 28,
+                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                    stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
+                    class: a.class.unwrap_or(0),
+                    sent_bytes: 0,
+                    received_bytes: 0,
+                }));
+            }
+            other => return Err(ctx.err(
+                "apps",
+                "kind",
+                format!(
+                    "app {ai}: unknown kind {other:?}: expected \"incast\", \"bulk\" or \"cbr\""
+                ),
+            )),
+        }
+    }
+
+    // Measurements.
+    let m = &s.measure;
+    let port = |sim: &Sim, name: &str, key: &str| -> Result<u32, ScenarioError> {
+        sim.port_by_name(name).ok_or_else(|| {
+            let names: Vec<&str> = sim.ports.iter().take(4).map(|p| p.name.as_str()).collect();
+            ctx.err(
+                "measure",
+                key,
+                format!("unknown port {name:?}: ports are named \"A->B\", e.g. {names:?}"),
+            )
+        })
+    };
+    if let Some(name) = &m.silent_link {
+        let pid = port(&sim, name, "silent_link")?;
+        let threshold = m
+            .silent_threshold
+            .map(|d| d.0)
+            .unwrap_or(SimTime::from_ms(100));
+        sim.ports[pid as usize].silent = Some(crate::net::SilentTracker {
+            threshold,
+            ..Default::default()
+        });
+    }
+    if let Some(name) = &m.bottleneck {
+        info.bottleneck_port = Some(port(&sim, name, "bottleneck")?);
+    }
+    for name in &m.queue_ports {
+        let pid = port(&sim, name, "queue_ports")?;
+        sim.samplers.queue_ports.push(pid);
+    }
+    sim.samplers.queue_interval = m.queue_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    for &f in &m.cwnd_flows {
+        if f as usize >= sim.flows.len() {
+            return Err(ctx.err(
+                "measure",
+                "cwnd_flows",
+                format!(
+                    "flow {f} does not exist (the scenario has {} flows)",
+                    sim.flows.len()
+                ),
+            ));
+        }
+        sim.samplers.cwnd_flows.push(f);
+    }
+    sim.samplers.cwnd_interval = m.cwnd_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    Ok((sim, info))
+}

@@ -1,0 +1,482 @@
+//! The simulation: arenas of nodes, ports, flows and applications, the event loop, and the
+//! dispatch of events to components. Zero-delay hand-offs (transport → NIC, switch input →
+//! output queue) are direct calls; only time-consuming steps become events.
+
+use crate::app::{App, AppEvent};
+use crate::event::{Event, EventQueue};
+use crate::net::{Node, NodeKind, Port};
+use crate::packet::{Kind, Packet};
+use crate::tcp::{TcpFlow, TIMER_DELACK, TIMER_RTO};
+use crate::units::SimTime;
+
+/// What a flow's receiver is waiting for, and who to tell.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowTarget {
+    /// Owning application (u32::MAX: none).
+    pub app: u32,
+    /// Delivered-bytes mark at which the app is told (u64::MAX: nothing pending).
+    pub target: u64,
+    /// Time the current transfer started (for completion times).
+    pub started: SimTime,
+    /// Size of the current transfer.
+    pub bytes: u64,
+}
+
+/// A completed transfer (one message / SRU / flow).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Completion {
+    pub flow: u32,
+    pub bytes: u64,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
+/// Periodic samplers.
+#[derive(Clone, Debug, Default)]
+pub struct Samplers {
+    pub queue_ports: Vec<u32>,
+    pub queue_interval: SimTime,
+    pub queue: Vec<(SimTime, u32, u64)>,
+    pub cwnd_flows: Vec<u32>,
+    pub cwnd_interval: SimTime,
+    pub cwnd: Vec<(SimTime, u32, u64, u64)>,
+}
+
+pub const SAMPLE_QUEUE: u32 = 0;
+pub const SAMPLE_CWND: u32 = 1;
+
+pub struct Sim {
+    pub now: SimTime,
+    pub end: SimTime,
+    pub seed: u64,
+    pub events: EventQueue,
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    pub flows: Vec<TcpFlow>,
+    pub targets: Vec<FlowTarget>,
+    pub apps: Vec<App>,
+    pub completions: Vec<Completion>,
+    pub samplers: Samplers,
+    /// Packets handed to the network by hosts, and packets absorbed by hosts.
+    pub injected: u64,
+    pub absorbed: u64,
+    /// Packets discarded because no route led to their destination.
+    pub unroutable: u64,
+    /// Scratch buffer for packets produced by a transport call.
+    out: Vec<Packet>,
+}
+
+impl Sim {
+    pub fn new(end: SimTime, seed: u64) -> Sim {
+        Sim {
+            now: SimTime::ZERO,
+            end,
+            seed,
+            events: EventQueue::new(),
+            nodes: Vec::new(),
+            ports: Vec::new(),
+            flows: Vec::new(),
+            targets: Vec::new(),
+            apps: Vec::new(),
+            completions: Vec::new(),
+            samplers: Samplers::default(),
+            injected: 0,
+            absorbed: 0,
+            unroutable: 0,
+            out: Vec::with_capacity(64),
+        }
+    }
+
+    pub fn add_node(&mut self, name: &str, kind: NodeKind) -> u32 {
+        self.nodes.push(Node {
+            name: name.to_string(),
+            kind,
+            ports: Vec::new(),
+            route: Vec::new(),
+        });
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Add a full-duplex link; returns the two ports (a→b, b→a).
+    pub fn add_link(
+        &mut self,
+        a: u32,
+        b: u32,
+        rate: crate::units::RateBps,
+        delay: SimTime,
+        limit_ab: u64,
+        limit_ba: u64,
+    ) -> (u32, u32) {
+        let pa = self.ports.len() as u32;
+        let pb = pa + 1;
+        let name_ab = format!(
+            "{}->{}",
+            self.nodes[a as usize].name, self.nodes[b as usize].name
+        );
+        let name_ba = format!(
+            "{}->{}",
+            self.nodes[b as usize].name, self.nodes[a as usize].name
+        );
+        let mut port_a = Port::new(name_ab, a, b, rate, delay);
+        let mut port_b = Port::new(name_ba, b, a, rate, delay);
+        port_a.peer_port = pb;
+        port_b.peer_port = pa;
+        port_a.limit_bytes = limit_ab;
+        port_b.limit_bytes = limit_ba;
+        self.ports.push(port_a);
+        self.ports.push(port_b);
+        self.nodes[a as usize].ports.push(pa);
+        self.nodes[b as usize].ports.push(pb);
+        (pa, pb)
+    }
+
+    pub fn finalize_routes(&mut self) {
+        crate::net::compute_routes(&mut self.nodes, &self.ports);
+    }
+
+    pub fn port_by_name(&self, name: &str) -> Option<u32> {
+        self.ports
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| i as u32)
+    }
+
+    pub fn node_by_name(&self, name: &str) -> Option<u32> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u32)
+    }
+
+    pub fn add_flow(&mut self, mut f: TcpFlow, app: u32) -> u32 {
+        let id = self.flows.len() as u32;
+        f.id = id;
+        self.flows.push(f);
+        self.targets.push(FlowTarget {
+            app,
+            target: u64::MAX,
+            started: SimTime::ZERO,
+            bytes: 0,
+        });
+        id
+    }
+
+    // ------------------------------------------------------------------ queues
+
+    /// Offer a packet to a port's egress queue at `now` (tail drop at the byte limit).
+    #[inline]
+    pub fn enqueue(&mut self, pid: u32, mut p: Packet) {
+        let now = self.now;
+        let port = &mut self.ports[pid as usize];
+        port.stats.enq_pkts += 1;
+        if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+            let arrive = port.start_tx(now, p);
+            if port.wire.len() == 1 {
+                self.events.schedule(arrive, Event::LinkArrive(pid));
+            }
+            return;
+        }
+        if port.queued_bytes + p.size as u64 > port.limit_bytes {
+            port.stats.drops += 1;
+            port.stats.drop_bytes += p.size as u64;
+            return;
+        }
+        p.enq_time = now;
+        port.queued_bytes += p.size as u64;
+        port.queue.push_back(p);
+        if port.queued_bytes > port.stats.max_queue_bytes {
+            port.stats.max_queue_bytes = port.queued_bytes;
+        }
+        if !port.tx_pending {
+            port.tx_pending = true;
+            let at = port.busy_until.max(now);
+            self.events.schedule(at, Event::PortTxDone(pid));
+        }
+    }
+
+    fn on_port_tx_done(&mut self, pid: u32) {
+        let now = self.now;
+        let port = &mut self.ports[pid as usize];
+        port.tx_pending = false;
+        if let Some(p) = port.queue.pop_front() {
+            port.queued_bytes -= p.size as u64;
+            let arrive = port.start_tx(now, p);
+            if port.wire.len() == 1 {
+                self.events.schedule(arrive, Event::LinkArrive(pid));
+            }
+            if !port.queue.is_empty() {
+                port.tx_pending = true;
+                let at = port.busy_until;
+                self.events.schedule(at, Event::PortTxDone(pid));
+            }
+        }
+    }
+
+    fn on_link_arrive(&mut self, pid: u32) {
+        let port = &mut self.ports[pid as usize];
+        let (_, p) = port
+            .wire
+            .pop_front()
+            .expect("arrival event with an empty wire");
+        if let Some(&(next, _)) = port.wire.front() {
+            self.events.schedule(next, Event::LinkArrive(pid));
+        }
+        let node = port.peer_node;
+        self.receive(node, p);
+    }
+
+    /// A packet has fully arrived at `node`.
+    #[inline]
+    fn receive(&mut self, node: u32, p: Packet) {
+        let n = &self.nodes[node as usize];
+        match n.kind {
+            NodeKind::Switch => {
+                let out = n.route[p.dst as usize];
+                if out != u32::MAX {
+                    self.enqueue(out, p);
+                } else {
+                    self.unroutable += 1;
+                }
+            }
+            NodeKind::Host => {
+                self.absorbed += 1;
+                self.host_receive(node, p)
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------- hosts
+
+    /// Send packets produced by a host's transport or application.
+    #[inline]
+    pub fn host_send(&mut self, host: u32, p: Packet) {
+        self.injected += 1;
+        let out = self.nodes[host as usize].route[p.dst as usize];
+        if out != u32::MAX {
+            self.enqueue(out, p);
+        } else {
+            self.unroutable += 1;
+        }
+    }
+
+    fn flush_out(&mut self, host: u32, out: &mut Vec<Packet>) {
+        for p in out.drain(..) {
+            self.host_send(host, p);
+        }
+    }
+
+    /// Arm the flow's timers after a call into the TCP code (one pending event per timer).
+    fn sync_timers(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        if f.snd.rto_timer.needs_event() {
+            let at = f.snd.rto_timer.deadline;
+            f.snd.rto_timer.event_at = at;
+            self.events.schedule(
+                at,
+                Event::TcpTimer {
+                    flow: fid,
+                    kind: TIMER_RTO,
+                },
+            );
+        }
+        if f.rcv.delack_timer.needs_event() {
+            let at = f.rcv.delack_timer.deadline;
+            f.rcv.delack_timer.event_at = at;
+            self.events.schedule(
+                at,
+                Event::TcpTimer {
+                    flow: fid,
+                    kind: TIMER_DELACK,
+                },
+            );
+        }
+    }
+
+    fn host_receive(&mut self, host: u32, p: Packet) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        match p.kind {
+            Kind::Data | Kind::Syn => {
+                let fid = p.flow;
+                let f = &mut self.flows[fid as usize];
+                f.on_segment(now, &p, &mut out);
+                let delivered = f.delivered();
+                self.flush_out(host, &mut out);
+                self.sync_timers(fid);
+                let t = self.targets[fid as usize];
+                if delivered >= t.target {
+                    self.targets[fid as usize].target = u64::MAX;
+                    self.completions.push(Completion {
+                        flow: fid,
+                        bytes: t.bytes,
+                        start: t.started,
+                        end: now,
+                    });
+                    if t.app != u32::MAX {
+                        self.app_event(t.app, AppEvent::FlowDone(fid));
+                    }
+                }
+            }
+            Kind::Ack | Kind::SynAck => {
+                let fid = p.flow;
+                self.flows[fid as usize].on_ack(now, &p, &mut out);
+                self.flush_out(host, &mut out);
+                self.sync_timers(fid);
+            }
+            Kind::Udp => {
+                let app = p.flow;
+                if (app as usize) < self.apps.len() {
+                    self.app_event(app, AppEvent::UdpReceived(p.payload as u64));
+                }
+            }
+        }
+        self.out = out;
+    }
+
+    /// Let a flow's application write `bytes` and wait until they are delivered.
+    pub fn flow_write(&mut self, fid: u32, bytes: u64, notify: bool) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let f = &mut self.flows[fid as usize];
+        let base = f.snd.app_limit;
+        f.app_write(now, bytes, &mut out);
+        let src = f.src;
+        if notify {
+            let t = &mut self.targets[fid as usize];
+            t.target = base + bytes;
+            t.started = now;
+            t.bytes = bytes;
+        }
+        self.flush_out(src, &mut out);
+        self.sync_timers(fid);
+        self.out = out;
+    }
+
+    fn on_tcp_timer(&mut self, fid: u32, kind: u8) {
+        let now = self.now;
+        let f = &mut self.flows[fid as usize];
+        let due = if kind == TIMER_RTO {
+            f.snd.rto_timer.fire(now)
+        } else {
+            f.rcv.delack_timer.fire(now)
+        };
+        if due {
+            let mut out = std::mem::take(&mut self.out);
+            let host = if kind == TIMER_RTO {
+                f.on_rto(now, &mut out);
+                f.src
+            } else {
+                f.on_delack(now, &mut out);
+                f.dst
+            };
+            self.flush_out(host, &mut out);
+            self.out = out;
+        }
+        self.sync_timers(fid);
+    }
+
+    // -------------------------------------------------------------------- apps
+
+    fn app_event(&mut self, app: u32, ev: AppEvent) {
+        // Temporarily take the app out of the arena so it can drive the simulation.
+        let mut a = std::mem::replace(&mut self.apps[app as usize], App::Placeholder);
+        a.handle(self, app, ev);
+        self.apps[app as usize] = a;
+    }
+
+    fn on_sample(&mut self, kind: u32) {
+        let now = self.now;
+        match kind {
+            SAMPLE_QUEUE => {
+                for &pid in &self.samplers.queue_ports {
+                    let q = self.ports[pid as usize].queued_bytes;
+                    self.samplers.queue.push((now, pid, q));
+                }
+                let next = now + self.samplers.queue_interval;
+                self.events.schedule(next, Event::Sample(SAMPLE_QUEUE));
+            }
+            SAMPLE_CWND => {
+                for &fid in &self.samplers.cwnd_flows {
+                    let f = &self.flows[fid as usize];
+                    self.samplers
+                        .cwnd
+                        .push((now, fid, f.snd.cwnd, f.snd.ssthresh));
+                }
+                let next = now + self.samplers.cwnd_interval;
+                self.events.schedule(next, Event::Sample(SAMPLE_CWND));
+            }
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::PortTxDone(p) => self.on_port_tx_done(p),
+            Event::LinkArrive(p) => self.on_link_arrive(p),
+            Event::TcpTimer { flow, kind } => self.on_tcp_timer(flow, kind),
+            Event::App { app, arg } => self.app_event(app, AppEvent::Timer(arg)),
+            Event::Sample(k) => self.on_sample(k),
+            Event::Stop => {}
+        }
+    }
+
+    /// Process the next event (tests and debugging); returns it with its time.
+    pub fn step(&mut self) -> Option<(SimTime, Event)> {
+        let (t, ev) = self.events.pop()?;
+        self.now = t;
+        self.dispatch(ev);
+        Some((t, ev))
+    }
+
+    /// Packets waiting in queues or on wires.
+    pub fn packets_in_network(&self) -> u64 {
+        self.ports
+            .iter()
+            .map(|p| (p.queue.len() + p.wire.len()) as u64)
+            .sum()
+    }
+
+    /// Start the applications and samplers (called once before `run`).
+    pub fn start(&mut self) {
+        for i in 0..self.apps.len() {
+            self.app_event(i as u32, AppEvent::Start);
+        }
+        if !self.samplers.queue_ports.is_empty() && self.samplers.queue_interval > SimTime::ZERO {
+            self.events
+                .schedule(SimTime::ZERO, Event::Sample(SAMPLE_QUEUE));
+        }
+        if !self.samplers.cwnd_flows.is_empty() && self.samplers.cwnd_interval > SimTime::ZERO {
+            self.events
+                .schedule(SimTime::ZERO, Event::Sample(SAMPLE_CWND));
+        }
+    }
+
+    /// Run until `end`. `progress` is called about every million events with the fraction
+    /// of simulated time done; returning false stops the run early.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> bool {
+        let end = self.end;
+        let mut budget: u32 = 1 << 20;
+        while let Some((t, ev)) = self.events.pop() {
+            if t > end || ev == Event::Stop {
+                break;
+            }
+            self.now = t;
+            self.dispatch(ev);
+            budget -= 1;
+            if budget == 0 {
+                budget = 1 << 20;
+                if !progress(t.as_secs_f64() / end.as_secs_f64().max(1e-12)) {
+                    return false;
+                }
+            }
+        }
+        self.now = end;
+        for p in self.ports.iter_mut() {
+            if let Some(s) = p.silent.as_mut() {
+                s.finish(end);
+            }
+        }
+        true
+    }
+}

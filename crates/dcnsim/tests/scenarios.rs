@@ -1,0 +1,175 @@
+//! Whole-scenario tests: invariants (conservation, acked ≤ sent), determinism, and the
+//! shape of TCP incast collapse (seed 000, Fig. 8) on short runs.
+
+use dcnsim::results::{Column, Table};
+use dcnsim::scenario::{build, load};
+
+const INCAST: &str = r#"
+[meta]
+id = "test-incast"
+[sim]
+duration = "2s"
+seed = 7
+[topology]
+kind = "star"
+servers = 8
+link_rate = "1Gbps"
+link_delay = "25us"
+switch_buffer = "256KiB"
+[tcp]
+min_rto = "200ms"
+[[apps]]
+kind = "incast"
+sru = "256KB"
+[measure]
+silent_link = "sw->client"
+silent_threshold = "100ms"
+"#;
+
+fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn run(overrides: &[(&str, &str)]) -> Vec<Table> {
+    let mut p = |_f: f64| true;
+    dcnsim::run_text(INCAST, "test.toml", &set(overrides), &mut p).expect("scenario runs")
+}
+
+fn summary(tables: &[Table], col: &str) -> f64 {
+    tables
+        .iter()
+        .find(|t| t.name == "summary")
+        .unwrap()
+        .get_f64(col)
+        .unwrap()
+}
+
+#[test]
+fn conservation_and_ack_invariants_hold() {
+    for (n, buf) in [("4", "\"32KiB\""), ("16", "\"64KiB\""), ("2", "\"256KiB\"")] {
+        let loaded = load(
+            INCAST,
+            "t",
+            &set(&[
+                ("topology.servers", n),
+                ("topology.switch_buffer", buf),
+                ("sim.duration", "\"0.5s\""),
+            ]),
+        )
+        .unwrap();
+        let (mut sim, _) = build(&loaded).unwrap();
+        sim.start();
+        sim.run(&mut |_| true);
+        let drops: u64 = sim.ports.iter().map(|p| p.stats.drops).sum();
+        // Every packet a host sent was absorbed by a host, dropped, or is still in the network.
+        assert_eq!(
+            sim.injected,
+            sim.absorbed + drops + sim.unroutable + sim.packets_in_network()
+        );
+        assert_eq!(sim.unroutable, 0);
+        for f in &sim.flows {
+            assert!(f.snd.snd_una <= f.snd.snd_max);
+            assert!(f.snd.snd_max <= f.snd.app_limit);
+            assert!(f.delivered() <= f.snd.snd_max);
+            assert!(
+                f.snd.snd_una <= f.delivered(),
+                "acked bytes never exceed bytes received"
+            );
+        }
+        for p in &sim.ports {
+            assert!(
+                p.stats.max_queue_bytes <= p.limit_bytes,
+                "queue never exceeds its buffer"
+            );
+        }
+    }
+}
+
+#[test]
+fn same_seed_gives_identical_tables() {
+    let strip = |mut t: Vec<Table>| {
+        for tab in t.iter_mut() {
+            tab.columns.retain(|(n, _)| n != "wall_s");
+        }
+        t
+    };
+    let a = strip(run(&[
+        ("topology.servers", "16"),
+        ("topology.switch_buffer", "\"64KiB\""),
+    ]));
+    let b = strip(run(&[
+        ("topology.servers", "16"),
+        ("topology.switch_buffer", "\"64KiB\""),
+    ]));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn incast_collapses_with_small_buffer_and_many_flows() {
+    let few = run(&[
+        ("topology.servers", "1"),
+        ("topology.switch_buffer", "\"32KiB\""),
+    ]);
+    let many = run(&[
+        ("topology.servers", "32"),
+        ("topology.switch_buffer", "\"32KiB\""),
+    ]);
+    let g_few = summary(&few, "goodput_mbps");
+    let g_many = summary(&many, "goodput_mbps");
+    // One flow fills the link (payload share of 1 Gb/s is 973 Mb/s).
+    assert!(g_few > 900.0 && g_few < 973.4, "{g_few}");
+    assert!(g_many < 300.0, "incast collapse expected, got {g_many}");
+    assert!(summary(&many, "timeouts") > 0.0);
+    assert!(summary(&many, "silent_s") > 0.5);
+    assert_eq!(summary(&few, "timeouts"), 0.0);
+}
+
+#[test]
+fn large_buffer_absorbs_eight_flows() {
+    let t = run(&[]);
+    let g = summary(&t, "goodput_mbps");
+    assert!(g > 900.0 && g < 973.4, "{g}");
+    assert_eq!(summary(&t, "timeouts"), 0.0);
+    let rounds = summary(&t, "rounds");
+    // 8 × 256 KB = 16.384 Mb per round at ≤ 973.3 Mb/s payload: at most 118 rounds in 2 s.
+    assert!(rounds > 100.0 && rounds <= 118.0, "{rounds}");
+}
+
+#[test]
+fn bad_scenarios_name_line_and_field() {
+    let bad = INCAST.replace("\"1Gbps\"", "\"1Gbs\"");
+    let e = load(&bad, "x.toml", &[]).unwrap_err();
+    assert_eq!(e.line, Some(10));
+    assert_eq!(e.field.as_deref(), Some("topology.link_rate"));
+    assert!(e.message.contains("invalid rate \"1Gbs\""), "{e}");
+    let e = load(&INCAST.replace("servers = 8", "servers = 0"), "x.toml", &[]).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("topology.servers"));
+    assert_eq!(e.line, Some(9));
+    let e = load(&INCAST.replace("sru = ", "sruu = "), "x.toml", &[]).unwrap_err();
+    assert!(e.message.contains("unknown field `sruu`"), "{e}");
+    let e = load(INCAST, "x.toml", &set(&[("apps.3.sru", "1")])).unwrap_err();
+    assert!(e.message.contains("out of range"), "{e}");
+    let e = load(
+        INCAST,
+        "x.toml",
+        &set(&[("measure.silent_link", "nowhere")]),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("unknown port \"nowhere\""), "{e}");
+    let e = load("[sim\n", "x.toml", &[]).unwrap_err();
+    assert_eq!(e.line, Some(1));
+}
+
+#[test]
+fn columns_have_equal_lengths() {
+    for t in run(&[("topology.servers", "4")]) {
+        let lens: Vec<usize> = t.columns.iter().map(|(_, c)| c.len()).collect();
+        assert!(lens.windows(2).all(|w| w[0] == w[1]), "table {}", t.name);
+        if t.name == "summary" {
+            assert!(matches!(t.get("id"), Some(Column::Str(_))));
+        }
+    }
+}

@@ -1,0 +1,73 @@
+"""Plain-text and CSV output with a fixed, deterministic spelling of numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def csv_cell(value: Any) -> str:
+    """One CSV cell: floats as their shortest round-trip ``repr``, so output is reproducible."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return repr(value)
+    return str(value)
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write rows (missing cells empty) to ``path`` atomically, ``\\n`` line ends."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([csv_cell(row.get(col)) for col in columns])
+    write_text_atomic(path, buf.getvalue())
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def human(value: Any) -> str:
+    """Short display spelling of a value (6 significant digits for floats)."""
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{value:.1f}"
+        return f"{value:.6g}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+                 *, align_left: int = 0) -> str:
+    """Align a table of strings: the first ``align_left`` columns left, the rest right."""
+    widths = [len(h) for h in header]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [c.ljust(w) if i < align_left else c.rjust(w)
+               for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(header)] + [line(r) for r in rows])
+
+
+def format_mapping(row: Mapping[str, Any]) -> str:
+    """A one-row table printed as aligned ``name  value`` lines."""
+    return format_table(["field", "value"], [[k, human(v)] for k, v in row.items()],
+                        align_left=1)

@@ -1,0 +1,393 @@
+"""The ``dcnsim`` command line: a thin layer over the Python API.
+
+Every mistake in the input ends as ``dcnsim: error: <message>`` and exit status 2;
+an unexpected exception is reported in one line as a bug (status 1). Set
+``DCNSIM_DEBUG=1`` to see the traceback of such a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shlex
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from . import _toml
+from ._native import core, is_scenario_error
+from ._tables import format_mapping, format_table, human
+from .errors import ExtensionMissingError, UserError
+
+SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
+BENCH_SCENARIO = "bench-incast"
+BENCH_POINTS = ((8, "256KiB"), (64, "256KiB"))
+EXIT_USER = 2
+EXIT_BUG = 1
+EXIT_INTERRUPTED = 130
+T = TypeVar("T")
+
+
+def _err(message: str) -> None:
+    print(f"dcnsim: error: {message}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def _scenario_text(file: str) -> str:
+    from .scenario import read_text
+
+    path = Path(file)
+    if path.is_dir():
+        raise UserError(f"{file} is a directory, not a scenario file")
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        raise UserError(f"scenario file {file} does not exist") from None
+    except OSError as exc:
+        raise UserError(f"cannot read scenario file {file}: {exc.strerror or exc}") from None
+
+
+def _output_dir(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create output directory {path}: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"output directory {path} is not writable")
+    return path
+
+
+def _scenario_ids() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(SCENARIO_DIR.glob("*.toml"))}
+
+
+def _scenario_by_id(ident: str) -> Path:
+    ids = _scenario_ids()
+    if ident in ids:
+        return ids[ident]
+    close = difflib.get_close_matches(ident, list(ids), n=4, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise UserError(f"unknown scenario id {ident!r}{hint} (`dcnsim reproduce --list` lists them)")
+
+
+class _Abandoned(Exception):
+    """Ctrl-C while the engine was running in the foreground."""
+
+
+def _interruptible(fn: Callable[[], T]) -> T:
+    """Call ``fn`` in a worker thread so Ctrl-C is seen at once (the engine holds no GIL
+    but cannot be stopped from Python: on Ctrl-C the process leaves without it)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 -- handed to the main thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="dcnsim-run", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        raise _Abandoned from None
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value
+
+
+def _resume_command(argv: Sequence[str]) -> str:
+    kept = [a for a in argv if a != "--fresh"]
+    return shlex.join(["dcnsim", *kept])
+
+
+# ------------------------------------------------------------------------ commands
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import run
+
+    sets = _toml.parse_sets(args.set)
+    text = _scenario_text(args.file)
+    result = _interruptible(lambda: run(args.file, sets, text=text))
+    out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
+    try:
+        written = result.to_dir(out)
+    except OSError as exc:
+        raise UserError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+    print(format_mapping(result.summary_row))
+    print(f"\nwrote {', '.join(p.name for p in written)} to {out}")
+    return 0
+
+
+def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Namespace,
+           argv: Sequence[str]) -> int:
+    from . import report as reports
+    from .scenario import load, make_plan, validate_points
+    from .sweep import run_sweep
+
+    text = _scenario_text(str(file))
+    core().validate(text, str(file), _toml.literal_pairs(sets))
+    scn = load(file, text)
+    plan = make_plan(scn, quick=args.quick, sets=sets)
+    validate_points(plan)
+    _, note = reports.resolve(scn)
+    if note:
+        print(f"dcnsim: note: {note}", file=sys.stderr)
+    out = _output_dir(out_root / (scn.id + ("-quick" if args.quick else "")))
+    try:
+        outcome = run_sweep(plan, out, jobs=args.jobs, fresh=args.fresh)
+    except OSError as exc:
+        raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
+    ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out)
+    try:
+        written = reports.write_report(ctx)
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+    print(f"\nwrote {', '.join(str(p) for p in written)} (runs in {outcome.runs_path})")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    sets = _toml.parse_sets(args.set)
+    return _sweep(Path(args.file), sets, Path(args.out or "out"), args, argv)
+
+
+def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.list:
+        if args.id:
+            raise UserError("give either a scenario id or --list, not both")
+        return _list_scenarios()
+    if not args.id:
+        raise UserError("give a scenario id (`dcnsim reproduce --list` lists them)")
+    return _sweep(_scenario_by_id(args.id), {}, Path(args.out or "results"), args, argv)
+
+
+def _list_scenarios() -> int:
+    import tomllib
+
+    rows = []
+    for ident, path in _scenario_ids().items():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            report, meta = data.get("report", {}), data.get("meta", {})
+            title = (report.get("title") if isinstance(report, dict) else None) or \
+                (meta.get("title") if isinstance(meta, dict) else None) or ""
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            title = f"(unreadable: {exc})"
+        rows.append([ident, str(title)])
+    if not rows:
+        print(f"no scenario files in {SCENARIO_DIR}")
+        return 0
+    print(format_table(["id", "title"], rows, align_left=2))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .scenario import check_all
+
+    sets = _toml.parse_sets(args.set)
+    text = _scenario_text(args.file)
+    check_all(args.file, sets, text=text)
+    print(f"ok: {args.file}")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    print(core().schema())
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .scenario import load, make_plan
+    from .sweep import summary_row
+
+    path = SCENARIO_DIR / f"{BENCH_SCENARIO}.toml"
+    text = _scenario_text(str(path))
+    scn = load(path, text)
+    engine = core()
+    rows = []
+    for servers, buffer in BENCH_POINTS:
+        sets = {"topology.servers": servers, "topology.switch_buffer": buffer}
+        plan = make_plan(scn, quick=args.quick, sets=sets)
+        overrides = plan.points[0].overrides
+        name = f"incast {servers} x {buffer}" + (" (quick)" if args.quick else "")
+        print(f"dcnsim: bench: {name} ...", file=sys.stderr, flush=True)
+        pairs = _toml.literal_pairs(overrides)
+        tables = _interruptible(lambda pairs=pairs: engine.run(text, str(path), pairs))
+        summary = summary_row(tables)
+        wall = float(summary["wall_s"])
+        events = int(summary["events"])
+        pkts = float(summary["bottleneck_pkts"])
+        rows.append([name, human(float(summary["duration_s"])), f"{wall:.3f}", str(events),
+                     _rate(events, wall), _rate(pkts, wall)])
+    print(format_table(["scenario", "sim s", "wall s", "events", "events/s",
+                        "bottleneck pkts/s"], rows, align_left=1))
+    return 0
+
+
+def _rate(count: float, wall_s: float) -> str:
+    if wall_s <= 0:
+        return "inf"
+    rate = count / wall_s
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if rate >= scale:
+            return f"{rate / scale:.2f}{suffix}"
+    return f"{rate:.0f}"
+
+
+# ------------------------------------------------------------------------- parser
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dcnsim",
+        description="Packet-level datacenter congestion-control simulator.",
+        epilog="Run `dcnsim COMMAND --help` for the options of a command.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add_set(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
+                       help="override a scenario field, e.g. --set topology.servers=16 "
+                            "(VALUE is a TOML value; bare words are strings); repeatable")
+
+    def add_sweep_opts(p: argparse.ArgumentParser, out_default: str) -> None:
+        p.add_argument("--out", metavar="DIR",
+                       help=f"results go to DIR/<id>/ (default: {out_default})")
+        p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                       help="points run in parallel (default: number of CPUs)")
+        p.add_argument("--quick", action="store_true",
+                       help="apply the scenario's [quick] table: same experiment, smaller "
+                            "scale; results go to DIR/<id>-quick/")
+        p.add_argument("--fresh", action="store_true",
+                       help="rerun every point instead of resuming from runs.jsonl")
+
+    p = sub.add_parser("run", help="run one scenario (its base point; [sweep] is ignored)")
+    p.add_argument("file", metavar="FILE", help="scenario file (TOML)")
+    add_set(p)
+    p.add_argument("--out", metavar="DIR", help="CSV tables go to DIR (default: out/<file stem>)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="run every point of a scenario's [sweep] and report")
+    p.add_argument("file", metavar="FILE", help="scenario file (TOML)")
+    add_set(p)
+    add_sweep_opts(p, "out")
+    p.set_defaults(func=cmd_sweep, wants_argv=True)
+
+    p = sub.add_parser("reproduce", help="rerun a catalog experiment by id (see --list)")
+    p.add_argument("id", nargs="?", metavar="ID", help="experiment id, e.g. devkota-fig08")
+    p.add_argument("--list", action="store_true", help="list the experiment ids and titles")
+    add_sweep_opts(p, "results")
+    p.set_defaults(func=cmd_reproduce, wants_argv=True)
+
+    p = sub.add_parser("validate", help="check a scenario file without running it")
+    p.add_argument("file", metavar="FILE", help="scenario file (TOML)")
+    add_set(p)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("schema", help="describe the scenario file format")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("bench", help="time the engine on fixed incast scenarios")
+    p.add_argument("--quick", action="store_true", help="shorter simulated time")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dcnsim`` command; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse has printed usage or help
+        return exc.code if isinstance(exc.code, int) else EXIT_USER
+    if args.version:
+        from . import __version__
+
+        print(f"dcnsim {__version__}")
+        return 0
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return EXIT_USER
+    try:
+        if getattr(args, "wants_argv", False):
+            return int(args.func(args, args_list))
+        return int(args.func(args))
+    except (UserError, ExtensionMissingError) as exc:
+        _err(str(exc))
+        return EXIT_USER
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERRUPTED
+    except _Abandoned:  # the engine thread cannot be stopped: leave without waiting for it
+        _err("interrupted")
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BUG
+    except Exception as exc:  # noqa: BLE001 -- the one place every other error ends up
+        return _handle(exc, args_list)
+
+
+def _handle(exc: Exception, argv: Sequence[str]) -> int:
+    from .sweep import PointFailed, SweepInterrupted
+
+    if is_scenario_error(exc):
+        _err(str(exc))
+        return EXIT_USER
+    if isinstance(exc, SweepInterrupted):
+        print(f"dcnsim: interrupted: {exc.done} of {exc.total} points are saved in "
+              f"{exc.runs_path}", file=sys.stderr)
+        print(f"dcnsim: to resume, run: {_resume_command(argv)}", file=sys.stderr, flush=True)
+        if exc.abandoned:  # engine threads cannot be stopped: leave without waiting for them
+            sys.stdout.flush()
+            os._exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        _err(f"cannot access{where}: {exc.strerror or exc}")
+        return EXIT_USER
+    if os.environ.get("DCNSIM_DEBUG"):
+        traceback.print_exception(exc)
+    where, cause = "", exc
+    if isinstance(exc, PointFailed):
+        where, cause = f"in sweep point {exc.point.label()}: ", exc.original
+    text = f"{type(cause).__name__}: {cause}".splitlines()[0]
+    _err(f"internal error {where}{text} (this is a bug; please report it; "
+         "DCNSIM_DEBUG=1 shows the traceback)")
+    if isinstance(exc, PointFailed):
+        print(f"dcnsim: finished points are saved; to resume, run: {_resume_command(argv)}",
+              file=sys.stderr)
+    return EXIT_BUG
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

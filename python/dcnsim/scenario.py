@@ -1,0 +1,270 @@
+"""Scenario files as the Python layer sees them: the ``[sweep]``, ``[quick]`` and
+``[report]`` tables (which the engine ignores) and the grid of sweep points.
+
+The engine parses and checks everything else; this module reads only what it owns
+and reports mistakes in it as ``ScenarioError`` naming the file, line and key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import _toml
+from ._native import core, is_scenario_error, scenario_error
+
+PYTHON_TABLES = ("sweep", "quick", "report")
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_EOF = re.compile(r"\s*\(at end of document\)\s*$")
+
+
+def read_text(path: str | Path) -> str:
+    """Read a scenario file as UTF-8 text (``OSError`` if it cannot be read)."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise scenario_error(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_toml(text: str, path: str | Path) -> dict[str, Any]:
+    """Parse TOML, turning a syntax error into a ``ScenarioError`` with the line."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        pos = _TOML_POS.search(msg)
+        if pos:
+            where = f"line {pos.group(1)}, column {pos.group(2)}: "
+            msg = msg[: pos.start()]
+        elif _TOML_EOF.search(msg):
+            where = "at end of file: "
+            msg = _TOML_EOF.sub("", msg)
+        else:
+            where = ""
+        raise scenario_error(f"{path}: {where}TOML syntax error: {msg}") from None
+
+
+def _line_of(text: str, table: str, key: str) -> int | None:
+    """Best-effort line number of ``key`` inside ``[table]`` (for error messages)."""
+    head = re.compile(r"^\s*\[\s*" + re.escape(table) + r"\s*\]")
+    first = key.split(".")[0]
+    names = {f'"{key}"', f"'{key}'", key, first, f'"{first}"'}
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = bool(head.match(stripped))
+            continue
+        if inside and any(re.match(re.escape(n) + r"\s*[=.]", stripped) for n in names):
+            return number
+    return None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep: its position in the grid and the overrides it applies."""
+
+    index: int
+    overrides: dict[str, Any]
+    axis_values: dict[str, Any]
+
+    def key(self) -> tuple[tuple[str, str], ...]:
+        return overrides_key(self.overrides)
+
+    def label(self) -> str:
+        parts = [f"{k}={_toml.display(v)}" for k, v in self.axis_values.items()]
+        return " ".join(parts) if parts else "base point"
+
+
+def overrides_key(overrides: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Canonical identity of a set of overrides (for resuming sweeps)."""
+    return tuple(sorted((k, _toml.to_toml(v)) for k, v in overrides.items()))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario file with its Python-owned tables checked."""
+
+    path: Path
+    text: str
+    data: dict[str, Any]
+    sweep: list[tuple[str, list[Any]]] = field(default_factory=list)
+    quick_overrides: dict[str, Any] = field(default_factory=dict)
+    quick_sweep: dict[str, list[Any]] = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.path.stem
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    @property
+    def title(self) -> str:
+        meta = self.data.get("meta")
+        meta_title = meta.get("title") if isinstance(meta, dict) else None
+        title = self.report.get("title") or meta_title or self.id
+        return str(title)
+
+    def error(self, table: str, key: str | None, message: str, *,
+              sub: str | None = None) -> ValueError:
+        """A ``ScenarioError`` for ``[table]`` key ``key`` (inside sub-table ``sub``)."""
+        line = _line_of(self.text, table, sub or key) if (sub or key) else None
+        where = f"line {line}, " if line else ""
+        parts = [table] + ([sub] if sub else []) + ([_quoted(key)] if key else [])
+        name = ".".join(parts) if len(parts) > 1 else f"[{table}]"
+        return scenario_error(f"{self.path}: {where}field {name}: {message}")
+
+
+def _quoted(key: str) -> str:
+    return f'"{key}"' if "." in key else key
+
+
+def _check_key(scn: Scenario, table: str, key: str, sub: str | None = None) -> None:
+    if not _toml.is_dotted_key(key):
+        raise scn.error(table, key, "expected a dotted field name such as topology.servers",
+                        sub=sub)
+    head = key.split(".")[0]
+    if head in PYTHON_TABLES:
+        raise scn.error(table, key, f"cannot override the Python-owned table [{head}]", sub=sub)
+
+
+def _check_axis(scn: Scenario, table: str, key: str, values: Any,
+                sub: str | None = None) -> list[Any]:
+    _check_key(scn, table, key, sub)
+    if not isinstance(values, list) or not values:
+        raise scn.error(table, key, f"expected a non-empty array of values, got {values!r}",
+                        sub=sub)
+    seen: set[str] = set()
+    for value in values:
+        literal = _toml.to_toml(value)
+        if literal in seen:
+            raise scn.error(table, key, f"value {literal} appears twice", sub=sub)
+        seen.add(literal)
+    return list(values)
+
+
+def _sweep_axes(scn: Scenario, table: str, raw: Any,
+                sub: str | None = None) -> dict[str, list[Any]]:
+    if not isinstance(raw, dict):
+        raise scn.error(table, None, "expected a table of field = [values]", sub=sub)
+    return {key: _check_axis(scn, table, key, values, sub)
+            for key, values in _toml.flatten(raw).items()}
+
+
+def load(path: str | Path, text: str | None = None) -> Scenario:
+    """Read a scenario file and check its ``[sweep]``, ``[quick]`` and ``[report]`` tables."""
+    path = Path(path)
+    if text is None:
+        text = read_text(path)
+    data = parse_toml(text, path)
+    scn = Scenario(path=path, text=text, data=data)
+
+    sweep = _sweep_axes(scn, "sweep", data.get("sweep", {}))
+
+    quick_raw = data.get("quick", {})
+    if not isinstance(quick_raw, dict):
+        raise scn.error("quick", None, "expected a table of field = value overrides")
+    quick_raw = dict(quick_raw)
+    quick_sweep = _sweep_axes(scn, "quick", quick_raw.pop("sweep", {}), sub="sweep")
+    for key in quick_sweep:
+        if key not in sweep:
+            raise scn.error("quick", key, f"{key} is not an axis of [sweep]", sub="sweep")
+    quick_overrides = _toml.flatten(quick_raw)
+    for key in quick_overrides:
+        _check_key(scn, "quick", key)
+
+    report = data.get("report", {})
+    if not isinstance(report, dict):
+        raise scn.error("report", None, "expected a table")
+    for key in ("kind", "title"):
+        if key in report and not isinstance(report[key], str):
+            raise scn.error("report", key, f"expected a string, got {report[key]!r}")
+
+    scn = Scenario(path=path, text=text, data=data, sweep=list(sweep.items()),
+                   quick_overrides=quick_overrides, quick_sweep=quick_sweep, report=report)
+    from . import report as _report  # late: report imports this module
+
+    _report.check_config(scn)
+    return scn
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The points a sweep runs, in grid order (first axis outermost)."""
+
+    scenario: Scenario
+    quick: bool
+    fixed: dict[str, Any]
+    axes: list[tuple[str, list[Any]]]
+    points: list[Point]
+
+
+def make_plan(scn: Scenario, *, quick: bool = False,
+              sets: Mapping[str, Any] | None = None) -> Plan:
+    """Expand the sweep. Precedence: file < ``[quick]`` (with ``quick``) < ``sets``.
+
+    A fixed override (from ``[quick]`` or ``sets``) naming a sweep axis pins that
+    axis to the one value.
+    """
+    fixed: dict[str, Any] = {}
+    if quick:
+        fixed.update(scn.quick_overrides)
+    for key, value in (sets or {}).items():
+        fixed.pop(key, None)
+        fixed[key] = value
+    axes: list[tuple[str, list[Any]]] = []
+    for key, values in scn.sweep:
+        if quick and key in scn.quick_sweep:
+            values = scn.quick_sweep[key]
+        if key in fixed:
+            values = [fixed.pop(key)]
+        axes.append((key, values))
+    points = []
+    for index, combo in enumerate(itertools.product(*(values for _, values in axes))):
+        axis_values = {key: value for (key, _), value in zip(axes, combo, strict=True)}
+        points.append(Point(index=index, overrides={**fixed, **axis_values},
+                            axis_values=axis_values))
+    return Plan(scenario=scn, quick=quick, fixed=fixed, axes=axes, points=points)
+
+
+def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = None) -> None:
+    """Have the engine check every point of ``plan`` (parsing only, no simulation)."""
+    scn = plan.scenario
+    seen = set() if seen is None else seen
+    engine = core()
+    for point in plan.points:
+        key = point.key()
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            engine.validate(scn.text, str(scn.path), _toml.literal_pairs(point.overrides))
+        except Exception as exc:
+            if is_scenario_error(exc) and point.axis_values:
+                mode = "quick " if plan.quick else ""
+                raise scenario_error(f"{exc} (in {mode}sweep point {point.label()})") from None
+            raise
+
+
+def check_all(path: str | Path, sets: Mapping[str, Any] | None = None, *,
+              text: str | None = None) -> Scenario:
+    """Check a scenario completely: engine schema, Python tables, all points full and quick."""
+    path = Path(path)
+    if text is None:
+        text = read_text(path)
+    core().validate(text, str(path), _toml.literal_pairs(sets))
+    scn = load(path, text)
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    for quick in (False, True):
+        validate_points(make_plan(scn, quick=quick, sets=sets), seen)
+    return scn

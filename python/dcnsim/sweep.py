@@ -1,0 +1,297 @@
+"""Running the points of a sweep on a thread pool, with resume.
+
+Each finished point is appended at once to ``<dir>/runs.jsonl`` (one JSON object:
+the overrides and the summary row), so an interrupted sweep loses nothing. A rerun
+skips points already recorded with the same overrides and the same scenario-file
+hash; ``fresh`` reruns them all (the old lines stay; the newest line wins).
+
+The engine releases the GIL while simulating, so threads run points in parallel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from . import _toml
+from ._native import core, is_scenario_error, scenario_error
+from .scenario import Plan, Point, overrides_key
+
+RUNS_FILE = "runs.jsonl"
+PROGRESS_EVERY_S = 2.0
+
+Record = dict[str, Any]
+
+
+class SweepInterrupted(Exception):
+    """The user pressed Ctrl-C; finished points are saved."""
+
+    def __init__(self, done: int, total: int, runs_path: Path, abandoned: int) -> None:
+        super().__init__(f"interrupted with {done} of {total} points saved")
+        self.done = done
+        self.total = total
+        self.runs_path = runs_path
+        self.abandoned = abandoned
+
+
+class PointFailed(Exception):
+    """A point raised an unexpected exception (a bug); finished points are saved."""
+
+    def __init__(self, point: Point, exc: BaseException) -> None:
+        super().__init__(f"sweep point {point.label()} failed: {type(exc).__name__}: {exc}")
+        self.point = point
+        self.original = exc
+
+
+@dataclass
+class SweepOutcome:
+    records: list[Record]  # one per point, grid order
+    ran: int
+    reused: int
+    runs_path: Path
+
+
+def summary_row(tables: dict[str, dict[str, list[Any]]]) -> dict[str, Any]:
+    """The single row of the engine's ``summary`` table as a dict."""
+    summary = tables.get("summary")
+    if not isinstance(summary, dict):
+        raise TypeError("the engine returned no summary table")
+    row = {}
+    for name, column in summary.items():
+        if len(column) != 1:
+            raise RuntimeError(f"summary column {name!r} has {len(column)} rows, expected 1")
+        row[name] = column[0]
+    return row
+
+
+class RunStore:
+    """The append-only ``runs.jsonl`` of one sweep directory."""
+
+    def __init__(self, path: Path, sha256: str) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.unreadable = 0
+        self._fh: IO[str] | None = None
+
+    def load(self) -> dict[tuple[tuple[str, str], ...], Record]:
+        """Recorded points of this scenario version, by override key (newest wins)."""
+        found: dict[tuple[tuple[str, str], ...], Record] = {}
+        try:
+            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return found
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                overrides, summary = rec["overrides"], rec["summary"]
+                if not isinstance(overrides, dict) or not isinstance(summary, dict):
+                    raise TypeError
+                key = overrides_key(overrides)
+            except (ValueError, KeyError, TypeError):
+                self.unreadable += 1
+                continue
+            if rec.get("scenario_sha256") == self.sha256:
+                found[key] = rec
+        return found
+
+    def open(self) -> None:
+        """Open for appending (fails early, with ``OSError``, if the directory is not writable)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = self.path.open("a+", encoding="utf-8")
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() > 0:  # a killed writer may have left half a line: end it
+            fh.seek(fh.tell() - 1)
+            last = fh.read(1)
+            fh.seek(0, os.SEEK_END)
+            if last != "\n":
+                fh.write("\n")
+        self._fh = fh
+
+    def append(self, record: Record) -> None:
+        assert self._fh is not None, "RunStore.open() first"
+        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def _interactive(stream: IO[str]) -> bool:
+    ci = os.environ.get("CI", "").strip().lower()
+    if ci and ci not in ("0", "false", "no"):
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Progress:
+    """A tqdm bar on a terminal; otherwise a short line per point, at most every ~2 s."""
+
+    def __init__(self, total: int, initial: int, desc: str, stream: IO[str]) -> None:
+        self.total = total
+        self.count = initial
+        self.stream = stream
+        self._last = -math.inf
+        self._bar: Any = None
+        if _interactive(stream):
+            from tqdm import tqdm
+
+            try:
+                known_width = os.get_terminal_size(stream.fileno()).columns > 0
+            except (OSError, ValueError):
+                known_width = False
+            size: dict[str, Any] = ({"dynamic_ncols": True} if known_width
+                                     else {"ncols": 80, "nrows": 24})  # tqdm hides bars at nrows=0
+            self._bar = tqdm(total=total, initial=initial, desc=desc, unit="run",
+                             file=stream, leave=True, **size)
+
+    def advance(self, point: Point, summary: dict[str, Any], wall_s: float) -> None:
+        self.count += 1
+        if self._bar is not None:
+            self._bar.update(1)
+            return
+        now = time.monotonic()
+        if now - self._last < PROGRESS_EVERY_S and self.count < self.total:
+            return
+        self._last = now
+        goodput = summary.get("goodput_mbps")
+        result = f": {goodput:.1f} Mb/s" if isinstance(goodput, (int, float)) else ""
+        self.say(f"[{self.count}/{self.total}] {point.label()}{result} ({wall_s:.1f} s)")
+
+    def say(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, fresh: bool = False,
+              stream: IO[str] | None = None) -> SweepOutcome:
+    """Run the points of ``plan`` not yet in ``out_dir/runs.jsonl``; return all records.
+
+    Raises ``SweepInterrupted`` on Ctrl-C and ``PointFailed`` (or the engine's
+    ``ScenarioError``) when a point fails; finished points are always saved first.
+    """
+    stream = sys.stderr if stream is None else stream
+    scn = plan.scenario
+    store = RunStore(out_dir / RUNS_FILE, scn.sha256)
+    known = {} if fresh else store.load()
+    records: list[Record | None] = [known.get(p.key()) for p in plan.points]
+    pending = [p for p, rec in zip(plan.points, records, strict=True) if rec is None]
+    reused = len(plan.points) - len(pending)
+    store.open()
+    try:
+        if store.unreadable:
+            print(f"dcnsim: warning: ignored {_plural(store.unreadable, 'unreadable line')} "
+                  f"in {store.path}", file=stream)
+        mode = " (quick)" if plan.quick else ""
+        note = f", {reused} already done in {store.path}" if reused else ""
+        workers = max(1, min(jobs, len(pending)))
+        print(f"dcnsim: {scn.id}{mode}: {_plural(len(plan.points), 'point')}{note}; "
+              f"running {len(pending)} on {_plural(workers, 'thread')}", file=stream, flush=True)
+        if pending:
+            _execute(plan, pending, records, store, workers, stream)
+    finally:
+        store.close()
+    complete = [rec for rec in records if rec is not None]
+    assert len(complete) == len(records)
+    return SweepOutcome(records=complete, ran=len(pending), reused=reused,
+                        runs_path=store.path)
+
+
+def _execute(plan: Plan, pending: list[Point], records: list[Record | None], store: RunStore,
+             workers: int, stream: IO[str]) -> None:
+    scn = plan.scenario
+    engine = core()
+    version = str(engine.version())
+    text, path = scn.text, str(scn.path)
+
+    def work(point: Point) -> tuple[dict[str, Any], float]:
+        start = time.perf_counter()
+        tables = engine.run(text, path, _toml.literal_pairs(point.overrides))
+        return summary_row(tables), time.perf_counter() - start
+
+    progress = Progress(len(plan.points), len(plan.points) - len(pending), scn.id, stream)
+    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dcnsim")
+    futures: dict[Future[tuple[dict[str, Any], float]], Point] = {
+        executor.submit(work, point): point for point in pending}
+    failures: list[tuple[Point, BaseException]] = []
+    handled: set[Future[tuple[dict[str, Any], float]]] = set()
+
+    def collect(waiting: Iterable[Future[tuple[dict[str, Any], float]]]) -> None:
+        for fut in as_completed(list(waiting)):
+            if fut.cancelled() or fut in handled:
+                continue
+            point = futures[fut]
+            exc = fut.exception()
+            if exc is not None:
+                if not failures:  # stop starting new points; let running ones finish
+                    for other in futures:
+                        other.cancel()
+                failures.append((point, exc))
+                handled.add(fut)
+                continue
+            summary, wall_s = fut.result()
+            record = {"scenario": scn.id, "scenario_sha256": scn.sha256, "engine": version,
+                      "quick": plan.quick, "index": point.index,
+                      "overrides": point.overrides, "summary": summary}
+            store.append(record)
+            records[point.index] = record
+            handled.add(fut)  # only now: a Ctrl-C before this line saves the point again
+            progress.advance(point, summary, wall_s)
+
+    try:
+        try:
+            collect(futures)
+        except KeyboardInterrupt:
+            for fut in futures:
+                fut.cancel()
+            # finished but not yet saved, or still running: save them all
+            unsaved = [f for f in futures if not f.cancelled() and f not in handled]
+            running = sum(1 for f in unsaved if not f.done())
+            if running:
+                progress.say(f"dcnsim: interrupted; waiting for {_plural(running, 'running point')}"
+                             " to finish (press Ctrl-C again to abandon them)")
+            try:
+                collect(unsaved)
+            except KeyboardInterrupt:
+                abandoned = sum(1 for f in unsaved if not f.done())
+                raise _interrupted(records, store, abandoned) from None
+            raise _interrupted(records, store, 0) from None
+    finally:
+        progress.close()
+        executor.shutdown(wait=False, cancel_futures=True)
+    if failures:
+        point, exc = failures[0]
+        if is_scenario_error(exc):
+            raise scenario_error(f"{exc} (in sweep point {point.label()})") from None
+        raise PointFailed(point, exc) from exc
+
+
+def _interrupted(records: list[Record | None], store: RunStore, abandoned: int) -> SweepInterrupted:
+    done = sum(1 for rec in records if rec is not None)
+    return SweepInterrupted(done, len(records), store.path, abandoned)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install dcnsim from this checkout and run every test: Rust (fmt, clippy, unit and scenario
+# tests) and Python (ruff, pytest). This is the command README.md shows and .ci/run calls.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+echo "== install (pip install .[test]; builds the Rust extension with maturin)"
+python3 -m pip install --quiet --disable-pip-version-check ".[test]"
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --workspace --quiet
+echo "== ruff"
+python3 -m ruff check python tests benches
+echo "== pytest"
+# The repo root has no dcnsim/ folder, so the installed package is what gets imported.
+python3 -m pytest -q -p no:cacheprovider

@@ -1,0 +1,260 @@
+"""Sweep expansion, override spelling and resume, against the fake engine."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dcnsim import _toml
+from dcnsim.errors import UserError
+from dcnsim.report import ReportContext, write_report
+from dcnsim.scenario import load, make_plan, overrides_key
+from dcnsim.sweep import RUNS_FILE, SweepInterrupted, run_sweep
+
+from .conftest import FakeCore, FakeScenarioError
+
+# ----------------------------------------------------------------------- TOML literals
+
+
+@pytest.mark.parametrize("value, literal", [
+    ("32KiB", '"32KiB"'), (16, "16"), (0.5, "0.5"), (True, "true"), (False, "false"),
+    (1e20, "1e+20"), (math.inf, "inf"), ('a"b\\c\n', '"a\\"b\\\\c\\n"'),
+    ([1, "x"], '[1, "x"]'), ({"a": 1, "b c": "d"}, '{a = 1, "b c" = "d"}'),
+])
+def test_to_toml(value: Any, literal: str) -> None:
+    assert _toml.to_toml(value) == literal
+    assert _toml.parse_value(literal) == value
+
+
+@pytest.mark.parametrize("text, value", [
+    ("16", 16), ('"0.5s"', "0.5s"), ("0.5s", "0.5s"), ("true", True), ("32KiB", "32KiB"),
+    ("[1, 2]", [1, 2]), ("1\nx = 2", "1\nx = 2"), ("2.5", 2.5),
+])
+def test_parse_value_bare_words_are_strings(text: str, value: Any) -> None:
+    assert _toml.parse_value(text) == value
+
+
+def test_parse_sets_last_wins() -> None:
+    sets = _toml.parse_sets(["topology.servers=4", "sim.duration=0.5s", "topology.servers=8"])
+    assert sets == {"sim.duration": "0.5s", "topology.servers": 8}
+    assert list(sets) == ["sim.duration", "topology.servers"]
+
+
+@pytest.mark.parametrize("arg", ["servers", "=4", "a b=1", "topology..servers=1", "x="])
+def test_parse_set_errors(arg: str) -> None:
+    with pytest.raises(UserError, match="bad --set"):
+        _toml.parse_set(arg)
+
+
+# ---------------------------------------------------------------------------- expansion
+
+
+def test_plan_grid_order(fake_core: FakeCore, fig08: Path) -> None:
+    plan = make_plan(load(fig08))
+    assert [key for key, _ in plan.axes] == ["topology.switch_buffer", "topology.servers"]
+    assert len(plan.points) == 4 * 7
+    assert plan.points[0].overrides == {"topology.switch_buffer": "32KiB", "topology.servers": 1}
+    assert plan.points[1].overrides == {"topology.switch_buffer": "32KiB", "topology.servers": 2}
+    assert plan.points[7].overrides == {"topology.switch_buffer": "64KiB", "topology.servers": 1}
+    assert [p.index for p in plan.points] == list(range(28))
+
+
+def test_plan_quick_and_sets(fake_core: FakeCore, fig08: Path) -> None:
+    scn = load(fig08)
+    quick = make_plan(scn, quick=True)
+    assert len(quick.points) == 4 * 4
+    assert quick.points[0].overrides == {"sim.duration": "2s",
+                                         "topology.switch_buffer": "32KiB",
+                                         "topology.servers": 1}
+    assert [p.overrides["topology.servers"] for p in quick.points[:4]] == [1, 4, 16, 64]
+    # --set wins over [quick], and pins an axis to one value.
+    pinned = make_plan(scn, quick=True, sets={"sim.duration": "1s", "topology.servers": 8})
+    assert len(pinned.points) == 4
+    assert pinned.points[0].overrides == {"sim.duration": "1s",
+                                          "topology.switch_buffer": "32KiB",
+                                          "topology.servers": 8}
+
+
+def test_plan_without_sweep_is_one_point(fake_core: FakeCore, tmp_path: Path) -> None:
+    path = tmp_path / "one.toml"
+    path.write_text('[sim]\nduration = "1s"\n[topology]\nservers = 2\nswitch_buffer = "64KiB"\n')
+    plan = make_plan(load(path))
+    assert len(plan.points) == 1 and plan.points[0].overrides == {}
+
+
+def test_dotted_bare_keys_are_flattened(fake_core: FakeCore, tmp_path: Path) -> None:
+    path = tmp_path / "bare.toml"
+    path.write_text("[sweep]\ntopology.servers = [1, 2]\nsim.seed = [1, 2, 3]\n"
+                    '[quick]\nsim.duration = "1s"\n')
+    scn = load(path)
+    assert scn.sweep == [("topology.servers", [1, 2]), ("sim.seed", [1, 2, 3])]
+    assert scn.quick_overrides == {"sim.duration": "1s"}
+
+
+@pytest.mark.parametrize("body, needle", [
+    ('[sweep]\n"topology.servers" = 4\n', 'line 2, field sweep."topology.servers": expected a'),
+    ('[sweep]\n"topology.servers" = []\n', 'sweep."topology.servers": expected a non-empty'),
+    ('[sweep]\n"topology.servers" = [1, 1]\n', "value 1 appears twice"),
+    ('sweep = 3\n', "field [sweep]: expected a table"),
+    ('[sweep]\n"report.kind" = ["a"]\n', "Python-owned table [report]"),
+    ('[sweep]\n"a b" = [1]\n', "expected a dotted field name"),
+    ('[sweep]\nx = [1]\n[quick]\nsweep.y = [2]\n', 'quick.sweep.y: y is not an axis of [sweep]'),
+    ('[quick]\nsweep = 4\n', "field quick.sweep: expected a table"),
+    ("quick = [1]\n", "field [quick]: expected a table"),
+    ('[report]\nkind = "incast-godput"\n', "did you mean 'incast-goodput'"),
+    ("[report]\nkind = 3\n", "field report.kind: expected a string"),
+    ('[report]\nkind = "incast-goodput"\nsource_silent_table = { x = [1] }\n',
+     "key 'x' is not a number of flows"),
+    ('[report]\nkind = "incast-goodput"\nsource_silent_table = { 2 = [1], 4 = [1, 2] }\n',
+     "entry 4 has 2 values, others have 1"),
+    ("[sim\n", "line 1, column 5: TOML syntax error"),
+])
+def test_bad_python_tables(fake_core: FakeCore, tmp_path: Path, body: str, needle: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(body)
+    with pytest.raises(FakeScenarioError) as info:
+        load(path)
+    assert str(path) in str(info.value)
+    assert needle in str(info.value)
+
+
+# -------------------------------------------------------------------------- run + resume
+
+
+def _sweep(plan: Any, out: Path, **kw: Any) -> Any:
+    return run_sweep(plan, out, jobs=kw.pop("jobs", 2), stream=io.StringIO(), **kw)
+
+
+def _report(plan: Any, outcome: Any, out: Path) -> str:
+    buf = io.StringIO()
+    write_report(ReportContext(plan=plan, records=outcome.records, out_dir=out, out=buf))
+    return buf.getvalue()
+
+
+def test_sweep_writes_each_point_and_resumes(fake_core: FakeCore, fig08: Path,
+                                              tmp_path: Path) -> None:
+    plan = make_plan(load(fig08), quick=True)
+    out = tmp_path / "out"
+    first = _sweep(plan, out)
+    assert (first.ran, first.reused) == (16, 0)
+    lines = (out / RUNS_FILE).read_text().splitlines()
+    assert len(lines) == 16
+    rec = json.loads(lines[0])
+    assert set(rec) >= {"overrides", "summary", "scenario_sha256"}
+    assert "goodput_mbps" in rec["summary"]
+
+    fake_core.runs.clear()
+    again = _sweep(plan, out)
+    assert (again.ran, again.reused) == (0, 16)
+    assert fake_core.runs == []
+    assert [r["overrides"] for r in again.records] == [p.overrides for p in plan.points]
+
+    # Lose three points (and leave half a line, as a killed writer would): only they rerun.
+    kept = lines[:5] + lines[8:]
+    (out / RUNS_FILE).write_text("\n".join(kept) + '\n{"overrides": {"topolo')
+    partial = _sweep(plan, out)
+    assert (partial.ran, partial.reused) == (3, 13)
+    assert len(fake_core.runs) == 3
+    assert [r["overrides"] for r in partial.records] == [p.overrides for p in plan.points]
+    assert all(json.loads(line) for line in (out / RUNS_FILE).read_text().splitlines()
+               if "topolo\"" not in line and line.endswith("}"))
+
+    fake_core.runs.clear()
+    fresh = _sweep(plan, out, fresh=True)
+    assert (fresh.ran, fresh.reused) == (16, 0)
+    assert len(fake_core.runs) == 16
+
+
+def test_changed_scenario_is_not_resumed(fake_core: FakeCore, fig08: Path,
+                                         tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _sweep(make_plan(load(fig08), quick=True), out)
+    fig08.write_text(fig08.read_text().replace("seed = 1", "seed = 2"))
+    fake_core.runs.clear()
+    outcome = _sweep(make_plan(load(fig08), quick=True), out)
+    assert outcome.ran == 16 and len(fake_core.runs) == 16
+
+
+def test_quick_and_full_points_differ(fake_core: FakeCore, fig08: Path) -> None:
+    scn = load(fig08)
+    full = {p.key() for p in make_plan(scn).points}
+    quick = {p.key() for p in make_plan(scn, quick=True).points}
+    assert not full & quick
+
+
+def test_overrides_key_is_canonical() -> None:
+    assert overrides_key({"a": 1, "b": "x"}) == overrides_key({"b": "x", "a": 1})
+    assert overrides_key({"a": 1}) != overrides_key({"a": "1"})
+
+
+def test_results_csv_is_deterministic(fake_core: FakeCore, fig08: Path, tmp_path: Path) -> None:
+    plan = make_plan(load(fig08), quick=True)
+    one, two = tmp_path / "one", tmp_path / "two"
+    text = _report(plan, _sweep(plan, one, jobs=1), one)
+    _report(plan, _sweep(plan, two, jobs=4), two)
+    assert (one / "results.csv").read_bytes() == (two / "results.csv").read_bytes()
+    # a resumed sweep (records read back from runs.jsonl) gives the same bytes
+    _report(plan, _sweep(plan, two, jobs=4), two)
+    assert (one / "results.csv").read_bytes() == (two / "results.csv").read_bytes()
+
+    csv = (one / "results.csv").read_text().splitlines()
+    header = csv[0].split(",")
+    assert header[:7] == ["buffer_bytes", "flows", "goodput_mbps", "timeouts", "drops",
+                          "silent_s", "rounds"]
+    assert "wall_s" not in header and "events" not in header
+    assert csv[1].startswith("32768,1,")
+    assert len(csv) == 17
+    assert (one / "devkota-fig08.png").stat().st_size > 1000
+    assert "Goodput (Mb/s)" in text and "32KB" in text and "256KB" in text
+    assert "Silent periods" in text and "ours (source)" in text
+    assert "(16)" in text  # Table I value for 16 flows beside ours
+
+
+def test_generic_report(fake_core: FakeCore, tmp_path: Path) -> None:
+    path = tmp_path / "gen.toml"
+    path.write_text('[sim]\nduration = "1s"\n[topology]\nservers = 2\nswitch_buffer = "64KiB"\n'
+                    '[sweep]\n"topology.servers" = [2, 3]\n[report]\nkind = "qcn-minrate"\n')
+    plan = make_plan(load(path))
+    out = tmp_path / "out"
+    text = _report(plan, _sweep(plan, out), out)
+    rows = (out / "results.csv").read_text().splitlines()
+    assert rows[0].startswith("topology.servers,id,seed,")
+    assert [r.split(",")[0] for r in rows[1:]] == ["2", "3"]
+    assert "goodput_mbps" in text
+
+
+def test_interrupt_keeps_finished_points(fake_core: FakeCore, fig08: Path,
+                                         tmp_path: Path) -> None:
+    main = threading.main_thread().ident
+    assert main is not None
+    count = {"n": 0}
+
+    def on_run(data: dict[str, Any]) -> None:
+        count["n"] += 1
+        if count["n"] == 3:
+            signal.pthread_kill(main, signal.SIGINT)
+            time.sleep(0.3)  # let the main thread cancel the points not yet started
+
+    fake_core.on_run = on_run
+    plan = make_plan(load(fig08), quick=True)
+    out = tmp_path / "out"
+    with pytest.raises(SweepInterrupted) as info:
+        _sweep(plan, out, jobs=1)
+    done = info.value.done
+    assert 3 <= done < 16
+    # a Ctrl-C just after a line was written may write that point once more: harmless
+    saved = {json.dumps(json.loads(line)["overrides"], sort_keys=True)
+             for line in (out / RUNS_FILE).read_text().splitlines()}
+    assert len(saved) == done
+
+    fake_core.on_run = None
+    fake_core.runs.clear()
+    resumed = _sweep(plan, out)
+    assert (resumed.ran, resumed.reused) == (16 - done, done)
