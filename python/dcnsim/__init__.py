@@ -75,7 +75,7 @@ class Result:
     @property
     def summary_row(self) -> dict[str, Any]:
         """The single row of the ``summary`` table as a plain dict."""
-        return {k: v.item() if hasattr(v, "item") else v
+        return {str(k): v.item() if hasattr(v, "item") else v
                 for k, v in self.tables["summary"].iloc[0].items()}
 
     def to_dir(self, path: str | PathLike[str]) -> list[Path]:

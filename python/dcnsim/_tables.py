@@ -20,7 +20,7 @@ def csv_cell(value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
-        return repr(value)
+        return repr(value + 0.0)  # -0.0 + 0.0 == 0.0: no "-0.0" cells
     return str(value)
 
 
@@ -44,6 +44,7 @@ def write_text_atomic(path: Path, text: str) -> None:
 def human(value: Any) -> str:
     """Short display spelling of a value (6 significant digits for floats)."""
     if isinstance(value, float):
+        value += 0.0  # no "-0.0"
         if value.is_integer() and abs(value) < 1e15:
             return f"{value:.1f}"
         return f"{value:.6g}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import os
 import shlex
 import sys
@@ -16,7 +17,7 @@ import threading
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from . import _toml
 from ._native import core, is_scenario_error
@@ -222,7 +223,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         name = f"incast {servers} x {buffer}" + (" (quick)" if args.quick else "")
         print(f"dcnsim: bench: {name} ...", file=sys.stderr, flush=True)
         pairs = _toml.literal_pairs(overrides)
-        tables = _interruptible(lambda pairs=pairs: engine.run(text, str(path), pairs))
+        tables = _interruptible(functools.partial(engine.run, text, str(path), pairs))
         summary = summary_row(tables)
         wall = float(summary["wall_s"])
         events = int(summary["events"])
@@ -373,7 +374,7 @@ def _handle(exc: Exception, argv: Sequence[str]) -> int:
         return EXIT_USER
     if os.environ.get("DCNSIM_DEBUG"):
         traceback.print_exception(exc)
-    where, cause = "", exc
+    where, cause = "", cast(BaseException, exc)
     if isinstance(exc, PointFailed):
         where, cause = f"in sweep point {exc.point.label()}: ", exc.original
     text = f"{type(cause).__name__}: {cause}".splitlines()[0]

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from . import _toml
 from ._tables import format_table, human, write_csv
@@ -184,7 +184,7 @@ def write_incast(ctx: ReportContext) -> list[Path]:
 
     def cell(buffer: int, n: int, column: str) -> float | None:
         key = (buffer, n)
-        return float(grid.loc[key, column]) if key in grid.index else None
+        return float(cast(float, grid.loc[key, column])) if key in grid.index else None
 
     header = ["flows"] + [_kb(b) for b in buffers]
     ctx.print(ctx.title)

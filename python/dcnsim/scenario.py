@@ -13,6 +13,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,8 @@ class Scenario:
     def error(self, table: str, key: str | None, message: str, *,
               sub: str | None = None) -> ValueError:
         """A ``ScenarioError`` for ``[table]`` key ``key`` (inside sub-table ``sub``)."""
-        line = _line_of(self.text, table, sub or key) if (sub or key) else None
+        anchor = sub or key
+        line = _line_of(self.text, table, anchor) if anchor else None
         where = f"line {line}, " if line else ""
         parts = [table] + ([sub] if sub else []) + ([_quoted(key)] if key else [])
         name = ".".join(parts) if len(parts) > 1 else f"[{table}]"
@@ -256,7 +258,7 @@ def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = 
             raise
 
 
-def check_all(path: str | Path, sets: Mapping[str, Any] | None = None, *,
+def check_all(path: str | PathLike[str], sets: Mapping[str, Any] | None = None, *,
               text: str | None = None) -> Scenario:
     """Check a scenario completely: engine schema, Python tables, all points full and quick."""
     path = Path(path)

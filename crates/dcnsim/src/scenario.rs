@@ -585,6 +585,8 @@ fn tcp_config(
     Ok(c)
 }
 
+const APP_KINDS: &str = "expected \"incast\", \"bulk\" or \"cbr\"";
+
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
 pub struct BuildInfo {
@@ -911,13 +913,10 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                     received_bytes: 0,
                 }));
             }
-            other => return Err(ctx.err(
-                "apps",
-                "kind",
-                format!(
-                    "app {ai}: unknown kind {other:?}: expected \"incast\", \"bulk\" or \"cbr\""
-                ),
-            )),
+            other => {
+                let msg = format!("app {ai}: unknown kind {other:?}: {APP_KINDS}");
+                return Err(ctx.err("apps", "kind", msg));
+            }
         }
     }
 
