@@ -19,7 +19,7 @@ try:
 except ImportError:  # not installed: test the source tree (logic tests need no extension)
     sys.path.insert(0, str(REPO / "python"))
 
-import dcnsim._native
+import dcnsim._native  # noqa: E402 (after the sys.path fallback above)
 
 SCENARIOS = REPO / "python" / "dcnsim" / "scenarios"
 

@@ -254,6 +254,10 @@ def configure_tcp(ns):
     set_default(ns, "ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
     set_default(ns, "ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     set_default(ns, "ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    # dcnsim's sender (RFC 5681/6582/6298) has no Limited Transmit (RFC 3042,
+    # on by default in ns-3) and uses a 1 us RTO clock granularity (ns-3: 1 ms).
+    set_default(ns, "ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
+    set_default(ns, "ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MicroSeconds(1)))
     # Window scaling stays on (default) so the 4 MB receive buffer is usable.
     set_default(ns, "ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
 

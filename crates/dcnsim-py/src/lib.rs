@@ -1,21 +1,16 @@
 //! Thin PyO3 bindings over the dcnsim engine: run or validate a scenario and hand the result
 //! tables to Python as dicts of column lists. The GIL is released while simulating.
 
-use dcnsim::{Column, ScenarioError, Table};
+use dcnsim::{Column, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-create_exception!(
-    _core,
-    PyScenarioError,
-    PyValueError,
-    "A scenario is invalid."
-);
+create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid.");
 
-fn to_py_err(e: ScenarioError) -> PyErr {
-    PyScenarioError::new_err(e.to_string())
+fn to_py_err(e: dcnsim::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
 }
 
 fn tables_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py, PyDict>> {
@@ -44,10 +39,23 @@ fn run<'py>(
     path: String,
     overrides: Vec<(String, String)>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let mut interrupted: Option<PyErr> = None;
     let res = py.allow_threads(|| {
-        let mut progress = |_f: f64| true;
+        // About every million events, let Python handle signals (Ctrl-C in the main thread).
+        let mut progress = |_f: f64| {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => true,
+                Err(e) => {
+                    interrupted = Some(e);
+                    false
+                }
+            })
+        };
         dcnsim::run_text(&text, &path, &overrides, &mut progress)
     });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
     let tables = res.map_err(to_py_err)?;
     tables_to_py(py, tables)
 }
@@ -81,6 +89,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
-    m.add("ScenarioError", m.py().get_type::<PyScenarioError>())?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }

@@ -62,6 +62,14 @@ impl Table {
     }
 }
 
+fn limit_i64(v: u64) -> i64 {
+    if v == u64::MAX {
+        -1
+    } else {
+        clamp_i64(v)
+    }
+}
+
 fn clamp_i64(v: u64) -> i64 {
     v.min(i64::MAX as u64) as i64
 }
@@ -125,8 +133,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .ports
         .iter()
         .filter_map(|p| p.silent.as_ref())
-        .map(|s| s.total.as_secs_f64())
-        .sum();
+        .fold(0.0, |acc, s| acc + s.total.as_secs_f64());
     let bottleneck_pkts = info
         .bottleneck_port
         .map(|p| sim.ports[p as usize].stats.tx_data_pkts)

@@ -456,7 +456,7 @@ pub fn load(
         let s: Scenario = toml::from_str(&merged).map_err(|e| {
             let mut err = from_toml_error(file, &merged, &e);
             err.line = None;
-            err.message = format!("{} (after applying --set overrides)", err.message);
+            err.message = format!("{} (after applying overrides)", err.message);
             err
         })?;
         (s, merged)
