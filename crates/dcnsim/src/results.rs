@@ -148,7 +148,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .i64("servers", vec![info.servers as i64])
         .i64(
             "switch_buffer_bytes",
-            vec![clamp_i64(info.switch_buffer_bytes)],
+            vec![limit_i64(info.switch_buffer_bytes)],
         )
         .f64("goodput_mbps", vec![delivered as f64 * 8.0 / dur / 1e6])
         .i64("delivered_bytes", vec![clamp_i64(delivered)])
