@@ -212,7 +212,7 @@ def test_results_csv_is_deterministic(fake_core: FakeCore, fig08: Path, tmp_path
     assert csv[1].startswith("32768,1,")
     assert len(csv) == 17
     assert (one / "devkota-fig08.png").stat().st_size > 1000
-    assert "Goodput (Mb/s)" in text and "32KB" in text and "256KB" in text
+    assert "Goodput (Mb/s)" in text and "32KiB" in text and "256KiB" in text
     assert "Silent periods" in text and "ours (source)" in text
     assert "(16)" in text  # Table I value for 16 flows beside ours
 

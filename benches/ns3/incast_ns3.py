@@ -238,7 +238,7 @@ def set_default(ns, name, value):
         raise RuntimeError(f"ns-3 has no attribute {name}")
 
 
-def configure_tcp(ns):
+def configure_tcp(ns, rcv_buf=SOCKET_BUF):
     set_default(ns, "ns3::TcpL4Protocol::SocketType",
                 ns.TypeIdValue(ns.TcpNewReno.GetTypeId()))
     # Plain RFC 6582 NewReno fast recovery instead of ns-3's default PRR.
@@ -248,7 +248,7 @@ def configure_tcp(ns):
     set_default(ns, "ns3::TcpSocket::InitialCwnd", ns.UintegerValue(2))
     set_default(ns, "ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
     set_default(ns, "ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF))
-    set_default(ns, "ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUF))
+    set_default(ns, "ns3::TcpSocket::RcvBufSize", ns.UintegerValue(rcv_buf))
     # Never give up on a connection because of repeated timeouts.
     set_default(ns, "ns3::TcpSocket::DataRetries", ns.UintegerValue(1000))
     set_default(ns, "ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
@@ -272,8 +272,8 @@ def bottleneck_limit_bytes(buffer_bytes):
     return buffer_bytes * (IP_PACKET + PPP_HEADER) // IP_PACKET
 
 
-def build_and_run(ns, servers, buffer_bytes, duration):
-    configure_tcp(ns)
+def build_and_run(ns, servers, buffer_bytes, duration, rcv_buf=SOCKET_BUF):
+    configure_tcp(ns, rcv_buf)
 
     switch = ns.NodeContainer()
     switch.Create(1)
@@ -367,6 +367,9 @@ def parse_args(argv):
                     help="switch egress buffer toward the client, bytes (default 262144)")
     ap.add_argument("--duration", type=float, default=2.0,
                     help="simulated seconds (default 2)")
+    ap.add_argument("--rcv-buf", type=int, default=SOCKET_BUF,
+                    help="TCP receive buffer = advertised window, bytes (dcnsim's tcp.rwnd; "
+                         "29200 = ns-2's default 20-packet window)")
     args = ap.parse_args(argv)
     if args.servers < 1 or args.servers > 60000:
         ap.error("--servers must be in 1..60000")
@@ -380,7 +383,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     ns = load_ns3()
-    r = build_and_run(ns, args.servers, args.buffer_bytes, args.duration)
+    r = build_and_run(ns, args.servers, args.buffer_bytes, args.duration, args.rcv_buf)
     wall = r["wall"]
     out = {
         "simulator": "ns-3",

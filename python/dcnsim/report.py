@@ -145,8 +145,9 @@ def check_incast(scn: Scenario) -> None:
 
 
 def _kb(buffer_bytes: float) -> str:
+    """Label a buffer size: 1024-based sizes as KiB, others as (1000-based) KB."""
     kib = buffer_bytes / 1024
-    return f"{kib:g}KB" if kib == int(kib) else f"{buffer_bytes / 1000:g}KB"
+    return f"{kib:g}KiB" if kib == int(kib) else f"{buffer_bytes / 1000:g}KB"
 
 
 def _round(value: float) -> str:
