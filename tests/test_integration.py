@@ -86,3 +86,43 @@ def test_bad_set_value_is_a_clean_error(tmp_path: Path) -> None:
                       "topology.servers=lots", "--out", str(tmp_path / "x"))
     assert proc.returncode == 2
     assert "topology.servers" in proc.stderr
+
+
+def _quick_grid(tmp_path: Path, exp_id: str) -> dict[tuple[int, int], dict[str, str]]:
+    proc = dcnsim_cli("reproduce", exp_id, "--quick", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / f"{exp_id}-quick" / "results.csv").open() as fh:
+        return {(int(r["buffer_bytes"]), int(r["flows"])): r for r in csv.DictReader(fh)}
+
+
+PAYLOAD_SHARE_MBPS = 1000 * 1460 / 1500  # goodput above this on a 1 Gb/s link is a bug
+
+
+def test_fig08_quick_shape(tmp_path: Path) -> None:
+    """Seed 000 Fig. 8 shape (2 s per point): full rate with one flow, collapse with many."""
+    grid = _quick_grid(tmp_path, "devkota-fig08")
+    kib = 1024
+    for (buf, n), row in grid.items():
+        g = float(row["goodput_mbps"])
+        assert g <= PAYLOAD_SHARE_MBPS, (buf, n, g)
+        if n == 1:
+            assert g >= 0.9 * 1000, (buf, g)
+        if n == 64:
+            assert g < 0.5 * 1000, (buf, g)
+        if buf == 32 * kib and n >= 8:
+            assert g < 0.5 * 1000 and int(row["timeouts"]) > 0, (n, g)
+    # collapse moves to more flows with more buffer (thesis: 32 KB from 8, 256 KB from 32)
+    assert float(grid[(256 * kib, 16)]["goodput_mbps"]) > 900
+    assert float(grid[(32 * kib, 16)]["goodput_mbps"]) < 100
+
+
+def test_fig09_quick_shape(tmp_path: Path) -> None:
+    """Seed 000 Fig. 9: a 10 ms min RTO keeps goodput high where 200 ms collapses."""
+    grid = _quick_grid(tmp_path, "devkota-fig09")
+    kib = 1024
+    for row in grid.values():
+        assert float(row["goodput_mbps"]) <= PAYLOAD_SHARE_MBPS
+    assert float(grid[(256 * kib, 16)]["goodput_mbps"]) >= 800
+    assert float(grid[(128 * kib, 16)]["goodput_mbps"]) >= 800
+    assert float(grid[(32 * kib, 16)]["goodput_mbps"]) >= 0.4 * 1000
+    assert float(grid[(32 * kib, 4)]["goodput_mbps"]) >= 0.4 * 1000
