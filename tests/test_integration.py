@@ -126,3 +126,61 @@ def test_fig09_quick_shape(tmp_path: Path) -> None:
     assert float(grid[(128 * kib, 16)]["goodput_mbps"]) >= 800
     assert float(grid[(32 * kib, 16)]["goodput_mbps"]) >= 0.4 * 1000
     assert float(grid[(32 * kib, 4)]["goodput_mbps"]) >= 0.4 * 1000
+
+
+PANELS_SCENARIO = """
+[meta]
+id = "panels-demo"
+[sim]
+duration = "50ms"
+[topology]
+kind = "star"
+servers = 4
+link_rate = "1Gbps"
+link_delay = "25us"
+switch_buffer = "64KiB"
+[[apps]]
+kind = "incast"
+sru = "256KB"
+[measure]
+queue_ports = ["sw->client"]
+queue_interval = "100us"
+cwnd_flows = [0, 1]
+cwnd_interval = "100us"
+[sweep]
+"topology.servers" = [2, 4]
+[report]
+kind = "panels"
+tables = ["queue", "cwnd"]
+[[report.panels]]
+table = "queue"
+y = ["bytes"]
+[[report.panels]]
+table = "cwnd"
+y = ["cwnd_bytes"]
+where = { flow = 0 }
+[[report.numbers]]
+label = "max queue"
+table = "queue"
+column = "bytes"
+stat = "max"
+"""
+
+
+def test_panels_report_keeps_tables_and_plots(tmp_path: Path) -> None:
+    scn = tmp_path / "panels-demo.toml"
+    scn.write_text(PANELS_SCENARIO, encoding="utf-8")
+    proc = dcnsim_cli("sweep", str(scn), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    target = tmp_path / "out" / "panels-demo"
+    assert (target / "panels-demo.png").stat().st_size > 0
+    for index in ("0000", "0001"):
+        with (target / "points" / index / "queue.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        assert len(rows) == 501  # samples at 0, 100 us, ..., 50 ms
+        assert max(int(r["bytes"]) for r in rows) <= 65536
+    assert "max queue" in proc.stdout
+    bad = PANELS_SCENARIO.replace('table = "cwnd"\ny', 'table = "flows"\ny')
+    scn.write_text(bad, encoding="utf-8")
+    proc = dcnsim_cli("validate", str(scn))
+    assert proc.returncode == 2 and "not in report.tables" in proc.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from . import _toml
+from . import report_panels as _panels
 from ._tables import format_table, human, write_csv
 from .errors import UserError
 
@@ -270,6 +271,8 @@ REPORTS: dict[str, ReportKind] = {
         ReportKind(GENERIC, "results.csv and a printed table", _no_check, write_generic),
         ReportKind("incast-goodput", "goodput vs flows per buffer, silent-period table",
                    check_incast, write_incast),
+        ReportKind("panels", "time-series panels per point and printed numbers",
+                   _panels.check_panels, _panels.write_panels),
     )
 }
 

@@ -26,6 +26,7 @@ from ._native import core, is_scenario_error, scenario_error
 from .scenario import Plan, Point, overrides_key
 
 RUNS_FILE = "runs.jsonl"
+POINTS_DIR = "points"
 PROGRESS_EVERY_S = 2.0
 
 Record = dict[str, Any]
@@ -70,6 +71,33 @@ def summary_row(tables: dict[str, dict[str, list[Any]]]) -> dict[str, Any]:
             raise RuntimeError(f"summary column {name!r} has {len(column)} rows, expected 1")
         row[name] = column[0]
     return row
+
+
+def kept_tables(report: dict[str, Any]) -> list[str]:
+    """Names of the result tables a report needs from every point (``[report] tables``)."""
+    names = report.get("tables", [])
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def point_dirname(index: int) -> str:
+    return f"{index:04d}"
+
+
+def save_tables(directory: Path, tables: dict[str, dict[str, list[Any]]],
+                names: list[str]) -> None:
+    """Write the named tables of one point as CSV files (before the point is recorded, so a
+    recorded point always has its tables)."""
+    from ._tables import write_csv
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        table = tables.get(name)
+        if table is None:
+            continue
+        columns = list(table)
+        n = len(table[columns[0]]) if columns else 0
+        rows = ({c: table[c][i] for c in columns} for i in range(n))
+        write_csv(directory / f"{name}.csv", columns, rows)
 
 
 class RunStore:
@@ -201,6 +229,12 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, fresh: bool = False,
     store = RunStore(out_dir / RUNS_FILE, scn.sha256)
     known = {} if fresh else store.load()
     records: list[Record | None] = [known.get(p.key()) for p in plan.points]
+    keep = kept_tables(scn.report)
+    if keep:  # a point whose kept tables are missing is run again
+        for p in plan.points:
+            d = out_dir / POINTS_DIR / point_dirname(p.index)
+            if records[p.index] is not None and not d.is_dir():
+                records[p.index] = None
     pending = [p for p, rec in zip(plan.points, records, strict=True) if rec is None]
     reused = len(plan.points) - len(pending)
     store.open()
@@ -230,9 +264,14 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
     version = str(engine.version())
     text, path = scn.text, str(scn.path)
 
+    keep = kept_tables(scn.report)
+    points_dir = store.path.parent / POINTS_DIR
+
     def work(point: Point) -> tuple[dict[str, Any], float]:
         start = time.perf_counter()
         tables = engine.run(text, path, _toml.literal_pairs(point.overrides))
+        if keep:
+            save_tables(points_dir / point_dirname(point.index), tables, keep)
         return summary_row(tables), time.perf_counter() - start
 
     progress = Progress(len(plan.points), len(plan.points) - len(pending), scn.id, stream)
