@@ -13,7 +13,7 @@ the first call explains how to build it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as _metadata
 from os import PathLike
@@ -97,13 +97,15 @@ def _tables_to_frames(raw: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, p
 
 
 def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,
-        text: str | None = None) -> Result:
+        text: str | None = None, progress: Callable[[float], Any] | None = None) -> Result:
     """Run the base point of a scenario file (its ``[sweep]`` is ignored).
 
     ``overrides`` maps dotted field names to Python values, e.g.
     ``{"topology.servers": 16, "topology.switch_buffer": "32KiB"}``. With ``text``
     the scenario is taken from that string and ``scenario`` only names it in errors.
-    Raises ``ScenarioError`` for a bad scenario, ``OSError`` for an unreadable file.
+    ``progress``, if given, is called with the fraction of simulated time done about every
+    million events. Raises ``ScenarioError`` for a bad scenario, ``OSError`` for an
+    unreadable file.
     """
     from .scenario import read_text
 
@@ -111,7 +113,7 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
     if text is None:
         text = read_text(path)
     pairs = _toml.literal_pairs(overrides)
-    raw = _core_module().run(text, path, pairs)
+    raw = _core_module().run(text, path, pairs, progress)
     return Result(tables=_tables_to_frames(raw), scenario=path, overrides=dict(overrides or {}))
 
 

@@ -105,6 +105,28 @@ def _interruptible(fn: Callable[[], T]) -> T:
     return value
 
 
+class _RunProgress:
+    """A progress bar over simulated time for a single run (only on an interactive
+    terminal; silent under CI)."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        if sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true"):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=100, desc="simulated time", unit="%", file=sys.stderr,
+                            leave=False, bar_format="{l_bar}{bar}| {n:.0f}% [{elapsed}]")
+
+    def update(self, fraction: float) -> None:
+        if self.bar is not None:
+            self.bar.n = min(100.0, 100.0 * fraction)
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def _resume_command(argv: Sequence[str]) -> str:
     kept = [a for a in argv if a != "--fresh"]
     return shlex.join(["dcnsim", *kept])
@@ -118,7 +140,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     sets = _toml.parse_sets(args.set)
     text = _scenario_text(args.file)
-    result = _interruptible(lambda: run(args.file, sets, text=text))
+    bar = _RunProgress()
+    try:
+        result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update))
+    finally:
+        bar.close()
     out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
     try:
         written = result.to_dir(out)

@@ -30,24 +30,33 @@ fn tables_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py,
     Ok(out)
 }
 
-/// Run one scenario (TOML text); returns {table name: {column: list}}.
+/// Run one scenario (TOML text); returns {table name: {column: list}}. `progress`, if
+/// given, is called with the fraction of simulated time done about every million events.
 #[pyfunction]
-#[pyo3(signature = (text, path, overrides=Vec::new()))]
+#[pyo3(signature = (text, path, overrides=Vec::new(), progress=None))]
 fn run<'py>(
     py: Python<'py>,
     text: String,
     path: String,
     overrides: Vec<(String, String)>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut interrupted: Option<PyErr> = None;
     let res = py.allow_threads(|| {
-        // About every million events, let Python handle signals (Ctrl-C in the main thread).
-        let mut progress = |_f: f64| {
-            Python::with_gil(|py| match py.check_signals() {
-                Ok(()) => true,
-                Err(e) => {
-                    interrupted = Some(e);
-                    false
+        // About every million events, let Python handle signals (Ctrl-C in the main thread)
+        // and report progress.
+        let mut progress = |f: f64| {
+            Python::with_gil(|py| {
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(cb) => cb.call1(py, (f,)).map(|_| ()),
+                    None => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        interrupted = Some(e);
+                        false
+                    }
                 }
             })
         };
