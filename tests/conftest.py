@@ -81,9 +81,11 @@ class FakeCore:
     def validate(self, text: str, path: str, overrides: list[tuple[str, str]]) -> None:
         self._load(text, path, overrides)
 
-    def run(self, text: str, path: str,
-            overrides: list[tuple[str, str]]) -> dict[str, dict[str, list[Any]]]:
+    def run(self, text: str, path: str, overrides: list[tuple[str, str]],
+            progress: Callable[[float], Any] | None = None) -> dict[str, dict[str, list[Any]]]:
         data = self._load(text, path, overrides)
+        if progress is not None:
+            progress(1.0)
         with self.lock:
             self.runs.append(dict(overrides))
         if self.on_run is not None:
