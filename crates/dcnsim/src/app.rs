@@ -183,6 +183,7 @@ impl Cbr {
                     class: self.class,
                     enq_time: sim.now,
                     sent_time: sim.now,
+                    sack: crate::packet::SackBlocks::EMPTY,
                 };
                 self.sent_bytes += p.payload as u64;
                 sim.host_send(self.src, p);

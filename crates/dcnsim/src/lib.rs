@@ -5,15 +5,20 @@
 //! discrete-event loop (`event`), and summarised as named column tables (`results`).
 
 pub mod app;
+pub mod aqm;
 pub mod event;
+pub mod l2;
+pub mod mq;
 pub mod net;
 pub mod packet;
 pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod stats;
 pub mod tcp;
 pub mod units;
+pub mod workload;
 
 pub use results::{Column, Table};
 pub use scenario::ScenarioError;

@@ -11,6 +11,7 @@
 //! packet being serialized has left the queue (as in ns-2's DropTail + link, which the
 //! seed-000 thesis used). A packet is dropped if `queued + size > limit`.
 
+use crate::aqm::{Aqm, AqmAt};
 use crate::packet::Packet;
 use crate::units::{RateBps, SimTime};
 use std::collections::VecDeque;
@@ -40,6 +41,10 @@ pub struct PortStats {
     pub drops: u64,
     pub drop_bytes: u64,
     pub max_queue_bytes: u64,
+    /// Packets marked CE by the AQM.
+    pub marks: u64,
+    /// Packets dropped by the AQM (also counted in `drops`).
+    pub aqm_drops: u64,
 }
 
 /// Silent-period tracker: total time in gaps longer than a threshold with no transmission.
@@ -89,6 +94,9 @@ pub struct Port {
     pub wire: VecDeque<(SimTime, Packet)>,
     pub stats: PortStats,
     pub silent: Option<SilentTracker>,
+    /// Active queue management (`aqm.rs`) and where it is consulted.
+    pub aqm: Aqm,
+    pub aqm_at: AqmAt,
 }
 
 impl Port {
@@ -108,6 +116,8 @@ impl Port {
             wire: VecDeque::with_capacity(64),
             stats: PortStats::default(),
             silent: None,
+            aqm: Aqm::None,
+            aqm_at: AqmAt::Off,
         }
     }
 

@@ -208,7 +208,24 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .i64(
             "cwnd_bytes",
             fl.iter().map(|f| clamp_i64(f.snd.cwnd)).collect(),
-        );
+        )
+        .i64(
+            "ece_received",
+            fl.iter().map(|f| f.stats.ece_received as i64).collect(),
+        )
+        .i64(
+            "cwr_sent",
+            fl.iter().map(|f| f.stats.cwr_sent as i64).collect(),
+        )
+        .i64(
+            "ecn_reductions",
+            fl.iter().map(|f| f.stats.ecn_reductions as i64).collect(),
+        )
+        .i64(
+            "ce_received",
+            fl.iter().map(|f| f.stats.ce_received as i64).collect(),
+        )
+        .f64("alpha", fl.iter().map(|f| f.alpha_or_none()).collect());
     tables.push(flows);
 
     let mut ports = Table::new("ports");
@@ -235,6 +252,11 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .i64(
             "max_queue_bytes",
             ps.iter().map(|p| p.stats.max_queue_bytes as i64).collect(),
+        )
+        .i64("marks", ps.iter().map(|p| p.stats.marks as i64).collect())
+        .i64(
+            "aqm_drops",
+            ps.iter().map(|p| p.stats.aqm_drops as i64).collect(),
         );
     tables.push(ports);
     tables.push(apps);
@@ -266,7 +288,8 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
             .i64("flow", q.iter().map(|x| x.1 as i64).collect())
             .i64("cwnd_bytes", q.iter().map(|x| clamp_i64(x.2)).collect())
-            .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect());
+            .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect())
+            .f64("alpha", q.iter().map(|x| x.4).collect());
         tables.push(t);
     }
     let silent: Vec<_> = sim

@@ -5,6 +5,7 @@
 //! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
 
 use crate::app::{App, Bulk, Cbr, Incast};
+use crate::aqm::{parse_threshold, Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
 use crate::net::NodeKind;
 use crate::rng::Rng;
 use crate::sim::Sim;
@@ -97,6 +98,32 @@ impl<'de> Deserialize<'de> for Size {
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
                 Ok(Size(Bytes(v)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A queue threshold with its unit: "65pkts" or a size such as "30KB".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Threshold(pub u64, pub QueueUnit);
+impl<'de> Deserialize<'de> for Threshold {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Threshold;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a threshold such as \"65pkts\" or \"30KB\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Threshold, E> {
+                parse_threshold(s)
+                    .map(|(v, u)| Threshold(v, u))
+                    .map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Threshold, E> {
+                Err(E::custom(format!(
+                    "write the unit: \"{v}pkts\" or a size such as \"{v}KB\""
+                )))
             }
         }
         d.deserialize_any(V)
@@ -207,6 +234,34 @@ pub struct TopologyCfg {
     pub nodes: Vec<NodeCfg>,
     #[serde(default)]
     pub links: Vec<LinkCfg>,
+    /// AQM of every switch output port (default none: tail drop only).
+    pub aqm: Option<AqmCfg>,
+    /// Per-port AQM overrides (`port = "A->B"` plus the keys of `aqm`).
+    #[serde(default)]
+    pub aqm_ports: Vec<AqmCfg>,
+}
+
+/// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AqmCfg {
+    pub kind: String,
+    /// Only in `aqm_ports`: the port ("A->B") this entry applies to.
+    pub port: Option<String>,
+    /// "enqueue" (default) or "dequeue".
+    pub at: Option<String>,
+    /// step: marking threshold K.
+    pub k: Option<Threshold>,
+    // red
+    pub min_th: Option<Threshold>,
+    pub max_th: Option<Threshold>,
+    pub max_p: Option<f64>,
+    pub w_q: Option<f64>,
+    pub gentle: Option<bool>,
+    pub wait: Option<bool>,
+    /// "average" (default) or "instantaneous".
+    pub queue: Option<String>,
+    pub mean_pkt_size: Option<Size>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -226,6 +281,47 @@ pub struct TcpCfgFile {
     pub rwnd: Option<SizeOrUnlimited>,
     pub handshake: Option<bool>,
     pub dupack_threshold: Option<u32>,
+    pub sack: Option<bool>,
+    pub ecn: Option<bool>,
+    pub receiver: Option<String>,
+    pub dctcp_g: Option<f64>,
+    pub dctcp_alpha_init: Option<f64>,
+    pub dctcp_recovery_mode: Option<bool>,
+    pub dctcp_reset_alpha_after_idle: Option<bool>,
+    pub idle_restart: Option<bool>,
+}
+
+impl TcpCfgFile {
+    /// This table's keys over `base`'s (an `[apps.tcp]` table over `[tcp]`).
+    pub fn over(&self, base: &TcpCfgFile) -> TcpCfgFile {
+        macro_rules! pick {
+            ($($f:ident),*) => { TcpCfgFile { $($f: self.$f.clone().or_else(|| base.$f.clone())),* } };
+        }
+        pick!(
+            cc,
+            mss,
+            header,
+            init_cwnd,
+            init_ssthresh,
+            min_rto,
+            max_rto,
+            initial_rto,
+            rto_granularity,
+            delayed_ack,
+            delack_timeout,
+            rwnd,
+            handshake,
+            dupack_threshold,
+            sack,
+            ecn,
+            receiver,
+            dctcp_g,
+            dctcp_alpha_init,
+            dctcp_recovery_mode,
+            dctcp_reset_alpha_after_idle,
+            idle_restart
+        )
+    }
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -493,25 +589,95 @@ impl Ctx<'_> {
     }
 }
 
-/// Merge a TCP table over defaults.
-fn tcp_config(
-    ctx: &Ctx,
-    table: &str,
-    base: &TcpConfig,
-    f: &TcpCfgFile,
-) -> Result<TcpConfig, ScenarioError> {
-    let mut c = base.clone();
+/// Build a flow's TCP configuration from a table (already merged over `[tcp]` for
+/// `[apps.tcp]`) and the defaults of `TcpConfig::default()`.
+fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, ScenarioError> {
+    let mut c = TcpConfig::default();
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {
             "newreno" | "reno" => CcAlgo::NewReno,
+            "sack" => {
+                if f.sack == Some(false) {
+                    return Err(ctx.err(table, "sack", "cc = \"sack\" needs sack = true"));
+                }
+                c.sack = true;
+                CcAlgo::NewReno
+            }
+            "dctcp" => CcAlgo::Dctcp,
+            "odctcp" => CcAlgo::Odctcp,
             other => {
                 return Err(ctx.err(
                     table,
                     "cc",
-                    format!("unknown congestion control {other:?}: expected \"newreno\""),
+                    format!(
+                        "unknown congestion control {other:?}: expected \"newreno\", \"sack\", \"dctcp\" or \"odctcp\""
+                    ),
                 ))
             }
         };
+    }
+    if let Some(v) = f.sack {
+        c.sack = v;
+    }
+    c.ecn = match f.ecn {
+        Some(false) if c.cc.is_dctcp() => {
+            return Err(ctx.err(
+                table,
+                "ecn",
+                "DCTCP and ODCTCP need ECN: remove ecn = false or use cc = \"newreno\"",
+            ))
+        }
+        Some(v) => v,
+        None => c.cc.is_dctcp(),
+    };
+    c.ecn_rx = match f.receiver.as_deref() {
+        Some("none") => EcnRxPolicy::Off,
+        Some("standard") | Some("rfc3168") => EcnRxPolicy::Standard,
+        Some("dctcp") => EcnRxPolicy::Dctcp,
+        Some("odctcp") => EcnRxPolicy::Odctcp,
+        Some(other) => {
+            return Err(ctx.err(
+                table,
+                "receiver",
+                format!("unknown receiver {other:?}: expected \"standard\", \"dctcp\", \"odctcp\" or \"none\""),
+            ))
+        }
+        // Default: the receiver that matches the sender.
+        None if !c.ecn => EcnRxPolicy::Off,
+        None => match c.cc {
+            CcAlgo::NewReno => EcnRxPolicy::Standard,
+            CcAlgo::Dctcp => EcnRxPolicy::Dctcp,
+            CcAlgo::Odctcp => EcnRxPolicy::Odctcp,
+        },
+    };
+    if let Some(g) = f.dctcp_g {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(ctx.err(
+                table,
+                "dctcp_g",
+                format!("{g} is out of range: expected 0 < g <= 1"),
+            ));
+        }
+        c.dctcp_g = g;
+    }
+    if let Some(a) = f.dctcp_alpha_init {
+        if !(0.0..=1.0).contains(&a) {
+            return Err(ctx.err(
+                table,
+                "dctcp_alpha_init",
+                format!("{a} is out of range: expected 0..1"),
+            ));
+        }
+        c.dctcp_alpha_init = a;
+    }
+    if let Some(v) = f.dctcp_recovery_mode {
+        c.dctcp_recovery_mode = v;
+    }
+    if let Some(v) = f.dctcp_reset_alpha_after_idle {
+        c.dctcp_reset_alpha_after_idle = v;
+    }
+    if let Some(v) = f.idle_restart {
+        c.idle_restart = v;
     }
     if let Some(v) = f.mss {
         if !(64..=9000).contains(&v) {
@@ -581,8 +747,129 @@ fn tcp_config(
     if c.max_rto < c.min_rto {
         return Err(ctx.err(table, "max_rto", "must not be below min_rto"));
     }
-    c.ecn_rx = EcnRxPolicy::Off;
     Ok(c)
+}
+
+/// The AQM of port `pid` from an `aqm` table. `what` names the table in errors
+/// ("topology.aqm" or "topology.aqm_ports").
+fn aqm_from_cfg(
+    ctx: &Ctx,
+    what: &str,
+    a: &AqmCfg,
+    sim: &Sim,
+    pid: u32,
+) -> Result<(Aqm, AqmAt), ScenarioError> {
+    let err = |key: &str, msg: String| {
+        let (table, k) = what.split_once('.').unwrap_or(("topology", what));
+        let mut e = ctx.err(what, key, msg);
+        e.line = e.line.or_else(|| line_of(&ctx.loaded.text, table, k));
+        e
+    };
+    let at = match a.at.as_deref() {
+        // DCTCP paper / MODELS.md §3.1: mark on arrival.
+        None | Some("enqueue") => AqmAt::Enqueue,
+        Some("dequeue") => AqmAt::Dequeue,
+        Some(o) => {
+            return Err(err(
+                "at",
+                format!("unknown {o:?}: expected \"enqueue\" or \"dequeue\""),
+            ))
+        }
+    };
+    let red_only = [
+        ("min_th", a.min_th.is_some()),
+        ("max_th", a.max_th.is_some()),
+        ("max_p", a.max_p.is_some()),
+        ("w_q", a.w_q.is_some()),
+        ("gentle", a.gentle.is_some()),
+        ("wait", a.wait.is_some()),
+        ("queue", a.queue.is_some()),
+        ("mean_pkt_size", a.mean_pkt_size.is_some()),
+    ];
+    let port = &sim.ports[pid as usize];
+    match a.kind.as_str() {
+        "none" => Ok((Aqm::None, AqmAt::Off)),
+        "step" => {
+            if let Some((k, _)) = red_only.iter().find(|x| x.1) {
+                return Err(err(k, "only for kind = \"red\"".to_string()));
+            }
+            // DCTCP paper §3.5 (MODELS.md §3.1): K = 20 packets at 1 Gb/s, 65 at 10 Gb/s.
+            let k = a.k.unwrap_or(if port.rate.0 >= 10_000_000_000 {
+                Threshold(65, QueueUnit::Packets)
+            } else {
+                Threshold(20, QueueUnit::Packets)
+            });
+            Ok((Aqm::Step(Step { k: k.0, unit: k.1 }), at))
+        }
+        "red" => {
+            if a.k.is_some() {
+                return Err(err(
+                    "k",
+                    "only for kind = \"step\" (RED uses min_th/max_th)".to_string(),
+                ));
+            }
+            // Defaults: ns-3 RedQueueDisc (MinTh 5, MaxTh 15 packets, QW 0.002,
+            // LInterm 50 → max_p 0.02, Gentle, Wait, MeanPktSize 500 B); MODELS.md §5.4.
+            let min = a.min_th.unwrap_or(Threshold(5, QueueUnit::Packets));
+            let max = a.max_th.unwrap_or(Threshold(15, QueueUnit::Packets));
+            if min.1 != max.1 {
+                return Err(err(
+                    "max_th",
+                    "min_th and max_th must use the same unit (both packets or both bytes)"
+                        .to_string(),
+                ));
+            }
+            if min.0 > max.0 {
+                return Err(err("max_th", "must not be below min_th".to_string()));
+            }
+            let max_p = a.max_p.unwrap_or(0.02);
+            if !(max_p > 0.0 && max_p <= 1.0) {
+                return Err(err(
+                    "max_p",
+                    format!("{max_p} is out of range: expected 0 < max_p <= 1"),
+                ));
+            }
+            let w_q = a.w_q.unwrap_or(0.002);
+            if !(w_q > 0.0 && w_q <= 1.0) {
+                return Err(err(
+                    "w_q",
+                    format!("{w_q} is out of range: expected 0 < w_q <= 1"),
+                ));
+            }
+            let instantaneous = match a.queue.as_deref() {
+                None | Some("average") => false,
+                Some("instantaneous") => true,
+                Some(o) => {
+                    return Err(err(
+                        "queue",
+                        format!("unknown {o:?}: expected \"average\" or \"instantaneous\""),
+                    ))
+                }
+            };
+            let mean = a.mean_pkt_size.map(|s| s.0 .0).unwrap_or(500);
+            if mean == 0 || mean > 65535 {
+                return Err(err("mean_pkt_size", "expected 1..65535 bytes".to_string()));
+            }
+            let p = RedParams {
+                min_th: min.0 as f64,
+                max_th: max.0 as f64,
+                unit: min.1,
+                max_p,
+                w_q,
+                gentle: a.gentle.unwrap_or(true),
+                wait: a.wait.unwrap_or(true),
+                instantaneous,
+                mean_pkt_time: port.rate.tx_time(mean as u32),
+            };
+            // One random stream per port, derived from the scenario seed.
+            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x2_0000 + pid as u64);
+            Ok((Aqm::Red(Box::new(Red::new(p, rng))), at))
+        }
+        o => Err(err(
+            "kind",
+            format!("unknown AQM {o:?}: expected \"step\", \"red\" or \"none\""),
+        )),
+    }
 }
 
 const APP_KINDS: &str = "expected \"incast\", \"bulk\" or \"cbr\"";
@@ -743,7 +1030,47 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     }
     sim.finalize_routes();
 
-    let base_tcp = tcp_config(&ctx, "tcp", &TcpConfig::default(), &s.tcp)?;
+    // AQM on every switch port, then per-port overrides.
+    if let Some(a) = &t.aqm {
+        if a.port.is_some() {
+            return Err(ctx.err(
+                "topology.aqm",
+                "port",
+                "`port` belongs in [[topology.aqm_ports]] entries",
+            ));
+        }
+        for pid in 0..sim.ports.len() as u32 {
+            let node = sim.ports[pid as usize].node;
+            if sim.nodes[node as usize].kind == NodeKind::Switch {
+                let (aqm, at) = aqm_from_cfg(&ctx, "topology.aqm", a, &sim, pid)?;
+                let p = &mut sim.ports[pid as usize];
+                p.aqm = aqm;
+                p.aqm_at = at;
+            }
+        }
+    }
+    for (i, a) in t.aqm_ports.iter().enumerate() {
+        let name = a.port.as_deref().ok_or_else(|| {
+            ctx.err(
+                "topology.aqm_ports",
+                "port",
+                format!("entry {i} needs `port` (a port name \"A->B\")"),
+            )
+        })?;
+        let pid = sim.port_by_name(name).ok_or_else(|| {
+            ctx.err(
+                "topology.aqm_ports",
+                "port",
+                format!("entry {i}: unknown port {name:?}: ports are named \"A->B\""),
+            )
+        })?;
+        let (aqm, at) = aqm_from_cfg(&ctx, "topology.aqm_ports", a, &sim, pid)?;
+        let p = &mut sim.ports[pid as usize];
+        p.aqm = aqm;
+        p.aqm_at = at;
+    }
+
+    let base_tcp = tcp_config(&ctx, "tcp", &s.tcp)?;
     if s.apps.is_empty() {
         return Err(ctx.err(
             "",
@@ -778,7 +1105,7 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     for (ai, a) in s.apps.iter().enumerate() {
         let app_id = ai as u32;
         let tcp = match &a.tcp {
-            Some(t) => tcp_config(&ctx, "apps.tcp", &base_tcp, t)?,
+            Some(t) => tcp_config(&ctx, "apps.tcp", &t.over(&s.tcp))?,
             None => base_tcp.clone(),
         };
         let reachable =

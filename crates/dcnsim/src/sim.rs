@@ -3,9 +3,10 @@
 //! output queue) are direct calls; only time-consuming steps become events.
 
 use crate::app::{App, AppEvent};
+use crate::aqm::{AqmAt, Verdict};
 use crate::event::{Event, EventQueue};
 use crate::net::{Node, NodeKind, Port};
-use crate::packet::{Kind, Packet};
+use crate::packet::{Ecn, Kind, Packet};
 use crate::tcp::{TcpFlow, TIMER_DELACK, TIMER_RTO};
 use crate::units::SimTime;
 
@@ -39,7 +40,8 @@ pub struct Samplers {
     pub queue: Vec<(SimTime, u32, u64)>,
     pub cwnd_flows: Vec<u32>,
     pub cwnd_interval: SimTime,
-    pub cwnd: Vec<(SimTime, u32, u64, u64)>,
+    /// (time, flow, cwnd, ssthresh, DCTCP alpha or -1)
+    pub cwnd: Vec<(SimTime, u32, u64, u64, f64)>,
 }
 
 pub const SAMPLE_QUEUE: u32 = 0;
@@ -163,13 +165,57 @@ impl Sim {
 
     // ------------------------------------------------------------------ queues
 
-    /// Offer a packet to a port's egress queue at `now` (tail drop at the byte limit).
+    /// Offer a packet to a port's egress queue at `now` (AQM at enqueue if configured,
+    /// then tail drop at the byte limit).
     #[inline]
     pub fn enqueue(&mut self, pid: u32, mut p: Packet) {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         port.stats.enq_pkts += 1;
-        if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+        let mut mark = false;
+        if port.aqm_at != AqmAt::Off {
+            if port.aqm_at == AqmAt::Enqueue {
+                match port
+                    .aqm
+                    .decide(now, &p, port.queue.len() as u64, port.queued_bytes)
+                {
+                    Verdict::Pass => {}
+                    Verdict::Mark => mark = true,
+                    Verdict::Drop => {
+                        port.stats.drops += 1;
+                        port.stats.aqm_drops += 1;
+                        port.stats.drop_bytes += p.size as u64;
+                        return;
+                    }
+                }
+            }
+            if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+                // Straight to the wire: at dequeue the queue behind it is empty.
+                if port.aqm_at == AqmAt::Dequeue {
+                    match port.aqm.decide(now, &p, 0, 0) {
+                        Verdict::Pass => {}
+                        Verdict::Mark => mark = true,
+                        Verdict::Drop => {
+                            port.stats.drops += 1;
+                            port.stats.aqm_drops += 1;
+                            port.stats.drop_bytes += p.size as u64;
+                            return;
+                        }
+                    }
+                }
+                if mark {
+                    p.ecn = Ecn::Ce;
+                    port.stats.marks += 1;
+                }
+                let arrive = port.start_tx(now, p);
+                let idle_at = port.busy_until;
+                port.aqm.on_queue_empty(idle_at);
+                if port.wire.len() == 1 {
+                    self.events.schedule(arrive, Event::LinkArrive(pid));
+                }
+                return;
+            }
+        } else if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
             let arrive = port.start_tx(now, p);
             if port.wire.len() == 1 {
                 self.events.schedule(arrive, Event::LinkArrive(pid));
@@ -180,6 +226,10 @@ impl Sim {
             port.stats.drops += 1;
             port.stats.drop_bytes += p.size as u64;
             return;
+        }
+        if mark {
+            p.ecn = Ecn::Ce;
+            port.stats.marks += 1;
         }
         p.enq_time = now;
         port.queued_bytes += p.size as u64;
@@ -198,8 +248,33 @@ impl Sim {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         port.tx_pending = false;
-        if let Some(p) = port.queue.pop_front() {
+        while let Some(mut p) = port.queue.pop_front() {
             port.queued_bytes -= p.size as u64;
+            if port.aqm_at != AqmAt::Off {
+                if port.aqm_at == AqmAt::Dequeue {
+                    let q = port.queue.len() as u64;
+                    match port.aqm.decide(now, &p, q, port.queued_bytes) {
+                        Verdict::Pass => {}
+                        Verdict::Mark => {
+                            p.ecn = Ecn::Ce;
+                            port.stats.marks += 1;
+                        }
+                        Verdict::Drop => {
+                            port.stats.drops += 1;
+                            port.stats.aqm_drops += 1;
+                            port.stats.drop_bytes += p.size as u64;
+                            if port.queue.is_empty() {
+                                port.aqm.on_queue_empty(now.max(port.busy_until));
+                            }
+                            continue;
+                        }
+                    }
+                }
+                if port.queue.is_empty() {
+                    let idle_at = now + port.rate.tx_time(p.size);
+                    port.aqm.on_queue_empty(idle_at);
+                }
+            }
             let arrive = port.start_tx(now, p);
             if port.wire.len() == 1 {
                 self.events.schedule(arrive, Event::LinkArrive(pid));
@@ -209,6 +284,7 @@ impl Sim {
                 let at = port.busy_until;
                 self.events.schedule(at, Event::PortTxDone(pid));
             }
+            break;
         }
     }
 
@@ -398,9 +474,13 @@ impl Sim {
             SAMPLE_CWND => {
                 for &fid in &self.samplers.cwnd_flows {
                     let f = &self.flows[fid as usize];
-                    self.samplers
-                        .cwnd
-                        .push((now, fid, f.snd.cwnd, f.snd.ssthresh));
+                    self.samplers.cwnd.push((
+                        now,
+                        fid,
+                        f.snd.cwnd,
+                        f.snd.ssthresh,
+                        f.alpha_or_none(),
+                    ));
                 }
                 let next = now + self.samplers.cwnd_interval;
                 self.events.schedule(next, Event::Sample(SAMPLE_CWND));

@@ -1,24 +1,46 @@
 //! TCP endpoints: a sender with NewReno loss recovery and a receiver with cumulative ACKs,
 //! out-of-order buffering and optional delayed ACK.
 //!
-//! Implements RFC 5681 (slow start, congestion avoidance, fast retransmit), RFC 6582
-//! (NewReno partial ACKs, the `recover` variable, "impatient" timer restart on the first
-//! partial ACK), RFC 6298 (SRTT/RTTVAR, min/max RTO, granularity G, exponential backoff,
-//! Karn's rule by timing one segment at a time) and RFC 1122 §4.2.3.2 delayed ACK.
+//! Implements RFC 5681 (slow start, congestion avoidance, fast retransmit, optional restart
+//! after idle §4.1), RFC 6582 (NewReno partial ACKs, the `recover` variable, "impatient"
+//! timer restart on the first partial ACK), RFC 6298 (SRTT/RTTVAR, min/max RTO, granularity
+//! G, exponential backoff, Karn's rule by timing one segment at a time), RFC 1122 §4.2.3.2
+//! delayed ACK, and as per-flow options:
+//! - SACK: RFC 2018 blocks from the receiver, RFC 6675 loss recovery at the sender
+//!   (scoreboard, `IsLost` with DupThresh, `SetPipe`, `NextSeg` rules 1–3; no rescue
+//!   retransmission, no limited transmit). `IsLost` uses the byte form of RFC 6675 §4
+//!   ("more than (DupThresh − 1)·SMSS bytes SACKed above"), not the segment count form.
+//! - ECN, RFC 3168 §6.1: ECT(0) on new data only, receiver latches ECE until CWR (CE wins
+//!   over CWR on the same segment), sender reduces once per window and sets CWR on the next
+//!   new data segment. ECN is on for a flow when the sender is ECN-capable and the receiver
+//!   policy is not `Off` (both ends are configured, so negotiation is not modelled).
+//! - DCTCP (RFC 8257 §3.2–3.5, MODELS.md §3) and ODCTCP (ODCTCP thesis ch. 4–5) senders,
+//!   and the standard / DCTCP / ODCTCP receiver ECE policies, chosen independently.
 //!
 //! Sequence numbers are byte offsets from 0 (64-bit, no wrap). As in smoltcp, the protocol
 //! code never reads a clock: every entry point takes `now`, appends the packets to send to
 //! `out` and leaves its timer deadlines in the endpoint for the simulation to arm.
 
-use crate::packet::{Ecn, Kind, Packet};
+use crate::packet::{flags, Ecn, Kind, Packet, SackBlocks};
 use crate::units::SimTime;
 
 /// Congestion-control algorithm of a sender: hooks called by the loss-recovery core.
 /// Dispatched through an enum (not `Box<dyn>`), one variant per algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CcAlgo {
-    /// RFC 5681 / RFC 6582.
+    /// RFC 5681 / RFC 6582; with `TcpConfig::ecn` the RFC 3168 ECN reaction.
     NewReno,
+    /// DCTCP as originally designed (RFC 8257 window cut, ECT on every packet) with no CWR.
+    Dctcp,
+    /// One-sided DCTCP: DCTCP that sets CWR on the next new data segment after an
+    /// ECE-triggered reduction (ODCTCP thesis ch. 5; MODELS.md §3.5).
+    Odctcp,
+}
+
+impl CcAlgo {
+    pub fn is_dctcp(self) -> bool {
+        matches!(self, CcAlgo::Dctcp | CcAlgo::Odctcp)
+    }
 }
 
 /// How a receiver turns CE marks into ECE feedback. Chosen apart from the sender's
@@ -27,6 +49,15 @@ pub enum CcAlgo {
 pub enum EcnRxPolicy {
     /// Not ECN-capable: ECE is never set.
     Off,
+    /// RFC 3168 §6.1.3: ECE latched from a CE segment until a CWR segment (CE wins).
+    Standard,
+    /// RFC 8257 §3.2: ECE = CE of the last data segment, immediate ACK when that changes
+    /// (first an ACK for the earlier segments with the old value if a delayed ACK is
+    /// pending — the Linux/ns-3 two-ACK scheme, MODELS.md §3.3).
+    Dctcp,
+    /// As `Dctcp`, but a segment carrying CWR keeps the delayed ACK (no forced ACK) even if
+    /// the CE state changed (ODCTCP thesis; FreeBSD `dctcp_ecnpkt_handler`).
+    Odctcp,
 }
 
 /// Per-flow TCP parameters (defaults and their sources in `scenario.rs`).
@@ -55,6 +86,22 @@ pub struct TcpConfig {
     /// Three-way handshake before data.
     pub handshake: bool,
     pub dupack_threshold: u32,
+    /// RFC 2018 SACK blocks from the receiver and RFC 6675 recovery at the sender.
+    pub sack: bool,
+    /// RFC 3168 ECN-capable sender (implied by DCTCP/ODCTCP).
+    pub ecn: bool,
+    /// DCTCP gain g of the alpha EWMA.
+    pub dctcp_g: f64,
+    /// DCTCP alpha at start (and after idle with `dctcp_reset_alpha_after_idle`).
+    pub dctcp_alpha_init: f64,
+    /// true: no cwnd growth until the window after an ECE cut is acked (Linux CWR state);
+    /// false: growth continues (FreeBSD/ODCTCP thesis, MODELS.md §3.5 (a)).
+    pub dctcp_recovery_mode: bool,
+    /// Reset alpha (and the observation window) after an idle period longer than the RTO.
+    pub dctcp_reset_alpha_after_idle: bool,
+    /// RFC 5681 §4.1 restart: cwnd := min(cwnd, initial window) after an idle period
+    /// longer than the RTO (idle = nothing outstanding and nothing sent for an RTO).
+    pub idle_restart: bool,
 }
 
 impl Default for TcpConfig {
@@ -75,6 +122,13 @@ impl Default for TcpConfig {
             rwnd: u64::MAX,
             handshake: false,
             dupack_threshold: 3,
+            sack: false,
+            ecn: false,
+            dctcp_g: 1.0 / 16.0,
+            dctcp_alpha_init: 1.0,
+            dctcp_recovery_mode: true,
+            dctcp_reset_alpha_after_idle: false,
+            idle_restart: false,
         }
     }
 }
@@ -144,6 +198,14 @@ pub struct TcpStats {
     pub fast_recoveries: u64,
     pub acks_sent: u64,
     pub acks_received: u64,
+    /// ACKs received with ECE set.
+    pub ece_received: u64,
+    /// Data segments sent with CWR set.
+    pub cwr_sent: u64,
+    /// Window reductions triggered by ECE.
+    pub ecn_reductions: u64,
+    /// Data segments received with CE (receiver side).
+    pub ce_received: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -173,6 +235,27 @@ pub struct Sender {
     pub rto_timer: Timer,
     pub syn_time: SimTime,
     pub syn_retx: bool,
+    /// Time of the last data segment sent (restart after idle).
+    pub last_send: SimTime,
+    // ECN (RFC 3168 §6.1.2)
+    /// `snd_max` at the last reduction: no ECE reaction until SND.UNA reaches it.
+    pub recover_ecn: u64,
+    /// An ECE-triggered reduction window is open (cleared when SND.UNA ≥ `recover_ecn`).
+    pub in_cwr: bool,
+    /// Set CWR on the next new data segment.
+    pub cwr_pending: bool,
+    // DCTCP (RFC 8257 §3.3)
+    pub alpha: f64,
+    pub dctcp_acked: u64,
+    pub dctcp_marked: u64,
+    pub dctcp_window_end: u64,
+    // SACK (RFC 6675)
+    /// Scoreboard: SACKed ranges above SND.UNA, sorted and disjoint.
+    pub sacked: Vec<(u64, u64)>,
+    /// End (exclusive) of the highest segment retransmitted in this recovery (HighRxt).
+    pub high_rxt: u64,
+    /// RFC 6675 `pipe` as of the last `SetPipe` plus what was sent since.
+    pub pipe: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -184,7 +267,15 @@ pub struct Receiver {
     /// In-order segments received since the last ACK sent.
     pub unacked_segs: u32,
     pub delack_timer: Timer,
+    /// DCTCP/ODCTCP receiver: CE of the last data segment (RFC 8257 §3.2).
     pub ce_state: bool,
+    /// Standard receiver: ECE latched until CWR (RFC 3168 §6.1.3).
+    pub ece_latched: bool,
+    /// Start of the segment that triggered the ACK being built, if it was out of order
+    /// (u64::MAX: none) — its block goes first (RFC 2018 §4).
+    pub sack_recent: u64,
+    /// The blocks of the last SACK sent, repeated in later ACKs (RFC 2018 §4).
+    pub sack_last: [(u64, u64); 3],
 }
 
 /// A TCP connection: the sender lives at `src`, the receiver at `dst`.
@@ -234,6 +325,18 @@ impl TcpFlow {
                 rto_timer: Timer::default(),
                 syn_time: SimTime::ZERO,
                 syn_retx: false,
+                last_send: SimTime::ZERO,
+                recover_ecn: 0,
+                in_cwr: false,
+                cwr_pending: false,
+                alpha: cfg.dctcp_alpha_init,
+                dctcp_acked: 0,
+                dctcp_marked: 0,
+                // RFC 8257 §3.3: DCTCP.WindowEnd starts at SND.NXT.
+                dctcp_window_end: 0,
+                sacked: Vec::new(),
+                high_rxt: 0,
+                pipe: 0,
             },
             rcv: Receiver {
                 started: false,
@@ -242,6 +345,9 @@ impl TcpFlow {
                 unacked_segs: 0,
                 delack_timer: Timer::default(),
                 ce_state: false,
+                ece_latched: false,
+                sack_recent: u64::MAX,
+                sack_last: [(0, 0); 3],
             },
             stats: TcpStats::default(),
             cfg,
@@ -256,6 +362,15 @@ impl TcpFlow {
     /// Bytes in flight (RFC 5681 FlightSize).
     pub fn flight(&self) -> u64 {
         self.snd.snd_max - self.snd.snd_una
+    }
+
+    /// DCTCP alpha, or -1 when the sender is not DCTCP/ODCTCP (result tables).
+    pub fn alpha_or_none(&self) -> f64 {
+        if self.cfg.cc.is_dctcp() {
+            self.snd.alpha
+        } else {
+            -1.0
+        }
     }
 
     /// Bytes delivered in order to the receiving application.
@@ -278,7 +393,21 @@ impl TcpFlow {
             class: self.class,
             enq_time: now,
             sent_time: now,
+            sack: SackBlocks::EMPTY,
         }
+    }
+
+    /// ECN is in use: an ECN-capable sender and a receiver that echoes CE.
+    #[inline]
+    pub fn ecn_active(&self) -> bool {
+        (self.cfg.ecn || self.cfg.cc.is_dctcp()) && self.cfg.ecn_rx != EcnRxPolicy::Off
+    }
+
+    /// Whether the sender sets CWR after a window reduction: RFC 3168 senders and ODCTCP
+    /// do; DCTCP as originally designed does not (MODELS.md §3.5 problem 1).
+    #[inline]
+    fn sets_cwr(&self) -> bool {
+        self.cfg.cc != CcAlgo::Dctcp && self.ecn_active()
     }
 
     // ------------------------------------------------------------------ sender
@@ -304,6 +433,9 @@ impl TcpFlow {
     fn send_syn(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         let mut p = self.template(now);
         p.kind = Kind::Syn;
+        if self.cfg.cc.is_dctcp() && self.ecn_active() {
+            p.ecn = Ecn::Ect0; // DCTCP: ECT on all packets (MODELS.md §3.2)
+        }
         out.push(p);
         self.snd.syn_time = now;
         self.stats.segs_sent += 1;
@@ -314,6 +446,13 @@ impl TcpFlow {
     pub fn try_send(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         if self.snd.state != SndState::Established {
             return;
+        }
+        if self.snd.snd_una == self.snd.snd_max
+            && self.snd.snd_max > 0
+            && (self.cfg.idle_restart || self.cfg.dctcp_reset_alpha_after_idle)
+            && now - self.snd.last_send > self.snd.rto
+        {
+            self.after_idle(now);
         }
         let mss = self.mss();
         let wnd = self.snd.cwnd.min(self.cfg.rwnd);
@@ -335,12 +474,41 @@ impl TcpFlow {
         }
     }
 
+    /// Nothing outstanding and nothing sent for longer than the RTO.
+    fn after_idle(&mut self, _now: SimTime) {
+        if self.cfg.idle_restart {
+            // RFC 5681 §4.1: cwnd := min(cwnd, RW), RW = the initial window.
+            let iw = self.cfg.init_cwnd as u64 * self.mss();
+            self.snd.cwnd = self.snd.cwnd.min(iw);
+        }
+        if self.cfg.dctcp_reset_alpha_after_idle && self.cfg.cc.is_dctcp() {
+            // FreeBSD `dctcp_after_idle`: alpha back to its initial value, a new window.
+            self.snd.alpha = self.cfg.dctcp_alpha_init;
+            self.snd.dctcp_acked = 0;
+            self.snd.dctcp_marked = 0;
+            self.snd.dctcp_window_end = self.snd.snd_nxt;
+        }
+    }
+
     fn emit_segment(&mut self, now: SimTime, seq: u64, len: u64, out: &mut Vec<Packet>) {
         let mut p = self.template(now);
         p.seq = seq;
         p.payload = len as u32;
         p.size = self.cfg.header + len as u32;
         let retx = seq < self.snd.snd_max;
+        if self.ecn_active() {
+            // RFC 3168 §6.1.5: no ECT on retransmissions; DCTCP: ECT on all packets.
+            if !retx || self.cfg.cc.is_dctcp() {
+                p.ecn = Ecn::Ect0;
+            }
+            // RFC 3168 §6.1.2 (erratum 5966): CWR on the next *new* data segment.
+            if !retx && self.snd.cwr_pending {
+                p.flags |= flags::CWR;
+                self.snd.cwr_pending = false;
+                self.stats.cwr_sent += 1;
+            }
+        }
+        self.snd.last_send = now;
         if retx {
             self.stats.retransmits += 1;
             // Karn: a retransmission invalidates the running RTT measurement.
@@ -401,6 +569,8 @@ impl TcpFlow {
                 }
                 self.snd.state = SndState::Established;
                 self.snd.rto_timer.stop();
+                // RFC 8257 §3.3: the observation window starts at SND.NXT.
+                self.snd.dctcp_window_end = self.snd.snd_nxt;
                 self.try_send(now, out);
             }
             return;
@@ -413,6 +583,24 @@ impl TcpFlow {
         if a > self.snd.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
+        let ece = p.flags & flags::ECE != 0;
+        if ece {
+            self.stats.ece_received += 1;
+        }
+        if self.ecn_active() {
+            if self.cfg.cc.is_dctcp() {
+                self.dctcp_update_alpha(a, ece);
+            }
+            // RFC 3168 §6.1.2: react to ECE at most once per window of data, and not during
+            // loss recovery (loss and ECE in one window: one reduction). The check uses
+            // SND.UNA before this ACK, as FreeBSD signals ECE before processing the ACK.
+            if ece && !self.snd.in_recovery && self.snd.snd_una >= self.snd.recover_ecn {
+                self.ecn_reduce();
+            }
+        }
+        if self.cfg.sack {
+            self.sack_update(p);
+        }
         if a > self.snd.snd_una {
             let acked = a - self.snd.snd_una;
             if self.snd.rtt_active && a > self.snd.rtt_seq {
@@ -424,13 +612,25 @@ impl TcpFlow {
             if self.snd.snd_nxt < a {
                 self.snd.snd_nxt = a;
             }
+            if self.cfg.sack {
+                sack_prune(&mut self.snd.sacked, a);
+            }
             if self.snd.in_recovery {
                 if a >= self.snd.recover {
-                    // Full ACK (RFC 6582 §3.2 step 3): deflate the window.
-                    let flight = self.flight();
-                    self.snd.cwnd = self.snd.ssthresh.min(flight.max(mss) + mss);
+                    // Full ACK: leave recovery.
+                    if !self.cfg.sack {
+                        // RFC 6582 §3.2 step 3: deflate the window.
+                        let flight = self.flight();
+                        self.snd.cwnd = self.snd.ssthresh.min(flight.max(mss) + mss);
+                    }
+                    // RFC 6675: cwnd stayed at ssthresh during recovery; nothing to undo.
                     self.snd.in_recovery = false;
                     self.snd.dupacks = 0;
+                } else if self.cfg.sack {
+                    // RFC 6675 §5 (B), (C); RFC 6298 (5.3) restarts the timer.
+                    self.snd.rto_timer.set(now + self.snd.rto);
+                    self.sack_send(now, out);
+                    return;
                 } else {
                     // Partial ACK: retransmit the next hole, deflate by the amount acked.
                     self.retransmit_una(now, out);
@@ -448,7 +648,17 @@ impl TcpFlow {
                 }
             } else {
                 self.snd.dupacks = 0;
-                self.cc_on_ack(acked);
+                // During an ECE reduction window cwnd does not grow (RFC 3168 senders as in
+                // Linux's CWR state and FreeBSD's congestion recovery; DCTCP with
+                // `dctcp_recovery_mode`). The ACK that closes the window does not grow it.
+                let frozen =
+                    self.snd.in_cwr && (!self.cfg.cc.is_dctcp() || self.cfg.dctcp_recovery_mode);
+                if a >= self.snd.recover_ecn {
+                    self.snd.in_cwr = false;
+                }
+                if !frozen {
+                    self.cc_on_ack(acked);
+                }
             }
             // RFC 6298 (5.2, 5.3): stop the timer when all data is acked, else restart it.
             if self.snd.snd_una >= self.snd.snd_max {
@@ -461,14 +671,25 @@ impl TcpFlow {
             // Duplicate ACK (RFC 5681 §2).
             self.snd.dupacks += 1;
             if self.snd.in_recovery {
-                self.snd.cwnd += mss; // window inflation
-                self.try_send(now, out);
+                if self.cfg.sack {
+                    self.sack_send(now, out); // RFC 6675 §5 (B), (C)
+                } else {
+                    self.snd.cwnd += mss; // window inflation
+                    self.try_send(now, out);
+                }
+            } else if self.cfg.sack {
+                // RFC 6675 §5 steps (2)–(4): DupThresh duplicates, or IsLost(HighACK + 1).
+                if a >= self.snd.recover
+                    && (self.snd.dupacks >= self.cfg.dupack_threshold
+                        || self.snd.snd_una < self.lost_boundary())
+                {
+                    self.sack_enter_recovery(now, out);
+                }
             } else if self.snd.dupacks == self.cfg.dupack_threshold && a >= self.snd.recover {
                 // Fast retransmit (RFC 6582 §3.2 step 2).
                 self.snd.fast_recovery_enter();
                 self.stats.fast_recoveries += 1;
-                let flight = self.flight();
-                self.snd.ssthresh = self.cc_ssthresh_on_loss(flight);
+                self.loss_reduce();
                 self.snd.recover = self.snd.snd_max;
                 self.retransmit_una(now, out);
                 self.snd.cwnd = self.snd.ssthresh + self.cfg.dupack_threshold as u64 * mss;
@@ -477,10 +698,210 @@ impl TcpFlow {
         }
     }
 
-    fn cc_on_ack(&mut self, acked: u64) {
+    /// RFC 8257 §3.3 steps 1–9: count acked and marked bytes; at the end of each
+    /// observation window (SND.UNA passes WindowEnd) update alpha. `a` is this ACK's
+    /// cumulative acknowledgement; duplicates acknowledge 0 bytes (RFC 8257 reading).
+    fn dctcp_update_alpha(&mut self, a: u64, ece: bool) {
+        let s = &mut self.snd;
+        let newly = a.saturating_sub(s.snd_una);
+        s.dctcp_acked += newly;
+        if ece {
+            s.dctcp_marked += newly;
+        }
+        let una = a.max(s.snd_una);
+        if una > s.dctcp_window_end {
+            let m = if s.dctcp_acked > 0 {
+                s.dctcp_marked as f64 / s.dctcp_acked as f64
+            } else {
+                0.0
+            };
+            let g = self.cfg.dctcp_g;
+            s.alpha = (1.0 - g) * s.alpha + g * m;
+            s.dctcp_window_end = s.snd_nxt.max(a);
+            s.dctcp_acked = 0;
+            s.dctcp_marked = 0;
+        }
+    }
+
+    /// Window reduction on ECE (once per window; the caller checks eligibility).
+    fn ecn_reduce(&mut self) {
         let mss = self.mss();
         match self.cfg.cc {
             CcAlgo::NewReno => {
+                // RFC 3168 §6.1.2: as for a loss, ssthresh = max(FlightSize/2, 2·SMSS).
+                self.snd.ssthresh = (self.flight() / 2).max(2 * mss);
+                self.snd.cwnd = self.snd.ssthresh;
+            }
+            CcAlgo::Dctcp | CcAlgo::Odctcp => {
+                // RFC 8257 §3.3: cwnd := cwnd·(1 − alpha/2), computed as FreeBSD does,
+                // cwnd − floor(cwnd·alpha/2), floor 2·SMSS; ssthresh := cwnd.
+                let cut = (self.snd.cwnd as f64 * self.snd.alpha / 2.0) as u64;
+                self.snd.cwnd = self.snd.cwnd.saturating_sub(cut).max(2 * mss);
+                self.snd.ssthresh = self.snd.cwnd;
+            }
+        }
+        self.snd.recover_ecn = self.snd.snd_max;
+        self.snd.in_cwr = true;
+        self.stats.ecn_reductions += 1;
+        if self.sets_cwr() {
+            self.snd.cwr_pending = true;
+        }
+    }
+
+    /// ssthresh on entering loss recovery: one reduction per window also across ECN — if
+    /// an ECE reduction already covers this window, ssthresh stays.
+    fn loss_reduce(&mut self) {
+        if !self.snd.in_cwr {
+            let flight = self.flight();
+            self.snd.ssthresh = self.cc_ssthresh_on_loss(flight);
+            if self.sets_cwr() {
+                // Linux `tcp_init_cwnd_reduction`, ns-2 `slowdown`: CWR after any cut.
+                self.snd.cwr_pending = true;
+            }
+        }
+        self.snd.in_cwr = false;
+        if self.ecn_active() {
+            self.snd.recover_ecn = self.snd.snd_max;
+        }
+    }
+
+    // ------------------------------------------------------------ SACK (RFC 6675)
+
+    /// RFC 6675 `Update()`: record the ACK's SACK blocks on the scoreboard.
+    fn sack_update(&mut self, p: &Packet) {
+        let lo = self.snd.snd_una.max(p.ack);
+        let hi = self.snd.snd_max;
+        for (s, e) in p.sack.decode(p.ack) {
+            let (s, e) = (s.max(lo), e.min(hi));
+            if s < e {
+                insert_range(&mut self.snd.sacked, s, e);
+            }
+        }
+    }
+
+    /// UnSACKed octets below the returned sequence are lost: RFC 6675 `IsLost(s)` is true
+    /// when more than (DupThresh − 1)·SMSS bytes above `s` are SACKed.
+    fn lost_boundary(&self) -> u64 {
+        let thr = (self.cfg.dupack_threshold.max(1) as u64 - 1) * self.mss();
+        let mut acc = 0;
+        for &(s, e) in self.snd.sacked.iter().rev() {
+            acc += e - s;
+            if acc > thr {
+                return s;
+            }
+        }
+        0
+    }
+
+    /// Bytes of [a, b) not on the scoreboard.
+    fn unsacked(&self, a: u64, b: u64) -> u64 {
+        if a >= b {
+            return 0;
+        }
+        let mut n = b - a;
+        for &(s, e) in &self.snd.sacked {
+            let (lo, hi) = (s.max(a), e.min(b));
+            if lo < hi {
+                n -= hi - lo;
+            }
+        }
+        n
+    }
+
+    /// RFC 6675 `SetPipe()`: unSACKed octets that are not lost, plus unSACKed octets
+    /// retransmitted in this recovery (at or below HighRxt).
+    fn set_pipe(&mut self) {
+        let (una, max) = (self.snd.snd_una, self.snd.snd_max);
+        let lost = self.lost_boundary().max(una);
+        self.snd.pipe = self.unsacked(lost, max) + self.unsacked(una, self.snd.high_rxt.min(max));
+    }
+
+    /// The first unSACKed sequence at or above `x` (below `snd_max`), and the length of the
+    /// segment starting there (up to one MSS, not into SACKed data).
+    fn first_unsacked(&self, mut x: u64) -> Option<(u64, u64)> {
+        for &(s, e) in &self.snd.sacked {
+            if e <= x {
+                continue;
+            }
+            if s <= x {
+                x = e;
+                continue;
+            }
+            // x < s: x is unSACKed, the segment ends at s at the latest.
+            if x >= self.snd.snd_max {
+                return None;
+            }
+            return Some((x, self.mss().min(s - x).min(self.snd.snd_max - x)));
+        }
+        if x >= self.snd.snd_max {
+            return None;
+        }
+        Some((x, self.mss().min(self.snd.snd_max - x)))
+    }
+
+    /// RFC 6675 `NextSeg()` rules 1–3: (seq, len, is_retransmission).
+    fn next_seg(&self) -> Option<(u64, u64, bool)> {
+        let from = self.snd.high_rxt.max(self.snd.snd_una);
+        let first = self.first_unsacked(from);
+        // (1) the lowest unSACKed sequence above HighRxt that IsLost.
+        if let Some((s, len)) = first {
+            if s < self.lost_boundary() {
+                return Some((s, len, true));
+            }
+        }
+        // (2) new data, if the application and the receiver window allow.
+        let nxt = self.snd.snd_max;
+        if nxt < self.snd.app_limit {
+            let len = self.mss().min(self.snd.app_limit - nxt);
+            if nxt + len - self.snd.snd_una <= self.cfg.rwnd {
+                return Some((nxt, len, false));
+            }
+        }
+        // (3) the lowest unSACKed sequence above HighRxt, lost or not.
+        first.map(|(s, len)| (s, len, true))
+    }
+
+    /// RFC 6675 §5 step (4): enter loss recovery.
+    fn sack_enter_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.snd.fast_recovery_enter();
+        self.stats.fast_recoveries += 1;
+        // (4.1) RecoveryPoint = HighData; (4.2) ssthresh = cwnd = FlightSize/2.
+        self.snd.recover = self.snd.snd_max;
+        self.loss_reduce();
+        self.snd.cwnd = self.snd.ssthresh;
+        // (4.3) retransmit HighACK + 1; HighRxt = its end.
+        if let Some((s, len)) = self.first_unsacked(self.snd.snd_una) {
+            self.emit_segment(now, s, len, out);
+            self.snd.high_rxt = s + len;
+        }
+        // (4.4) SetPipe, (4.5) step (C).
+        self.sack_send(now, out);
+    }
+
+    /// RFC 6675 §5 (B.2) SetPipe and (C): send while cwnd − pipe ≥ 1 SMSS.
+    fn sack_send(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.set_pipe();
+        let mss = self.mss();
+        while self.snd.cwnd >= self.snd.pipe + mss {
+            let Some((seq, len, retx)) = self.next_seg() else {
+                break;
+            };
+            self.emit_segment(now, seq, len, out);
+            if retx {
+                self.snd.high_rxt = self.snd.high_rxt.max(seq + len); // (C.2)
+            } else {
+                self.snd.snd_max = seq + len;
+                self.snd.snd_nxt = self.snd.snd_nxt.max(seq + len);
+            }
+            self.snd.pipe += len; // (C.4)
+        }
+    }
+
+    fn cc_on_ack(&mut self, acked: u64) {
+        let mss = self.mss();
+        match self.cfg.cc {
+            // DCTCP grows cwnd as NewReno does (RFC 8257 §3.3).
+            CcAlgo::NewReno | CcAlgo::Dctcp | CcAlgo::Odctcp => {
                 if self.snd.cwnd < self.snd.ssthresh {
                     // Slow start: one MSS per ACK (RFC 5681 eq. 2, L = 1 SMSS).
                     self.snd.cwnd += acked.min(mss);
@@ -494,7 +915,8 @@ impl TcpFlow {
 
     fn cc_ssthresh_on_loss(&self, flight: u64) -> u64 {
         match self.cfg.cc {
-            CcAlgo::NewReno => (flight / 2).max(2 * self.mss()),
+            // DCTCP does not use alpha for losses (RFC 8257 §3.4: as the standard TCP).
+            CcAlgo::NewReno | CcAlgo::Dctcp | CcAlgo::Odctcp => (flight / 2).max(2 * self.mss()),
         }
     }
 
@@ -517,6 +939,16 @@ impl TcpFlow {
                 self.snd.dupacks = 0;
                 self.snd.recover = self.snd.snd_max;
                 self.snd.rtt_active = false;
+                if self.ecn_active() {
+                    self.snd.in_cwr = false;
+                    self.snd.recover_ecn = self.snd.snd_max;
+                    if self.sets_cwr() {
+                        self.snd.cwr_pending = true;
+                    }
+                }
+                // RFC 2018 §8: after a timeout, ignore prior SACK information.
+                self.snd.sacked.clear();
+                self.snd.high_rxt = self.snd.snd_una;
                 // Exponential backoff (RFC 6298 5.5).
                 self.snd.rto = SimTime((self.snd.rto.0 * 2).min(self.cfg.max_rto.0));
                 // Go back N: resend from snd_una as the window opens again.
@@ -533,16 +965,66 @@ impl TcpFlow {
 
     // ---------------------------------------------------------------- receiver
 
+    /// An ACK for everything received in order, with the receiver's ECE, ECT and SACK.
     fn ack_packet(&mut self, now: SimTime) -> Packet {
         let mut p = self.template(now);
         p.kind = Kind::Ack;
         p.src = self.dst;
         p.dst = self.src;
         p.ack = self.rcv.rcv_nxt;
+        let ece = match self.cfg.ecn_rx {
+            EcnRxPolicy::Off => false,
+            EcnRxPolicy::Standard => self.rcv.ece_latched,
+            EcnRxPolicy::Dctcp | EcnRxPolicy::Odctcp => {
+                p.ecn = Ecn::Ect0; // a DCTCP host sets ECT on all packets
+                self.rcv.ce_state
+            }
+        };
+        if ece {
+            p.flags |= flags::ECE;
+        }
+        if self.cfg.sack && !self.rcv.ooo.is_empty() {
+            p.sack = self.sack_blocks();
+        }
         self.rcv.unacked_segs = 0;
         self.rcv.delack_timer.stop();
         self.stats.acks_sent += 1;
         p
+    }
+
+    /// RFC 2018 §4: the block holding the segment that triggered this ACK first, then the
+    /// most recently reported blocks still above RCV.NXT, then other blocks in ascending
+    /// order; at most three.
+    fn sack_blocks(&mut self) -> SackBlocks {
+        let r = &mut self.rcv;
+        let mut b = [(0u64, 0u64); 3];
+        let mut n = 0;
+        let containing =
+            |ooo: &[(u64, u64)], x: u64| ooo.iter().copied().find(|&(s, e)| s <= x && x < e);
+        let push = |blk: (u64, u64), b: &mut [(u64, u64); 3], n: &mut usize| {
+            if *n < 3 && !b[..*n].contains(&blk) {
+                b[*n] = blk;
+                *n += 1;
+            }
+        };
+        if r.sack_recent != u64::MAX {
+            if let Some(blk) = containing(&r.ooo, r.sack_recent) {
+                push(blk, &mut b, &mut n);
+            }
+        }
+        for i in 0..3 {
+            let (s, e) = r.sack_last[i];
+            if e > s && s >= r.rcv_nxt {
+                if let Some(blk) = containing(&r.ooo, s) {
+                    push(blk, &mut b, &mut n);
+                }
+            }
+        }
+        for &blk in &r.ooo {
+            push(blk, &mut b, &mut n);
+        }
+        r.sack_last = b;
+        SackBlocks::encode(r.rcv_nxt, &b[..n])
     }
 
     /// Process a segment arriving at the receiver; ACKs go to `out`.
@@ -551,13 +1033,48 @@ impl TcpFlow {
             self.rcv.started = true;
             let mut a = self.ack_packet(now);
             a.kind = Kind::SynAck;
+            a.flags = 0;
             out.push(a);
             return;
         }
         self.rcv.started = true;
+        self.rcv.sack_recent = u64::MAX;
+        let mut immediate = false;
+        let ce = p.ecn == Ecn::Ce;
+        if ce {
+            self.stats.ce_received += 1;
+        }
+        match self.cfg.ecn_rx {
+            EcnRxPolicy::Off => {}
+            EcnRxPolicy::Standard => {
+                // RFC 3168 §6.1.3: CWR clears the latch, CE sets it; CE wins (Linux, ns-2
+                // process CE after CWR).
+                if p.flags & flags::CWR != 0 {
+                    self.rcv.ece_latched = false;
+                }
+                if ce {
+                    self.rcv.ece_latched = true;
+                }
+            }
+            EcnRxPolicy::Dctcp | EcnRxPolicy::Odctcp => {
+                if ce != self.rcv.ce_state {
+                    let keep_delack =
+                        self.cfg.ecn_rx == EcnRxPolicy::Odctcp && p.flags & flags::CWR != 0;
+                    if !keep_delack {
+                        // RFC 8257 §3.2 with the two-ACK scheme: a pending delayed ACK goes
+                        // out first with the old ECE value, then the new state at once.
+                        if self.rcv.unacked_segs > 0 {
+                            let a = self.ack_packet(now);
+                            out.push(a);
+                        }
+                        immediate = true;
+                    }
+                    self.rcv.ce_state = ce;
+                }
+            }
+        }
         let start = p.seq;
         let end = p.seq + p.payload as u64;
-        let mut immediate = false;
         if start == self.rcv.rcv_nxt {
             self.rcv.rcv_nxt = end;
             if !self.rcv.ooo.is_empty() {
@@ -579,6 +1096,7 @@ impl TcpFlow {
         } else if start > self.rcv.rcv_nxt {
             // Out of order: buffer and send an immediate duplicate ACK.
             insert_range(&mut self.rcv.ooo, start, end);
+            self.rcv.sack_recent = start;
             immediate = true;
         } else {
             // Old or partly old data: ACK at once so the sender learns rcv_nxt.
@@ -599,16 +1117,29 @@ impl TcpFlow {
     /// The delayed-ACK timer expired.
     pub fn on_delack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         if self.rcv.unacked_segs > 0 {
+            self.rcv.sack_recent = u64::MAX;
             let a = self.ack_packet(now);
             out.push(a);
         }
     }
 }
-
 impl Sender {
     fn fast_recovery_enter(&mut self) {
         self.in_recovery = true;
         self.partial_seen = false;
+    }
+}
+
+/// Drop the parts of a scoreboard at or below `una`.
+fn sack_prune(v: &mut Vec<(u64, u64)>, una: u64) {
+    let n = v.iter().take_while(|r| r.1 <= una).count();
+    if n > 0 {
+        v.drain(..n);
+    }
+    if let Some(first) = v.first_mut() {
+        if first.0 < una {
+            first.0 = una;
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! scripted segments and checks the exact state, packets and timers that result.
 
 use super::*;
-use crate::packet::{Ecn, Kind, Packet};
+use crate::packet::{flags, Ecn, Kind, Packet, SackBlocks};
 
 const MSS: u64 = 1460;
 
@@ -43,6 +43,7 @@ fn ack(a: u64) -> Packet {
         class: 0,
         enq_time: SimTime::ZERO,
         sent_time: SimTime::ZERO,
+        sack: crate::packet::SackBlocks::EMPTY,
     }
 }
 
@@ -413,4 +414,521 @@ fn test_timer_lazy_rearm_semantics() {
     assert!(t.fire(ms(15)));
     assert!(!t.fire(ms(20)), "stale event ignored");
     assert!(!t.armed());
+}
+
+// ------------------------------------------------------------------ ECN (RFC 3168)
+
+fn ce(mut p: Packet) -> Packet {
+    p.ecn = Ecn::Ce;
+    p
+}
+
+fn cwr(mut p: Packet) -> Packet {
+    p.flags |= flags::CWR;
+    p
+}
+
+fn ece(mut p: Packet) -> Packet {
+    p.flags |= flags::ECE;
+    p
+}
+
+fn has(p: &Packet, f: u8) -> bool {
+    p.flags & f != 0
+}
+
+/// (ack number in segments, ECE) of each ACK.
+fn acks_ece(out: &[Packet]) -> Vec<(u64, bool)> {
+    out.iter()
+        .map(|p| (p.ack / MSS, has(p, flags::ECE)))
+        .collect()
+}
+
+fn ecn_cfg(cc: CcAlgo, rx: EcnRxPolicy) -> TcpConfig {
+    TcpConfig {
+        cc,
+        ecn: true,
+        ecn_rx: rx,
+        ..cfg()
+    }
+}
+
+/// As `sender_with_window` with a given configuration: cwnd 10 MSS, segments 1..10
+/// outstanding (SND.UNA = 1 MSS, SND.MAX = 11 MSS), RTO 200 ms.
+fn sender_with_window_cfg(c: TcpConfig) -> TcpFlow {
+    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 1000 * MSS, &mut out);
+    f.snd.ssthresh = 8 * MSS;
+    f.on_ack(us(100), &ack(MSS), &mut out);
+    f.snd.cwnd = 10 * MSS;
+    f.try_send(us(100), &mut out);
+    assert_eq!((f.snd.snd_una, f.snd.snd_max), (MSS, 11 * MSS));
+    f
+}
+
+#[test]
+fn test_standard_receiver_latches_ece_until_cwr_and_ce_wins() {
+    let mut r = TcpFlow::new(0, 1, 2, ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard));
+    let mut out = Vec::new();
+    let d = |i: u64| data(i * MSS, 1460);
+    let script = [
+        d(0),
+        ce(d(1)),
+        d(2),
+        cwr(d(3)),
+        d(4),
+        ce(d(5)),
+        cwr(ce(d(6))), // CE and CWR on one segment: CE wins, ECE stays latched
+        d(7),
+        cwr(d(8)),
+    ];
+    for (i, p) in script.iter().enumerate() {
+        r.on_segment(us(i as u64), p, &mut out);
+    }
+    assert_eq!(
+        acks_ece(&out),
+        vec![
+            (1, false),
+            (2, true),
+            (3, true),
+            (4, false),
+            (5, false),
+            (6, true),
+            (7, true),
+            (8, true),
+            (9, false)
+        ]
+    );
+    // A standard receiver's pure ACKs are not ECT (RFC 3168 §6.1.4).
+    assert!(out.iter().all(|p| p.ecn == Ecn::NotEct));
+    assert_eq!(r.stats.ce_received, 3);
+}
+
+#[test]
+fn test_standard_sender_ect_on_new_data_only() {
+    let (f, out) = {
+        let mut f = TcpFlow::new(0, 1, 2, ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard));
+        let mut out = Vec::new();
+        f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+        (f, out)
+    };
+    assert!(out.iter().all(|p| p.ecn == Ecn::Ect0 && p.flags == 0));
+    // The retransmission after a timeout is Not-ECT.
+    let mut f = f;
+    let mut out = Vec::new();
+    f.on_rto(ms(1000), &mut out);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!(out[0].ecn, Ecn::NotEct);
+    // Without an ECN-capable receiver (negotiation fails) nothing is ECT.
+    let mut g = TcpFlow::new(0, 1, 2, ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Off));
+    let mut out = Vec::new();
+    g.app_write(SimTime::ZERO, 10 * MSS, &mut out);
+    assert!(out.iter().all(|p| p.ecn == Ecn::NotEct));
+}
+
+#[test]
+fn test_standard_sender_cuts_once_per_window_and_sets_cwr_on_new_data() {
+    let mut f = sender_with_window_cfg(ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard));
+    let mut out = Vec::new();
+    // ECE: ssthresh = max(FlightSize/2, 2 MSS) with FlightSize = 10 MSS; cwnd = ssthresh.
+    f.on_ack(us(200), &ece(ack(2 * MSS)), &mut out);
+    assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
+    assert_eq!(f.snd.recover_ecn, 11 * MSS);
+    assert!(f.snd.cwr_pending);
+    assert!(out.is_empty(), "flight 9 MSS > cwnd 5 MSS");
+    // More ECE in the same window: no second cut, and no cwnd growth.
+    f.on_ack(us(201), &ece(ack(3 * MSS)), &mut out);
+    assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
+    assert_eq!(f.stats.ecn_reductions, 1);
+    // A loss in the same window: fast retransmit, but ssthresh stays (one reduction).
+    for i in 0..3 {
+        f.on_ack(us(202 + i), &ece(ack(3 * MSS)), &mut out);
+    }
+    assert!(f.snd.in_recovery);
+    assert_eq!(f.snd.ssthresh, 5 * MSS);
+    assert_eq!(f.snd.cwnd, 8 * MSS);
+    assert_eq!(seqs(&out), vec![3 * MSS]);
+    // The retransmission carries neither CWR nor ECT.
+    assert_eq!((out[0].flags, out[0].ecn), (0, Ecn::NotEct));
+    out.clear();
+    // Window inflation lets new data go: the first new segment carries CWR, once.
+    f.on_ack(us(210), &ack(3 * MSS), &mut out);
+    f.on_ack(us(211), &ack(3 * MSS), &mut out);
+    assert_eq!(seqs(&out), vec![11 * MSS, 12 * MSS]);
+    assert!(has(&out[0], flags::CWR) && !has(&out[1], flags::CWR));
+    assert!(out.iter().all(|p| p.ecn == Ecn::Ect0));
+    assert_eq!(f.stats.cwr_sent, 1);
+    assert_eq!(f.stats.ecn_reductions, 1);
+    assert_eq!(f.stats.ece_received, 5);
+    // Full ACK; an ECE for data sent after the reduction triggers a new one.
+    out.clear();
+    f.on_ack(us(300), &ack(13 * MSS), &mut out);
+    assert!(!f.snd.in_recovery);
+    assert_eq!(f.snd.cwnd, 2 * MSS);
+    assert_eq!(seqs(&out), vec![13 * MSS, 14 * MSS]);
+    out.clear();
+    f.on_ack(us(400), &ece(ack(14 * MSS)), &mut out);
+    assert_eq!(f.stats.ecn_reductions, 2);
+    assert_eq!((f.snd.ssthresh, f.snd.cwnd), (2 * MSS, 2 * MSS));
+    assert_eq!(seqs(&out), vec![15 * MSS]);
+    assert!(has(&out[0], flags::CWR));
+}
+
+// ------------------------------------------------------------ DCTCP and ODCTCP
+
+fn dctcp_cfg(cc: CcAlgo, alpha0: f64) -> TcpConfig {
+    TcpConfig {
+        cc,
+        ecn_rx: EcnRxPolicy::Dctcp,
+        dctcp_alpha_init: alpha0,
+        init_cwnd: 100,
+        ..cfg()
+    }
+}
+
+/// Drive a DCTCP sender through three observation windows with marked fractions 1/2, 0
+/// and 1 (after the first window, which RFC 8257's WindowEnd = SND.NXT = 0 closes at the
+/// first ACK); returns the sender and alpha at the end of each window.
+fn dctcp_mark_script(alpha0: f64, recovery_mode: bool) -> (TcpFlow, Vec<f64>, u64) {
+    let mut c = dctcp_cfg(CcAlgo::Dctcp, alpha0);
+    c.dctcp_recovery_mode = recovery_mode;
+    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut out = Vec::new();
+    let mut alphas = Vec::new();
+    let t = |i: u64| us(100 + i);
+    // Window 0: segments 0..2 sent; the first ACK closes it. ECE iff alpha0 = 1, so M =
+    // alpha0 and alpha stays at alpha0.
+    f.app_write(SimTime::ZERO, 3 * MSS, &mut out);
+    let a = if alpha0 == 1.0 {
+        ece(ack(MSS))
+    } else {
+        ack(MSS)
+    };
+    f.on_ack(t(0), &a, &mut out);
+    alphas.push(f.snd.alpha);
+    assert_eq!(f.snd.dctcp_window_end, 3 * MSS);
+    // Window 1: ACK 3 (ECE, 2 segments), ACK 5 (no ECE, 2 segments) → M = 2/4.
+    f.app_write(t(1), 2 * MSS, &mut out);
+    f.on_ack(t(2), &ece(ack(3 * MSS)), &mut out);
+    let cwnd_after_first_ack_of_w1 = f.snd.cwnd;
+    f.on_ack(t(3), &ack(5 * MSS), &mut out);
+    alphas.push(f.snd.alpha);
+    assert_eq!(f.snd.dctcp_window_end, 5 * MSS);
+    // Window 2: ACK 6 (no ECE) → M = 0.
+    f.app_write(t(4), 2 * MSS, &mut out);
+    f.on_ack(t(5), &ack(6 * MSS), &mut out);
+    alphas.push(f.snd.alpha);
+    assert_eq!(f.snd.dctcp_window_end, 7 * MSS);
+    // Window 3: ACK 7 (ECE), ACK 8 (ECE) → M = 1.
+    f.on_ack(t(6), &ece(ack(7 * MSS)), &mut out);
+    f.app_write(t(7), MSS, &mut out);
+    f.on_ack(t(8), &ece(ack(8 * MSS)), &mut out);
+    alphas.push(f.snd.alpha);
+    (f, alphas, cwnd_after_first_ack_of_w1)
+}
+
+#[test]
+fn test_dctcp_alpha_recursion_from_alpha0_one() {
+    let (f, alphas, _) = dctcp_mark_script(1.0, true);
+    // g = 1/16: 1 → 15/16·1 + 1/16·1/2 = 31/32 → 31/32·15/16 = 465/512
+    //           → 465/512·15/16 + 1/16 = 7487/8192 (exact in binary floating point).
+    assert_eq!(
+        alphas,
+        vec![1.0, 31.0 / 32.0, 465.0 / 512.0, 7487.0 / 8192.0]
+    );
+    // Cuts: at the first ECE (alpha 1): 100 MSS → 50 MSS. The ECE in window 1 falls in the
+    // same window of data (SND.UNA 1 MSS < recover 3 MSS): no cut. Two congestion-avoidance
+    // ACKs then add 29 B each (1460²/73000 and 1460²/73029); the ECE at ACK 7 cuts with
+    // alpha = 465/512: cwnd − floor(cwnd·alpha/2), recover = SND.MAX = 7; ACK 8 acks data
+    // sent after that cut, so its ECE cuts again, with alpha = 7487/8192.
+    let cwnd = 73_058u64;
+    let after7 = cwnd - cwnd * 465 / 1024;
+    assert_eq!(after7, 39_883);
+    let after8 = after7 - after7 * 7487 / 16384;
+    assert_eq!(f.snd.cwnd, after8);
+    assert_eq!(f.snd.ssthresh, after8);
+    assert_eq!(f.stats.ecn_reductions, 3);
+    assert_eq!(f.stats.ece_received, 4);
+    assert_eq!(f.stats.cwr_sent, 0, "DCTCP as designed sets no CWR");
+}
+
+#[test]
+fn test_dctcp_alpha_recursion_from_alpha0_zero() {
+    let (_, alphas, _) = dctcp_mark_script(0.0, true);
+    // 0 → 1/32 → 15/512 → 225/8192 + 512/8192 = 737/8192.
+    assert_eq!(alphas, vec![0.0, 1.0 / 32.0, 15.0 / 512.0, 737.0 / 8192.0]);
+}
+
+#[test]
+fn test_dctcp_recovery_mode_freezes_growth_freebsd_mode_does_not() {
+    // After the cut to 73000 B at ACK 1, the next ACK (ACK 3) closes the reduction window:
+    // frozen until then. FreeBSD style: congestion avoidance continues on the cutting ACK
+    // itself (+29 B) and on ACK 3 (+29 B).
+    let (_, _, frozen) = dctcp_mark_script(1.0, true);
+    assert_eq!(frozen, 73_000);
+    let (_, _, grows) = dctcp_mark_script(1.0, false);
+    assert_eq!(grows, 73_000 + 1460 * 1460 / 73_000 + 1460 * 1460 / 73_029);
+}
+
+#[test]
+fn test_dctcp_sender_sets_no_cwr_odctcp_sender_does() {
+    for (cc, want_cwr) in [(CcAlgo::Dctcp, false), (CcAlgo::Odctcp, true)] {
+        let mut c = dctcp_cfg(cc, 1.0);
+        c.init_cwnd = 2;
+        let mut f = sender_with_window_cfg(c);
+        let mut out = Vec::new();
+        // The first observation window closed at ACK 1 with M = 0: alpha = 15/16. The ECE
+        // then cuts cwnd by floor(cwnd·alpha/2).
+        assert_eq!(f.snd.alpha, 15.0 / 16.0);
+        f.on_ack(us(200), &ece(ack(2 * MSS)), &mut out);
+        let cut = (10 * MSS) * 15 / 32;
+        assert_eq!(f.snd.cwnd, 10 * MSS - cut);
+        assert!(out.is_empty());
+        // Everything acked: new data flows; ODCTCP marks the first new segment with CWR.
+        f.on_ack(us(300), &ack(11 * MSS), &mut out);
+        assert!(!out.is_empty());
+        assert_eq!(has(&out[0], flags::CWR), want_cwr, "{cc:?}");
+        assert!(out[1..].iter().all(|p| !has(p, flags::CWR)));
+        assert_eq!(f.stats.cwr_sent, want_cwr as u64);
+        // DCTCP: ECT on all packets, retransmissions included.
+        assert!(out.iter().all(|p| p.ecn == Ecn::Ect0));
+        out.clear();
+        f.on_rto(ms(2000), &mut out);
+        assert_eq!(out[0].seq, 11 * MSS);
+        assert_eq!(out[0].ecn, Ecn::Ect0);
+    }
+}
+
+fn dctcp_receiver(rx: EcnRxPolicy) -> TcpFlow {
+    TcpFlow::new(
+        0,
+        1,
+        2,
+        TcpConfig {
+            cc: CcAlgo::Dctcp,
+            ecn_rx: rx,
+            delack_count: 2,
+            delack_timeout: ms(40),
+            ..cfg()
+        },
+    )
+}
+
+#[test]
+fn test_dctcp_receiver_ack_sequence_with_delayed_ack() {
+    let mut r = dctcp_receiver(EcnRxPolicy::Dctcp);
+    let mut out = Vec::new();
+    let marks = [false, false, false, true, true, true, false, false];
+    for (i, &m) in marks.iter().enumerate() {
+        let p = data(i as u64 * MSS, 1460);
+        r.on_segment(us(i as u64), &if m { ce(p) } else { p }, &mut out);
+    }
+    // seg 1: every 2nd segment; seg 3 (CE 0→1) with seg 2 pending: ACK 3 with the old ECE
+    // (0), then ACK 4 with the new (1); seg 5: every 2nd; seg 6 (CE 1→0), nothing pending:
+    // one immediate ACK 7 with ECE 0; seg 7 waits for the delayed-ACK timer.
+    assert_eq!(
+        acks_ece(&out),
+        vec![(2, false), (3, false), (4, true), (6, true), (7, false)]
+    );
+    assert_eq!(r.rcv.delack_timer.deadline, us(7) + ms(40));
+    out.clear();
+    r.on_delack(us(7) + ms(40), &mut out);
+    assert_eq!(acks_ece(&out), vec![(8, false)]);
+    // A DCTCP host's ACKs are ECT.
+    assert!(out.iter().all(|p| p.ecn == Ecn::Ect0));
+}
+
+#[test]
+fn test_odctcp_receiver_keeps_delayed_ack_on_cwr_segment() {
+    // seg 2 carries CE (state 0 → 1) and CWR; seg 4 returns to CE 0 without CWR.
+    let script = |r: &mut TcpFlow| {
+        let mut out = Vec::new();
+        r.on_segment(us(0), &data(0, 1460), &mut out);
+        r.on_segment(us(1), &data(MSS, 1460), &mut out);
+        r.on_segment(us(2), &cwr(ce(data(2 * MSS, 1460))), &mut out);
+        let after_cwr = out.len();
+        r.on_segment(us(3), &ce(data(3 * MSS, 1460)), &mut out);
+        r.on_segment(us(4), &data(4 * MSS, 1460), &mut out);
+        (acks_ece(&out), after_cwr)
+    };
+    let (dctcp, n) = script(&mut dctcp_receiver(EcnRxPolicy::Dctcp));
+    assert_eq!(n, 2, "DCTCP: immediate ACK on the CE change");
+    assert_eq!(dctcp, vec![(2, false), (3, true), (4, true), (5, false)]);
+    let mut o = dctcp_receiver(EcnRxPolicy::Odctcp);
+    let (odctcp, n) = script(&mut o);
+    assert_eq!(n, 1, "ODCTCP: the CWR segment keeps the delayed ACK");
+    // The delayed ACK for segments 2–3 reports the new state; seg 4 (CE 1 → 0, no CWR)
+    // is ACKed at once as in DCTCP.
+    assert_eq!(odctcp, vec![(2, false), (4, true), (5, false)]);
+}
+
+#[test]
+fn test_idle_restart_and_dctcp_alpha_reset_after_idle() {
+    let mut c = dctcp_cfg(CcAlgo::Dctcp, 1.0);
+    c.init_cwnd = 2;
+    c.idle_restart = true;
+    c.dctcp_reset_alpha_after_idle = true;
+    let mut f = TcpFlow::new(0, 1, 2, c.clone());
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 4 * MSS, &mut out);
+    f.on_ack(us(100), &ack(2 * MSS), &mut out); // window 0 closes with M = 0
+    assert_eq!(f.snd.alpha, 15.0 / 16.0);
+    f.on_ack(us(200), &ack(4 * MSS), &mut out);
+    assert_eq!(f.snd.cwnd, 4 * MSS);
+    // Idle for less than the RTO (200 ms): nothing changes.
+    out.clear();
+    f.app_write(ms(100), 4 * MSS, &mut out);
+    assert_eq!(f.snd.cwnd, 4 * MSS);
+    assert_eq!(out.len(), 4);
+    f.on_ack(ms(101), &ack(8 * MSS), &mut out);
+    // Idle for more than the RTO: cwnd = min(cwnd, IW), alpha = alpha_init.
+    out.clear();
+    f.app_write(ms(400), 10 * MSS, &mut out);
+    assert_eq!(f.snd.cwnd, 2 * MSS);
+    assert_eq!(f.snd.alpha, 1.0);
+    assert_eq!(f.snd.dctcp_window_end, 8 * MSS);
+    assert_eq!(out.len(), 2);
+    // Both options off (the default): no restart.
+    c.idle_restart = false;
+    c.dctcp_reset_alpha_after_idle = false;
+    let mut g = TcpFlow::new(0, 1, 2, c);
+    g.app_write(SimTime::ZERO, 2 * MSS, &mut out);
+    g.on_ack(us(100), &ack(2 * MSS), &mut out);
+    let w = g.snd.cwnd;
+    g.app_write(ms(900), 10 * MSS, &mut out);
+    assert_eq!(g.snd.cwnd, w);
+    assert_eq!(g.snd.alpha, 15.0 / 16.0);
+}
+
+// ------------------------------------------------------------ SACK (RFC 2018 / 6675)
+
+fn sack_cfg() -> TcpConfig {
+    TcpConfig {
+        sack: true,
+        ..cfg()
+    }
+}
+
+/// Blocks of an ACK in segments, most recent first.
+fn blocks(p: &Packet) -> Vec<(u64, u64)> {
+    p.sack
+        .decode(p.ack)
+        .map(|(s, e)| (s / MSS, e / MSS))
+        .collect()
+}
+
+/// A SACK ACK with blocks given in segments.
+fn sack_ack(a: u64, b: &[(u64, u64)]) -> Packet {
+    let abs: Vec<(u64, u64)> = b.iter().map(|&(s, e)| (s * MSS, e * MSS)).collect();
+    Packet {
+        sack: SackBlocks::encode(a * MSS, &abs),
+        ..ack(a * MSS)
+    }
+}
+
+#[test]
+fn test_sack_receiver_blocks_for_hole_pattern() {
+    let mut r = TcpFlow::new(0, 1, 2, sack_cfg());
+    let mut out = Vec::new();
+    // Segments 1, 4, 6, 8 lost; the rest arrive in order of sequence.
+    for (i, s) in [0u64, 2, 3, 5, 7, 9].iter().enumerate() {
+        r.on_segment(us(i as u64), &data(s * MSS, 1460), &mut out);
+    }
+    let got: Vec<(u64, Vec<(u64, u64)>)> = out.iter().map(|p| (p.ack / MSS, blocks(p))).collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, vec![]),
+            (1, vec![(2, 3)]),
+            (1, vec![(2, 4)]),
+            (1, vec![(5, 6), (2, 4)]),
+            (1, vec![(7, 8), (5, 6), (2, 4)]),
+            // At most three blocks: the newest first, then the most recently reported.
+            (1, vec![(9, 10), (7, 8), (5, 6)]),
+        ]
+    );
+    out.clear();
+    // Segment 1 fills the first hole: cumulative ACK 4, blocks above it repeated.
+    r.on_segment(us(10), &data(MSS, 1460), &mut out);
+    r.on_segment(us(11), &data(4 * MSS, 1460), &mut out);
+    let got: Vec<(u64, Vec<(u64, u64)>)> = out.iter().map(|p| (p.ack / MSS, blocks(p))).collect();
+    assert_eq!(
+        got,
+        vec![
+            (4, vec![(9, 10), (7, 8), (5, 6)]),
+            (6, vec![(9, 10), (7, 8)])
+        ]
+    );
+    // Without SACK the same receiver sends no blocks.
+    let mut n = TcpFlow::new(0, 1, 2, cfg());
+    out.clear();
+    n.on_segment(us(0), &data(2 * MSS, 1460), &mut out);
+    assert!(out[0].sack.is_empty());
+}
+
+#[test]
+fn test_sack_sender_rfc6675_recovery_retransmits_lost_segments_in_order() {
+    // Segments 1..10 outstanding, cwnd 10; segments 1, 4 and 6 are lost.
+    let mut f = sender_with_window_cfg(sack_cfg());
+    let mut out = Vec::new();
+    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
+    f.on_ack(us(201), &sack_ack(1, &[(2, 4)]), &mut out);
+    assert!(!f.snd.in_recovery && out.is_empty());
+    // Third duplicate: RecoveryPoint = 11, ssthresh = cwnd = FlightSize/2 = 5 MSS;
+    // retransmit segment 1; pipe = unSACKed not-lost [4,5) + [6,11) + retransmitted [1,2).
+    f.on_ack(us(202), &sack_ack(1, &[(5, 6), (2, 4)]), &mut out);
+    assert!(f.snd.in_recovery);
+    assert_eq!(
+        (f.snd.recover, f.snd.ssthresh, f.snd.cwnd),
+        (11 * MSS, 5 * MSS, 5 * MSS)
+    );
+    assert_eq!(seqs(&out), vec![MSS]);
+    assert_eq!((f.snd.high_rxt, f.snd.pipe), (2 * MSS, 7 * MSS));
+    out.clear();
+    f.on_ack(us(203), &sack_ack(1, &[(7, 8), (5, 6), (2, 4)]), &mut out);
+    assert_eq!(f.snd.pipe, 6 * MSS);
+    assert!(out.is_empty());
+    // 3 segments SACKed above 4 (5, 7, 8): IsLost(4); pipe = [6,7) + [9,11) + [1,2) = 4.
+    f.on_ack(us(204), &sack_ack(1, &[(7, 9), (5, 6), (2, 4)]), &mut out);
+    assert_eq!(seqs(&out), vec![4 * MSS]);
+    assert_eq!((f.snd.high_rxt, f.snd.pipe), (5 * MSS, 5 * MSS));
+    out.clear();
+    // IsLost(6); pipe = [10,11) + [1,2) + [4,5) = 3: retransmit 6, then (rule 2) new data.
+    f.on_ack(us(205), &sack_ack(1, &[(7, 10), (5, 6), (2, 4)]), &mut out);
+    assert_eq!(seqs(&out), vec![6 * MSS, 11 * MSS]);
+    assert_eq!((f.snd.high_rxt, f.snd.pipe), (7 * MSS, 5 * MSS));
+    out.clear();
+    f.on_ack(us(206), &sack_ack(1, &[(7, 11), (5, 6), (2, 4)]), &mut out);
+    assert_eq!(seqs(&out), vec![12 * MSS]);
+    assert_eq!(f.snd.pipe, 5 * MSS);
+    out.clear();
+    // Partial ACK (retransmitted 1 arrived): pipe = [4,5) + [6,7) + [11,13) = 4 → one new.
+    f.on_ack(us(300), &sack_ack(4, &[(7, 11), (5, 6)]), &mut out);
+    assert!(f.snd.in_recovery);
+    assert_eq!(seqs(&out), vec![13 * MSS]);
+    assert_eq!(f.snd.pipe, 5 * MSS);
+    out.clear();
+    f.on_ack(us(301), &sack_ack(6, &[(7, 11)]), &mut out);
+    assert_eq!(seqs(&out), vec![14 * MSS]);
+    out.clear();
+    // Cumulative ACK beyond RecoveryPoint: recovery ends with cwnd = ssthresh.
+    f.on_ack(us(400), &ack(13 * MSS), &mut out);
+    assert!(!f.snd.in_recovery);
+    assert_eq!(f.snd.cwnd, 5 * MSS);
+    assert_eq!(seqs(&out), vec![15 * MSS, 16 * MSS, 17 * MSS]);
+    assert_eq!(f.stats.retransmits, 3);
+    assert_eq!(f.stats.fast_recoveries, 1);
+    assert!(f.snd.sacked.is_empty());
+}
+
+#[test]
+fn test_sack_sender_timeout_discards_scoreboard() {
+    let mut f = sender_with_window_cfg(sack_cfg());
+    let mut out = Vec::new();
+    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
+    assert_eq!(f.snd.sacked, vec![(2 * MSS, 3 * MSS)]);
+    f.on_rto(ms(300), &mut out);
+    assert!(f.snd.sacked.is_empty(), "RFC 2018 §8");
+    assert_eq!(seqs(&out), vec![MSS]);
 }

@@ -22,6 +22,7 @@ fn pkt(seq: u64, size: u32, dst: u32) -> Packet {
         class: 0,
         enq_time: SimTime::ZERO,
         sent_time: SimTime::ZERO,
+        sack: dcnsim::packet::SackBlocks::EMPTY,
     }
 }
 
