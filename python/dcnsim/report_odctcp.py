@@ -144,8 +144,9 @@ def write_after_cwr(ctx: ReportContext) -> list[Path]:
 def check_fct(scn: Scenario) -> None:
     _need_tables(scn, ["completions", "flows"])
     rep = scn.report
-    if not isinstance(rep.get("group"), str):
-        raise scn.error("report", "group", "expected the sweep axis that names the lines")
+    g = rep.get("group")
+    if not (isinstance(g, str) or (isinstance(g, list) and g and all(isinstance(x, str) for x in g))):
+        raise scn.error("report", "group", "expected the sweep axis (or axes) naming the lines")
     if ("x" in rep) == ("bins" in rep):
         raise scn.error("report", "x", "give either `x` (a sweep axis) or `bins` (bytes)")
     bins = rep.get("bins")
@@ -163,7 +164,8 @@ def fct_rows(ctx: ReportContext) -> dict[tuple[str, str], list[tuple[float, floa
     bins = rep.get("bins")
     out: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for p, d in zip(ctx.plan.points, data, strict=True):
-        group = str(p.overrides.get(rep["group"], ""))
+        gkeys = rep["group"] if isinstance(rep["group"], list) else [rep["group"]]
+        group = " ".join(str(p.overrides.get(k, "")) for k in gkeys)
         fl = d["flows"]
         app_of = {int(f): int(a) for f, a in zip(fl.get("flow", []), fl.get("app", []),
                                                  strict=False)}
@@ -214,7 +216,7 @@ def write_fct(ctx: ReportContext) -> list[Path]:
             b, _ = _mean_std([v[0] for v in rows.get((groups[1], k), [])])
             line.append(human(a / b) if b else "-")
         table.append(line)
-    head = [rep.get("x", "size bin")]
+    head = [str(rep.get("x", "size bin"))]
     for g in groups:
         head += [f"{g} time ms", f"{g} srtt ms"]
     if len(groups) >= 2:

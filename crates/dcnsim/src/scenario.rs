@@ -367,6 +367,9 @@ pub struct AppCfg {
     pub size_cdf: Option<Vec<(f64, f64)>>,
     /// mix: inter-arrival time CDF, [[seconds, cdf], ...].
     pub interarrival_cdf: Option<Vec<(f64, f64)>>,
+    /// flows: take `count` from the earlier "flows" app with this index, so that one sweep
+    /// axis sizes two groups of flows (e.g. ODCTCP vs standard ECN, seed 001 Fig 7.15).
+    pub count_like: Option<u32>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -133,7 +133,31 @@ pub fn build_schedule(
             .clone()
             .ok_or_else(|| err(file, text, "dst", format!("app {ai} (flows) needs `dst`")))?;
         let dst = hosts(file, text, sim, ai, "dst", &[dst_name])?[0];
-        let count = a.count.unwrap_or(srcs.len() as u32);
+        let count = match a.count_like {
+            None => a.count.unwrap_or(srcs.len() as u32),
+            Some(j) => {
+                let like = sim.apps.get(j as usize).and_then(|x| match x {
+                    App::Schedule(sch) if (j as usize) < ai => Some(sch.transfers.len() as u32),
+                    _ => None,
+                });
+                if a.count.is_some() {
+                    return Err(err(
+                        file,
+                        text,
+                        "count_like",
+                        format!("app {ai}: give `count` or `count_like`, not both"),
+                    ));
+                }
+                like.ok_or_else(|| {
+                    err(
+                        file,
+                        text,
+                        "count_like",
+                        format!("app {ai}: app {j} is not an earlier \"flows\" app"),
+                    )
+                })?
+            }
+        };
         if count == 0 || count > 100_000 {
             return Err(err(
                 file,
@@ -164,6 +188,14 @@ pub fn build_schedule(
             });
         }
     } else {
+        if a.count_like.is_some() {
+            return Err(err(
+                file,
+                text,
+                "count_like",
+                format!("app {ai}: only for kind = \"flows\""),
+            ));
+        }
         if a.stagger.is_some() || a.size.is_some() {
             let k = if a.size.is_some() { "size" } else { "stagger" };
             return Err(err(
