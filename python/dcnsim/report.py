@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from . import _toml
+from . import report_odctcp as _odctcp
 from . import report_panels as _panels
 from ._tables import format_table, human, write_csv
 from .errors import UserError
@@ -273,6 +274,7 @@ REPORTS: dict[str, ReportKind] = {
                    check_incast, write_incast),
         ReportKind("panels", "time-series panels per point and printed numbers",
                    _panels.check_panels, _panels.write_panels),
+        *(ReportKind(*k) for k in _odctcp.kinds()),
     )
 }
 

@@ -66,6 +66,8 @@ pub enum App {
     Incast(Incast),
     Bulk(Bulk),
     Cbr(Cbr),
+    /// Scheduled transfers (`app_schedule.rs`).
+    Schedule(crate::app_schedule::Schedule),
     /// Stands in for an app while its handler runs.
     Placeholder,
 }
@@ -76,6 +78,7 @@ impl App {
             App::Incast(_) => "incast",
             App::Bulk(_) => "bulk",
             App::Cbr(_) => "cbr",
+            App::Schedule(_) => "flows",
             App::Placeholder => "none",
         }
     }
@@ -85,6 +88,7 @@ impl App {
             App::Incast(a) => a.handle(sim, id, ev),
             App::Bulk(a) => a.handle(sim, id, ev),
             App::Cbr(a) => a.handle(sim, id, ev),
+            App::Schedule(a) => a.handle(sim, id, ev),
             App::Placeholder => {}
         }
     }

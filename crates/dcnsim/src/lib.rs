@@ -5,6 +5,7 @@
 //! discrete-event loop (`event`), and summarised as named column tables (`results`).
 
 pub mod app;
+pub mod app_schedule;
 pub mod aqm;
 pub mod event;
 pub mod l2;
@@ -12,11 +13,14 @@ pub mod mq;
 pub mod net;
 pub mod packet;
 pub mod results;
+pub mod results_odctcp;
 pub mod rng;
 pub mod scenario;
+pub mod scenario_flows;
 pub mod sim;
 pub mod stats;
 pub mod tcp;
+pub mod trace;
 pub mod units;
 pub mod workload;
 

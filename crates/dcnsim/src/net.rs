@@ -86,6 +86,8 @@ pub struct Port {
     pub queued_bytes: u64,
     /// Buffer limit in bytes (u64::MAX: unlimited).
     pub limit_bytes: u64,
+    /// Queue limit in packets, as a dummynet pipe's `queue N` (u64::MAX: unlimited).
+    pub limit_pkts: u64,
     /// When the packet now being serialized ends.
     pub busy_until: SimTime,
     /// Whether a `PortTxDone` event is pending.
@@ -111,6 +113,7 @@ impl Port {
             queue: VecDeque::with_capacity(64),
             queued_bytes: 0,
             limit_bytes: u64::MAX,
+            limit_pkts: u64::MAX,
             busy_until: SimTime::ZERO,
             tx_pending: false,
             wire: VecDeque::with_capacity(64),

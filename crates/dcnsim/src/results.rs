@@ -96,6 +96,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             App::Incast(x) => (app_bytes[i], x.rounds_done),
             App::Bulk(_) => (app_bytes[i], 0),
             App::Cbr(c) => (c.received_bytes, 0),
+            App::Schedule(_) => (app_bytes[i], 0),
             App::Placeholder => (0, 0),
         };
         rounds_total += r;
@@ -162,6 +163,21 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .i64("events", vec![sim.events.popped as i64])
         .i64("peak_pending", vec![sim.events.peak_len as i64])
         .f64("wall_s", vec![wall_s]);
+    if sim.samplers.tput_interval > crate::units::SimTime::ZERO {
+        let after = loaded
+            .scenario
+            .measure
+            .fairness_after
+            .map(|d| d.0)
+            .unwrap_or(crate::units::SimTime::ZERO);
+        let f = crate::results_odctcp::fairness(sim, after);
+        summary
+            .f64("jain_index", vec![f.jain_mean])
+            .f64("jain_total", vec![f.jain_total])
+            .f64("flow_tput_mean_mbps", vec![f.mean_mbps])
+            .f64("flow_tput_std_mbps", vec![f.std_mbps])
+            .f64("utilisation_mbps", vec![f.sum_mbps]);
+    }
     tables.push(summary);
 
     let mut flows = Table::new("flows");
@@ -290,8 +306,12 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             .i64("cwnd_bytes", q.iter().map(|x| clamp_i64(x.2)).collect())
             .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect())
             .f64("alpha", q.iter().map(|x| x.4).collect());
+        let r = &sim.samplers.rtt;
+        t.f64("srtt_s", r.iter().map(|x| x.0.as_secs_f64()).collect())
+            .f64("rto_s", r.iter().map(|x| x.1.as_secs_f64()).collect());
         tables.push(t);
     }
+    crate::results_odctcp::tables(sim, &mut tables);
     let silent: Vec<_> = sim
         .ports
         .iter()

@@ -210,6 +210,9 @@ pub struct LinkCfg {
     pub delay: Option<Dur>,
     /// Buffer of the switch ports at either end (hosts use `nic_buffer`).
     pub buffer: Option<SizeOrUnlimited>,
+    /// Queue limit in packets of the switch ports at either end (a dummynet pipe's
+    /// `queue N`); applies together with `buffer`. Default: no packet limit.
+    pub queue_limit_pkts: Option<u64>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -230,6 +233,9 @@ pub struct TopologyCfg {
     pub switch_buffer: Option<SizeOrUnlimited>,
     /// Host NIC queue (default unlimited).
     pub nic_buffer: Option<SizeOrUnlimited>,
+    /// Queue limit in packets of every switch output port without its own
+    /// `links.queue_limit_pkts` (dummynet `queue N`). Default: no packet limit.
+    pub queue_limit_pkts: Option<u64>,
     #[serde(default)]
     pub nodes: Vec<NodeCfg>,
     #[serde(default)]
@@ -345,6 +351,25 @@ pub struct AppCfg {
     pub packet_size: Option<Size>,
     pub class: Option<u8>,
     pub tcp: Option<TcpCfgFile>,
+    // flows / mix (app_schedule.rs)
+    /// flows/mix: sending hosts (flow i of `flows` uses srcs[i % len]).
+    pub srcs: Option<Vec<String>>,
+    /// mix: receiving hosts (each flow picks a random src and dst).
+    pub dsts: Option<Vec<String>>,
+    /// flows: number of flows (default: one per src); mix: number of flows.
+    pub count: Option<u32>,
+    /// flows: bytes per application write, then `pause` idle (default: all at once).
+    pub chunk: Option<Size>,
+    pub pause: Option<Dur>,
+    /// flows: time between the starts of consecutive flows (default 0: together).
+    pub stagger: Option<Dur>,
+    /// mix: flow size CDF, [[bytes, cdf], ...] (piecewise linear, workload::EmpiricalCdf).
+    pub size_cdf: Option<Vec<(f64, f64)>>,
+    /// mix: inter-arrival time CDF, [[seconds, cdf], ...].
+    pub interarrival_cdf: Option<Vec<(f64, f64)>>,
+    /// flows: take `count` from the earlier "flows" app with this index, so that one sweep
+    /// axis sizes two groups of flows (e.g. ODCTCP vs standard ECN, seed 001 Fig 7.15).
+    pub count_like: Option<u32>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -361,6 +386,14 @@ pub struct MeasureCfg {
     #[serde(default)]
     pub cwnd_flows: Vec<u32>,
     pub cwnd_interval: Option<Dur>,
+    /// Flows whose data segments and ACKs are traced at the sender (`seq` table).
+    #[serde(default)]
+    pub seq_flows: Vec<u32>,
+    /// Per-flow throughput sampling interval (`throughput` table and fairness summary);
+    /// default off. Seed 001 §6.2 samples every 50 ms.
+    pub throughput_interval: Option<Dur>,
+    /// Fairness summary over samples from this time on (default 0).
+    pub fairness_after: Option<Dur>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -443,7 +476,7 @@ fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError
 }
 
 /// Line of `key = ...` inside `[table]` (best effort, for semantic errors).
-fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
+pub(crate) fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
     let mut cur = String::new();
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
@@ -872,7 +905,7 @@ fn aqm_from_cfg(
     }
 }
 
-const APP_KINDS: &str = "expected \"incast\", \"bulk\" or \"cbr\"";
+const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\", \"flows\" or \"mix\"";
 
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
@@ -1023,12 +1056,37 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                 } else {
                     buf
                 };
-                sim.add_link(a, b, lr, ld, la, lb);
+                let (pa, pb) = sim.add_link(a, b, lr, ld, la, lb);
+                if let Some(n) = l.queue_limit_pkts {
+                    if n == 0 {
+                        return Err(ctx.err(
+                            "topology.links",
+                            "queue_limit_pkts",
+                            format!("link {i}: expected at least 1 packet"),
+                        ));
+                    }
+                    for pid in [pa, pb] {
+                        let node = sim.ports[pid as usize].node;
+                        if sim.nodes[node as usize].kind == NodeKind::Switch {
+                            sim.ports[pid as usize].limit_pkts = n;
+                        }
+                    }
+                }
             }
             info.servers = t.nodes.iter().filter(|n| n.kind == "host").count() as u32;
         }
     }
     sim.finalize_routes();
+    if let Some(n) = t.queue_limit_pkts {
+        if n == 0 {
+            return Err(ctx.err("topology", "queue_limit_pkts", "expected at least 1 packet"));
+        }
+        for p in sim.ports.iter_mut() {
+            if sim.nodes[p.node as usize].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
+                p.limit_pkts = n;
+            }
+        }
+    }
 
     // AQM on every switch port, then per-port overrides.
     if let Some(a) = &t.aqm {
@@ -1240,6 +1298,17 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                     received_bytes: 0,
                 }));
             }
+            "flows" | "mix" => {
+                crate::scenario_flows::build_schedule(
+                    &ctx.loaded.file,
+                    &ctx.loaded.text,
+                    &mut sim,
+                    ai,
+                    a,
+                    &tcp,
+                    s.sim.seed,
+                )?;
+            }
             other => {
                 let msg = format!("app {ai}: unknown kind {other:?}: {APP_KINDS}");
                 return Err(ctx.err("apps", "kind", msg));
@@ -1292,5 +1361,31 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         sim.samplers.cwnd_flows.push(f);
     }
     sim.samplers.cwnd_interval = m.cwnd_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    for &f in &m.seq_flows {
+        if f as usize >= sim.flows.len() {
+            return Err(ctx.err(
+                "measure",
+                "seq_flows",
+                format!(
+                    "flow {f} does not exist (the scenario has {} flows)",
+                    sim.flows.len()
+                ),
+            ));
+        }
+        sim.samplers.seq.enable(f);
+    }
+    if let Some(d) = m.throughput_interval {
+        if d.0 == SimTime::ZERO {
+            return Err(ctx.err("measure", "throughput_interval", "must be positive"));
+        }
+        sim.samplers.tput_interval = d.0;
+    }
+    if m.fairness_after.is_some() && m.throughput_interval.is_none() {
+        return Err(ctx.err(
+            "measure",
+            "fairness_after",
+            "needs measure.throughput_interval",
+        ));
+    }
     Ok((sim, info))
 }

@@ -42,10 +42,18 @@ pub struct Samplers {
     pub cwnd_interval: SimTime,
     /// (time, flow, cwnd, ssthresh, DCTCP alpha or -1)
     pub cwnd: Vec<(SimTime, u32, u64, u64, f64)>,
+    /// (srtt, rto) of the same rows as `cwnd`.
+    pub rtt: Vec<(SimTime, SimTime)>,
+    /// Per-flow throughput samples (time, flow, delivered bytes) every `tput_interval`.
+    pub tput_interval: SimTime,
+    pub tput: Vec<(SimTime, u32, u64)>,
+    /// Sender-side time-sequence trace (`trace.rs`); off unless flows are chosen.
+    pub seq: crate::trace::SeqTrace,
 }
 
 pub const SAMPLE_QUEUE: u32 = 0;
 pub const SAMPLE_CWND: u32 = 1;
+pub const SAMPLE_TPUT: u32 = 2;
 
 pub struct Sim {
     pub now: SimTime,
@@ -222,7 +230,9 @@ impl Sim {
             }
             return;
         }
-        if port.queued_bytes + p.size as u64 > port.limit_bytes {
+        if port.queued_bytes + p.size as u64 > port.limit_bytes
+            || port.queue.len() as u64 >= port.limit_pkts
+        {
             port.stats.drops += 1;
             port.stats.drop_bytes += p.size as u64;
             return;
@@ -327,6 +337,9 @@ impl Sim {
     #[inline]
     pub fn host_send(&mut self, host: u32, p: Packet) {
         self.injected += 1;
+        if self.samplers.seq.on && p.kind == Kind::Data {
+            self.samplers.seq.on_data_sent(self.now, &p);
+        }
         let out = self.nodes[host as usize].route[p.dst as usize];
         if out != u32::MAX {
             self.enqueue(out, p);
@@ -395,6 +408,9 @@ impl Sim {
             }
             Kind::Ack | Kind::SynAck => {
                 let fid = p.flow;
+                if self.samplers.seq.on {
+                    self.samplers.seq.on_ack_received(now, &p);
+                }
                 self.flows[fid as usize].on_ack(now, &p, &mut out);
                 self.flush_out(host, &mut out);
                 self.sync_timers(fid);
@@ -481,9 +497,17 @@ impl Sim {
                         f.snd.ssthresh,
                         f.alpha_or_none(),
                     ));
+                    self.samplers.rtt.push((f.snd.srtt, f.snd.rto));
                 }
                 let next = now + self.samplers.cwnd_interval;
                 self.events.schedule(next, Event::Sample(SAMPLE_CWND));
+            }
+            SAMPLE_TPUT => {
+                for (fid, f) in self.flows.iter().enumerate() {
+                    self.samplers.tput.push((now, fid as u32, f.delivered()));
+                }
+                let next = now + self.samplers.tput_interval;
+                self.events.schedule(next, Event::Sample(SAMPLE_TPUT));
             }
             _ => {}
         }
@@ -529,6 +553,10 @@ impl Sim {
         if !self.samplers.cwnd_flows.is_empty() && self.samplers.cwnd_interval > SimTime::ZERO {
             self.events
                 .schedule(SimTime::ZERO, Event::Sample(SAMPLE_CWND));
+        }
+        if self.samplers.tput_interval > SimTime::ZERO {
+            self.events
+                .schedule(SimTime::ZERO, Event::Sample(SAMPLE_TPUT));
         }
     }
 

@@ -1,0 +1,324 @@
+"""Reports of the seed-001 (ODCTCP thesis) reproductions.
+
+``odctcp-after-cwr`` (Figs 5.5, 5.6, 5.8)
+    From the sender-side ``seq`` trace: for every data segment carrying CWR, the number of
+    data segments sent after it until the first ACK that covers it has arrived (segments
+    sent in response to that ACK included) — the thesis's "segments transmitted for
+    roughly one RTT" after CWR (8 with a DCTCP receiver, 12 with a standard one).
+
+``odctcp-fct`` (Figs 7.1–7.9, 7.11–7.14, 7.16)
+    Transfer (completion) times from the ``completions`` table, grouped by the sweep axis
+    ``[report] group`` (e.g. ``tcp.cc``) and either by the sweep axis ``x`` (e.g. the flow
+    size) or by size bins ``bins`` (bytes, for the benchmark; runs of different seeds are
+    pooled, the error bar is the standard deviation of the per-run means). Only flows of
+    the app ``app`` (index) when given. Also the mean final SRTT of those flows.
+
+``odctcp-fairness`` (Figs 7.10, 7.15)
+    Jain's index and mean per-flow throughput (engine summary, sampled every
+    ``measure.throughput_interval``) against the sweep axis ``x``, one line per ``group``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._tables import format_table, human
+from .report_panels import _load
+
+if TYPE_CHECKING:
+    from .report import ReportContext
+    from .scenario import Scenario
+
+
+def _need_tables(scn: Scenario, names: list[str]) -> None:
+    tables = scn.report.get("tables", [])
+    if not isinstance(tables, list) or any(n not in tables for n in names):
+        raise scn.error("report", "tables", f"this report needs tables = {names!r}")
+
+
+def _point_tables(ctx: ReportContext, names: list[str]) -> list[dict[str, dict[str, list[Any]]]]:
+    from .sweep import POINTS_DIR, point_dirname
+
+    return [{t: _load(ctx.out_dir / POINTS_DIR / point_dirname(p.index) / f"{t}.csv")
+             for t in names} for p in ctx.plan.points]
+
+
+def _mean_std(xs: list[float]) -> tuple[float, float]:
+    if not xs:
+        return math.nan, math.nan
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, 0.0
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+# ------------------------------------------------------------------ after CWR
+
+
+def segments_after_cwr(seq: dict[str, list[Any]], after_s: float = 0.0) -> list[int]:
+    """Data segments sent after each CWR segment until (and at) the first ACK covering it."""
+    n = len(seq.get("time_s", []))
+    rows = [(float(seq["time_s"][i]), str(seq["what"][i]), int(seq["seq"][i]),
+             int(seq["cwr"][i])) for i in range(n)]
+    counts = []
+    for i, (t, what, s, cwr) in enumerate(rows):
+        if what != "data" or not cwr or t < after_s:
+            continue
+        # The ACK that covers the CWR segment.
+        t_ack = None
+        for t2, w2, s2, _ in rows[i + 1:]:
+            if w2 == "ack" and s2 > s:
+                t_ack = t2
+                break
+        if t_ack is None:
+            continue
+        counts.append(sum(1 for t2, w2, _, _ in rows[i + 1:] if w2 == "data" and t2 <= t_ack))
+    return counts
+
+
+def check_after_cwr(scn: Scenario) -> None:
+    _need_tables(scn, ["seq"])
+
+
+def write_after_cwr(ctx: ReportContext) -> list[Path]:
+    from .report import write_generic
+
+    written = write_generic(ctx)
+    data = _point_tables(ctx, ["seq"])
+    after = float(ctx.config.get("after_s", 1.0))
+    rows = []
+    per_point = []
+    for p, d in zip(ctx.plan.points, data, strict=True):
+        c = segments_after_cwr(d["seq"], after)
+        per_point.append(c)
+        m, s = _mean_std([float(x) for x in c])
+        med = sorted(c)[len(c) // 2] if c else math.nan
+        rows.append([p.label(), str(len(c)), human(m), human(s), human(med)])
+    ctx.print()
+    ctx.print(f"segments sent in the RTT after a CWR segment (CWR segments after {after} s)")
+    ctx.print(format_table(["point", "CWR segs", "mean", "std", "median"], rows, align_left=1))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(data), figsize=(6 * len(data), 4), squeeze=False)
+    for c, (p, d) in enumerate(zip(ctx.plan.points, data, strict=True)):
+        ax = axes[0][c]
+        seq = d["seq"]
+        ts = [float(t) for t in seq.get("time_s", [])]
+        cwr_t = [t for t, w, f in zip(ts, seq.get("what", []), seq.get("cwr", []), strict=False)
+                 if w == "data" and f and t >= after]
+        t0 = cwr_t[0] - 0.05 if cwr_t else after
+        t1 = t0 + 0.25
+        for what, mark, colour in (("data", "s", "C0"), ("ack", "_", "C2")):
+            xs = [t for t, w in zip(ts, seq["what"], strict=False) if w == what and t0 <= t <= t1]
+            ys = [float(v) for t, w, v in zip(ts, seq["what"], seq["seq"], strict=False)
+                  if w == what and t0 <= t <= t1]
+            ax.plot(xs, ys, mark, ms=4, color=colour, label=what)
+        for flag, colour in (("cwr", "red"), ("ece", "orange")):
+            xs = [t for t, v in zip(ts, seq.get(flag, []), strict=False) if v and t0 <= t <= t1]
+            ys = [float(v) for t, f, v in zip(ts, seq.get(flag, []), seq["seq"], strict=False)
+                  if f and t0 <= t <= t1]
+            ax.plot(xs, ys, "o", mfc="none", ms=8, color=colour, label=flag.upper())
+        m, _ = _mean_std([float(x) for x in per_point[c]])
+        ax.set_title(f"{ctx.title}\n{p.label()}: {human(m)} segments after CWR", fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("sequence / ACK number (bytes)")
+        ax.legend(fontsize=7)
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+    return written
+
+
+# ------------------------------------------------------------------ transfer times
+
+
+def check_fct(scn: Scenario) -> None:
+    _need_tables(scn, ["completions", "flows"])
+    rep = scn.report
+    g = rep.get("group")
+    if not (isinstance(g, str) or (isinstance(g, list) and g and all(isinstance(x, str) for x in g))):
+        raise scn.error("report", "group", "expected the sweep axis (or axes) naming the lines")
+    if ("x" in rep) == ("bins" in rep):
+        raise scn.error("report", "x", "give either `x` (a sweep axis) or `bins` (bytes)")
+    bins = rep.get("bins")
+    if bins is not None and (not isinstance(bins, list) or len(bins) < 2
+                             or any(not isinstance(b, int) for b in bins)
+                             or bins != sorted(bins)):
+        raise scn.error("report", "bins", "expected increasing integer byte edges")
+
+
+def fct_rows(ctx: ReportContext) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """(group, x or bin label) -> per-run (mean transfer time s, mean final SRTT s)."""
+    rep = ctx.config
+    data = _point_tables(ctx, ["completions", "flows"])
+    app = rep.get("app")
+    bins = rep.get("bins")
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for p, d in zip(ctx.plan.points, data, strict=True):
+        gkeys = rep["group"] if isinstance(rep["group"], list) else [rep["group"]]
+        group = " ".join(str(p.overrides.get(k, "")) for k in gkeys)
+        fl = d["flows"]
+        app_of = {int(f): int(a) for f, a in zip(fl.get("flow", []), fl.get("app", []),
+                                                 strict=False)}
+        srtt_of = {int(f): float(s) for f, s in zip(fl.get("flow", []), fl.get("srtt_s", []),
+                                                    strict=False)}
+        comp = d["completions"]
+        by_key: dict[str, list[tuple[float, float]]] = {}
+        for f, b, s, e in zip(comp.get("flow", []), comp.get("bytes", []),
+                              comp.get("start_s", []), comp.get("end_s", []), strict=False):
+            if app is not None and app_of.get(int(f)) != int(app):
+                continue
+            if bins is not None:
+                k = next((i for i in range(len(bins) - 1) if bins[i] <= b < bins[i + 1]), None)
+                if k is None:
+                    continue
+                key = f"{human(bins[k] / 1e3)}-{human(bins[k + 1] / 1e3)} KB"
+            else:
+                key = str(p.overrides.get(rep["x"], ""))
+            by_key.setdefault(key, []).append((float(e) - float(s), srtt_of.get(int(f), 0.0)))
+        for key, vals in by_key.items():
+            out.setdefault((group, key), []).append(
+                (sum(v[0] for v in vals) / len(vals), sum(v[1] for v in vals) / len(vals)))
+    return out
+
+
+def write_fct(ctx: ReportContext) -> list[Path]:
+    from .report import write_generic
+
+    written = write_generic(ctx)
+    rep = ctx.config
+    rows = fct_rows(ctx)
+    groups: list[str] = []
+    keys: list[str] = []
+    for g, k in rows:
+        if g not in groups:
+            groups.append(g)
+        if k not in keys:
+            keys.append(k)
+    table = []
+    for k in keys:
+        line = [k]
+        for g in groups:
+            m, s = _mean_std([v[0] * 1e3 for v in rows.get((g, k), [])])
+            r, _ = _mean_std([v[1] * 1e3 for v in rows.get((g, k), [])])
+            line += [f"{human(m)} ± {human(s)}", human(r)]
+        if len(groups) >= 2:
+            a, _ = _mean_std([v[0] for v in rows.get((groups[0], k), [])])
+            b, _ = _mean_std([v[0] for v in rows.get((groups[1], k), [])])
+            line.append(human(a / b) if b else "-")
+        table.append(line)
+    head = [str(rep.get("x", "size bin"))]
+    for g in groups:
+        head += [f"{g} time ms", f"{g} srtt ms"]
+    if len(groups) >= 2:
+        head.append(f"{groups[0]}/{groups[1]}")
+    ctx.print()
+    ctx.print("mean transfer time (± std across runs or flows' runs) and mean final SRTT")
+    ctx.print(format_table(head, table, align_left=1))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    xs = list(range(len(keys)))
+    for gi, g in enumerate(groups):
+        ms = [_mean_std([v[0] * 1e3 for v in rows.get((g, k), [])]) for k in keys]
+        rs = [_mean_std([v[1] * 1e3 for v in rows.get((g, k), [])]) for k in keys]
+        off = (gi - (len(groups) - 1) / 2) * 0.08
+        ax1.errorbar([x + off for x in xs], [m for m, _ in ms], yerr=[s for _, s in ms],
+                     marker="o", capsize=3, label=g)
+        ax2.errorbar([x + off for x in xs], [m for m, _ in rs], yerr=[s for _, s in rs],
+                     marker="s", capsize=3, label=g)
+    for ax, yl in ((ax1, "transfer time (ms)"), (ax2, "SRTT (ms)")):
+        ax.set_xticks(xs)
+        ax.set_xticklabels(keys, rotation=30, fontsize=7)
+        ax.set_ylabel(yl)
+        ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(ctx.title, fontsize=10)
+    fig.tight_layout()
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+    return written
+
+
+# ------------------------------------------------------------------ fairness
+
+
+def check_fairness(scn: Scenario) -> None:
+    rep = scn.report
+    for k in ("x", "group"):
+        if not isinstance(rep.get(k), str):
+            raise scn.error("report", k, "expected the name of a sweep axis")
+
+
+def write_fairness(ctx: ReportContext) -> list[Path]:
+    from .report import write_generic
+
+    written = write_generic(ctx)
+    rep = ctx.config
+    series: dict[str, list[tuple[float, float, float, float]]] = {}
+    for rec in ctx.records:
+        g = str(rec["overrides"].get(rep["group"], ""))
+        x = float(rec["overrides"].get(rep["x"], math.nan))
+        s = rec["summary"]
+        series.setdefault(g, []).append((x, float(s.get("jain_index", math.nan)),
+                                         float(s.get("flow_tput_mean_mbps", math.nan)),
+                                         float(s.get("flow_tput_std_mbps", math.nan))))
+    rows = [[g, human(x), human(j), human(m), human(sd)]
+            for g, pts in series.items() for x, j, m, sd in pts]
+    ctx.print()
+    ctx.print(format_table([rep["group"], rep["x"], "Jain (mean of 50 ms)", "mean Mb/s",
+                            "std Mb/s"], rows, align_left=1))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for g, pts in series.items():
+        pts = sorted(pts)
+        ax1.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=g)
+        ax2.errorbar([p[0] for p in pts], [p[2] for p in pts], yerr=[p[3] for p in pts],
+                     marker="s", capsize=3, label=g)
+    ax1.set_ylabel("Jain's fairness index")
+    ax1.set_ylim(0, 1.05)
+    ax2.set_ylabel("mean throughput per flow (Mb/s)")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(rep["x"])
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(ctx.title, fontsize=10)
+    fig.tight_layout()
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+    return written
+
+
+def kinds() -> list[tuple[str, str, Any, Any]]:
+    return [
+        ("odctcp-after-cwr", "segments sent in the RTT after CWR, time-sequence zoom",
+         check_after_cwr, write_after_cwr),
+        ("odctcp-fct", "transfer time vs size (or size bin) per group, with SRTT",
+         check_fct, write_fct),
+        ("odctcp-fairness", "Jain's index and mean throughput vs flows per group",
+         check_fairness, write_fairness),
+    ]
