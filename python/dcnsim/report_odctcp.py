@@ -145,7 +145,8 @@ def check_fct(scn: Scenario) -> None:
     _need_tables(scn, ["completions", "flows"])
     rep = scn.report
     g = rep.get("group")
-    if not (isinstance(g, str) or (isinstance(g, list) and g and all(isinstance(x, str) for x in g))):
+    names_ok = isinstance(g, list) and g and all(isinstance(x, str) for x in g)
+    if not (isinstance(g, str) or names_ok):
         raise scn.error("report", "group", "expected the sweep axis (or axes) naming the lines")
     if ("x" in rep) == ("bins" in rep):
         raise scn.error("report", "x", "give either `x` (a sweep axis) or `bins` (bytes)")

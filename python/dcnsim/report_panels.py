@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .scenario import Scenario
 
 STATS = ("mean", "max", "min", "last", "p99", "sum")
+UNLIMITED = 1e15  # values at or above this stand for "unlimited" (u64::MAX clamped to i64)
 
 
 def check_panels(scn: Scenario) -> None:
@@ -174,7 +175,9 @@ def write_panels(ctx: ReportContext) -> list[Path]:
                 cols = _filter(d.get(item["table"], {}), item.get("where", {}))
                 x = cols.get(item.get("x", "time_s"), [])
                 for y in item["y"]:
-                    ys = cols.get(y, [])
+                    # "Unlimited" values (an initial ssthresh of 2^63) are not drawn.
+                    ys = [v if isinstance(v, float) and abs(v) < UNLIMITED else math.nan
+                          for v in cols.get(y, [])]
                     scale = float(item.get("scale", 1.0))
                     style = item.get("style", "line")
                     if style == "points":

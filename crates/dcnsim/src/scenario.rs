@@ -295,6 +295,7 @@ pub struct TcpCfgFile {
     pub dctcp_recovery_mode: Option<bool>,
     pub dctcp_reset_alpha_after_idle: Option<bool>,
     pub idle_restart: Option<bool>,
+    pub abc_limit: Option<u32>,
 }
 
 impl TcpCfgFile {
@@ -325,7 +326,8 @@ impl TcpCfgFile {
             dctcp_alpha_init,
             dctcp_recovery_mode,
             dctcp_reset_alpha_after_idle,
-            idle_restart
+            idle_restart,
+            abc_limit
         )
     }
 }
@@ -708,6 +710,12 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     }
     if let Some(v) = f.dctcp_reset_alpha_after_idle {
         c.dctcp_reset_alpha_after_idle = v;
+    }
+    if let Some(v) = f.abc_limit {
+        if v > 16 {
+            return Err(ctx.err(table, "abc_limit", "expected 0 (off) to 16 segments"));
+        }
+        c.abc_limit = v;
     }
     if let Some(v) = f.idle_restart {
         c.idle_restart = v;

@@ -102,6 +102,10 @@ pub struct TcpConfig {
     /// RFC 5681 §4.1 restart: cwnd := min(cwnd, initial window) after an idle period
     /// longer than the RTO (idle = nothing outstanding and nothing sent for an RTO).
     pub idle_restart: bool,
+    /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
+    /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
+    /// ns-2). FreeBSD (seed 001) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
+    pub abc_limit: u32,
 }
 
 impl Default for TcpConfig {
@@ -129,6 +133,7 @@ impl Default for TcpConfig {
             dctcp_recovery_mode: true,
             dctcp_reset_alpha_after_idle: false,
             idle_restart: false,
+            abc_limit: 0,
         }
     }
 }
@@ -210,6 +215,8 @@ pub struct TcpStats {
 
 #[derive(Clone, Debug)]
 pub struct Sender {
+    /// Bytes acknowledged in congestion avoidance not yet turned into cwnd (RFC 3465).
+    pub abc_bytes: u64,
     pub state: SndState,
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -309,6 +316,7 @@ impl TcpFlow {
                 snd_nxt: 0,
                 snd_max: 0,
                 app_limit: 0,
+                abc_bytes: 0,
                 cwnd: init_cwnd,
                 ssthresh: cfg.init_ssthresh,
                 dupacks: 0,
@@ -901,6 +909,19 @@ impl TcpFlow {
         let mss = self.mss();
         match self.cfg.cc {
             // DCTCP grows cwnd as NewReno does (RFC 8257 §3.3).
+            CcAlgo::NewReno | CcAlgo::Dctcp | CcAlgo::Odctcp if self.cfg.abc_limit > 0 => {
+                if self.snd.cwnd < self.snd.ssthresh {
+                    // RFC 3465 §2.3: slow start grows by the bytes acked, at most L·SMSS.
+                    self.snd.cwnd += acked.min(self.cfg.abc_limit as u64 * mss);
+                } else {
+                    // RFC 3465 §2.1: one SMSS once a full cwnd of bytes has been acked.
+                    self.snd.abc_bytes += acked;
+                    if self.snd.abc_bytes >= self.snd.cwnd {
+                        self.snd.abc_bytes -= self.snd.cwnd;
+                        self.snd.cwnd += mss;
+                    }
+                }
+            }
             CcAlgo::NewReno | CcAlgo::Dctcp | CcAlgo::Odctcp => {
                 if self.snd.cwnd < self.snd.ssthresh {
                     // Slow start: one MSS per ACK (RFC 5681 eq. 2, L = 1 SMSS).

@@ -932,3 +932,62 @@ fn test_sack_sender_timeout_discards_scoreboard() {
     assert!(f.snd.sacked.is_empty(), "RFC 2018 §8");
     assert_eq!(seqs(&out), vec![MSS]);
 }
+
+#[test]
+fn test_abc_slow_start_counts_bytes_up_to_l() {
+    let mut f = TcpFlow::new(
+        0,
+        1,
+        2,
+        TcpConfig {
+            abc_limit: 2,
+            init_cwnd: 4,
+            ..cfg()
+        },
+    );
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+    // A delayed ACK covering two segments opens cwnd by 2 MSS (RFC 3465, L = 2) ...
+    f.on_ack(us(100), &ack(2 * MSS), &mut out);
+    assert_eq!(f.snd.cwnd, 6 * MSS);
+    // ... and an ACK covering three segments by at most L = 2 MSS.
+    f.on_ack(us(110), &ack(5 * MSS), &mut out);
+    assert_eq!(f.snd.cwnd, 8 * MSS);
+    // Without byte counting the same ACKs open cwnd by one MSS each.
+    let mut g = TcpFlow::new(
+        0,
+        1,
+        2,
+        TcpConfig {
+            init_cwnd: 4,
+            ..cfg()
+        },
+    );
+    g.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+    g.on_ack(us(100), &ack(2 * MSS), &mut out);
+    assert_eq!(g.snd.cwnd, 5 * MSS);
+}
+
+#[test]
+fn test_abc_congestion_avoidance_one_mss_per_cwnd_acked() {
+    let mut f = TcpFlow::new(
+        0,
+        1,
+        2,
+        TcpConfig {
+            abc_limit: 2,
+            init_cwnd: 4,
+            ..cfg()
+        },
+    );
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+    f.snd.ssthresh = 4 * MSS; // in congestion avoidance from the start
+    f.on_ack(us(100), &ack(2 * MSS), &mut out);
+    assert_eq!((f.snd.cwnd, f.snd.abc_bytes), (4 * MSS, 2 * MSS));
+    f.on_ack(us(110), &ack(3 * MSS), &mut out);
+    assert_eq!((f.snd.cwnd, f.snd.abc_bytes), (4 * MSS, 3 * MSS));
+    // The fourth acked segment completes a window: +1 MSS, the count restarts.
+    f.on_ack(us(120), &ack(5 * MSS), &mut out);
+    assert_eq!((f.snd.cwnd, f.snd.abc_bytes), (5 * MSS, MSS));
+}

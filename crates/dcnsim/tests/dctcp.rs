@@ -180,3 +180,65 @@ fn aqm_and_tcp_keys_are_validated_with_field_names() {
     );
     assert!(ok.is_ok(), "{:?}", ok.err());
 }
+
+/// DCTCP steady state against the fluid model (Alizadeh et al., SIGCOMM'10 §3.3): with N
+/// long flows, W* = (C·RTT + K)/N packets per flow and α ≈ √(2/W*) when W* ≫ 1.
+fn steady_state(n: usize) -> (f64, f64, f64, f64, Vec<f64>) {
+    let mut text = DUMBBELL
+        .replace("left = 2", &format!("left = {n}"))
+        .replace("right = 2", &format!("right = {n}"));
+    let apps_at = text.find("[[apps]]").unwrap();
+    let measure_at = text.find("[measure]").unwrap();
+    let mut apps = String::new();
+    for i in 1..=n {
+        apps.push_str(&format!(
+            "[[apps]]\nkind = \"bulk\"\nsrc = \"left{i}\"\ndst = \"right{i}\"\n"
+        ));
+    }
+    text.replace_range(apps_at..measure_at, &apps);
+    let t = run(&text, &[]);
+    let q = table(&t, "queue");
+    let steady: Vec<f64> = f64s(q, "time_s")
+        .iter()
+        .zip(f64s(q, "bytes"))
+        .filter(|(t, _)| **t >= 0.010)
+        .map(|(_, b)| b / 1500.0)
+        .collect();
+    let mean = steady.iter().sum::<f64>() / steady.len() as f64;
+    let drops = table(&t, "summary").get_f64("drops").unwrap();
+    let util = port_row(&t, "swL->swR", "tx_bytes") * 8.0 / (10e9 * 0.060);
+    let bdp_pkts = 10e9 * 100e-6 / (1500.0 * 8.0);
+    let w_star = (bdp_pkts + 65.0) / n as f64;
+    (
+        mean,
+        drops,
+        util,
+        (2.0 / w_star).sqrt(),
+        f64s(table(&t, "flows"), "alpha"),
+    )
+}
+
+#[test]
+fn dctcp_matches_the_fluid_model_for_2_and_20_flows() {
+    for n in [2usize, 20] {
+        let (mean, drops, util, alpha_model, alpha) = steady_state(n);
+        let alpha_mean = alpha.iter().sum::<f64>() / alpha.len() as f64;
+        eprintln!(
+            "N = {n}: queue mean {mean:.1} pkts (K 65), drops {drops}, utilisation {util:.4}, \
+             alpha mean {alpha_mean:.3} vs sqrt(2/W*) {alpha_model:.3}"
+        );
+        assert!(
+            (mean - 65.0).abs() <= 0.2 * 65.0,
+            "N = {n}: mean queue {mean:.1}"
+        );
+        assert_eq!(drops, 0.0, "N = {n}");
+        assert!(util >= 0.95, "N = {n}: utilisation {util:.3}");
+        if n == 2 {
+            // W* = 74 packets: the fluid approximation applies.
+            assert!(
+                (alpha_mean - alpha_model).abs() <= 0.25 * alpha_model,
+                "N = 2: {alpha_mean}"
+            );
+        }
+    }
+}
