@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from . import _toml
 from . import report_panels as _panels
+from . import report_tcn as _tcn
 from ._tables import format_table, human, write_csv
 from .errors import UserError
 
@@ -273,6 +274,7 @@ REPORTS: dict[str, ReportKind] = {
                    check_incast, write_incast),
         ReportKind("panels", "time-series panels per point and printed numbers",
                    _panels.check_panels, _panels.write_panels),
+        ReportKind("tcn", "seed-002 TCN figures", _tcn.check_tcn, _tcn.write_tcn),
     )
 }
 

@@ -884,7 +884,7 @@ fn aqm_from_cfg(
     }
 }
 
-const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\", \"ping\" or \"workload\"";
+const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\" or \"ping\"";
 
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]

@@ -47,6 +47,9 @@ pub struct QueuesCfg {
     pub maxqueue: Option<u32>,
     pub sfq_partition_flows: Option<u32>,
     pub marking: Option<MarkCfg>,
+    /// Per-port AQM on the port's total backlog (the keys of `[topology] aqm`); overrides
+    /// `[topology] aqm` for this port. Lets one sweep value switch per-port / per-queue.
+    pub port_marking: Option<AqmCfg>,
     /// Attach Algorithm-1 estimators to every queue and record their samples.
     pub record_estimates: Option<bool>,
 }
@@ -437,6 +440,12 @@ fn build_port(
             }
         };
         mp.pool = Some(idx);
+    }
+    if let Some(a) = &q.port_marking {
+        let (aqm, at) = aqm_from_cfg(ctx, &format!("{what}.port_marking"), a, sim, pid)?;
+        let port = &mut sim.ports[pid as usize];
+        port.aqm = aqm;
+        port.aqm_at = at;
     }
     let port = &mut sim.ports[pid as usize];
     port.mq = Some(Box::new(mp));
