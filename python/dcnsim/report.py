@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from . import _toml
 from . import report_odctcp as _odctcp
 from . import report_panels as _panels
+from . import report_tcn as _tcn
 from ._tables import format_table, human, write_csv
 from .errors import UserError
 
@@ -275,6 +276,7 @@ REPORTS: dict[str, ReportKind] = {
         ReportKind("panels", "time-series panels per point and printed numbers",
                    _panels.check_panels, _panels.write_panels),
         *(ReportKind(*k) for k in _odctcp.kinds()),
+        ReportKind("tcn", "seed-002 TCN figures", _tcn.check_tcn, _tcn.write_tcn),
     )
 }
 

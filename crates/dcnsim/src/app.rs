@@ -61,6 +61,22 @@ pub struct Cbr {
     pub received_bytes: u64,
 }
 
+/// Ping probes (issue 5, seed 002 Fig. 5): a small UDP request every `interval` from `src`
+/// to `dst` in traffic class `class`; `dst` echoes it at once (same class, same size); the
+/// RTT is the time from the request's hand-off to the NIC to the reply's arrival.
+#[derive(Clone, Debug)]
+pub struct Ping {
+    pub src: u32,
+    pub dst: u32,
+    pub interval: SimTime,
+    pub packet_size: u32,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub class: u8,
+    pub sent: u64,
+    pub rtts: Vec<SimTime>,
+}
+
 #[derive(Clone, Debug)]
 pub enum App {
     Incast(Incast),
@@ -68,6 +84,7 @@ pub enum App {
     Cbr(Cbr),
     /// Scheduled transfers (`app_schedule.rs`).
     Schedule(crate::app_schedule::Schedule),
+    Ping(Ping),
     /// Stands in for an app while its handler runs.
     Placeholder,
 }
@@ -79,6 +96,7 @@ impl App {
             App::Bulk(_) => "bulk",
             App::Cbr(_) => "cbr",
             App::Schedule(_) => "flows",
+            App::Ping(_) => "ping",
             App::Placeholder => "none",
         }
     }
@@ -89,6 +107,7 @@ impl App {
             App::Bulk(a) => a.handle(sim, id, ev),
             App::Cbr(a) => a.handle(sim, id, ev),
             App::Schedule(a) => a.handle(sim, id, ev),
+            App::Ping(a) => a.handle(sim, id, ev),
             App::Placeholder => {}
         }
     }
@@ -196,6 +215,59 @@ impl Cbr {
             }
             AppEvent::UdpReceived(b) => self.received_bytes += b,
             AppEvent::FlowDone(_) => {}
+        }
+    }
+}
+
+impl Ping {
+    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Start => {
+                sim.events
+                    .schedule(self.start, Event::App { app: id, arg: 0 });
+            }
+            AppEvent::Timer(_) => {
+                if sim.now >= self.stop {
+                    return;
+                }
+                let p = Packet {
+                    flow: id,
+                    src: self.src,
+                    dst: self.dst,
+                    seq: self.sent,
+                    ack: 0,
+                    size: self.packet_size,
+                    payload: self.packet_size.saturating_sub(28),
+                    kind: Kind::Udp,
+                    flags: crate::packet::flags::PING_REQ,
+                    ecn: Ecn::NotEct,
+                    class: self.class,
+                    enq_time: sim.now,
+                    sent_time: sim.now,
+                    sack: crate::packet::SackBlocks::EMPTY,
+                };
+                self.sent += 1;
+                sim.host_send(self.src, p);
+                let next = sim.now + self.interval;
+                sim.events.schedule(next, Event::App { app: id, arg: 0 });
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Sim {
+    /// A ping request or reply reached `host`: echo a request, record a reply's RTT.
+    pub(crate) fn ping_receive(&mut self, host: u32, p: Packet) {
+        use crate::packet::flags::{PING_REPLY, PING_REQ};
+        if p.flags & PING_REQ != 0 {
+            let mut r = p;
+            r.src = host;
+            r.dst = p.src;
+            r.flags = PING_REPLY;
+            self.host_send(host, r);
+        } else if let Some(App::Ping(a)) = self.apps.get_mut(p.flow as usize) {
+            a.rtts.push(self.now - p.sent_time);
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod aqm;
 pub mod event;
 pub mod l2;
 pub mod mq;
+pub mod mqport;
 pub mod net;
 pub mod packet;
 pub mod results;

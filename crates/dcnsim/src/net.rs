@@ -99,6 +99,8 @@ pub struct Port {
     /// Active queue management (`aqm.rs`) and where it is consulted.
     pub aqm: Aqm,
     pub aqm_at: AqmAt,
+    /// Multi-queue egress (`mqport.rs`); `None` keeps the single FIFO above.
+    pub mq: Option<Box<crate::mqport::MqPort>>,
 }
 
 impl Port {
@@ -121,6 +123,7 @@ impl Port {
             silent: None,
             aqm: Aqm::None,
             aqm_at: AqmAt::Off,
+            mq: None,
         }
     }
 

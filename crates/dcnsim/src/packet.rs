@@ -42,6 +42,9 @@ pub mod flags {
     pub const ECE: u8 = 1;
     pub const CWR: u8 = 2;
     pub const FIN: u8 = 4;
+    /// UDP echo request / reply of the ping app (`app.rs` `Ping`).
+    pub const PING_REQ: u8 = 8;
+    pub const PING_REPLY: u8 = 16;
 }
 
 /// Up to three SACK blocks, each `[ack + start, ack + end)`; an empty block has

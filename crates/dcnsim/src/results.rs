@@ -97,6 +97,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             App::Bulk(_) => (app_bytes[i], 0),
             App::Cbr(c) => (c.received_bytes, 0),
             App::Schedule(_) => (app_bytes[i], 0),
+            App::Ping(_) => (0, 0),
             App::Placeholder => (0, 0),
         };
         rounds_total += r;
@@ -276,6 +277,24 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         );
     tables.push(ports);
     tables.push(apps);
+    tables.extend(crate::mqport::result_tables(sim));
+    {
+        let mut app = Vec::new();
+        let mut rtt = Vec::new();
+        for (i, a) in sim.apps.iter().enumerate() {
+            if let App::Ping(p) = a {
+                for r in &p.rtts {
+                    app.push(i as i64);
+                    rtt.push(r.as_secs_f64());
+                }
+            }
+        }
+        if !app.is_empty() {
+            let mut t = Table::new("pings");
+            t.i64("app", app).f64("rtt_s", rtt);
+            tables.push(t);
+        }
+    }
 
     let mut comp = Table::new("completions");
     let c = &sim.completions;

@@ -15,6 +15,9 @@ use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use std::fmt;
 
+#[path = "scenario_mq.rs"]
+mod scenario_mq;
+
 /// An error in a scenario: which file, where, which field, and what was expected.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenarioError {
@@ -245,6 +248,11 @@ pub struct TopologyCfg {
     /// Per-port AQM overrides (`port = "A->B"` plus the keys of `aqm`).
     #[serde(default)]
     pub aqm_ports: Vec<AqmCfg>,
+    /// Multi-queue switch ports (`scenario_mq.rs`; default: one FIFO per port).
+    pub queues: Option<scenario_mq::QueuesCfg>,
+    /// Per-port multi-queue overrides (`port = "A->B"` plus the keys of `queues`).
+    #[serde(default)]
+    pub queue_ports: Vec<scenario_mq::QueuesCfg>,
 }
 
 /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
@@ -358,7 +366,8 @@ pub struct AppCfg {
     pub srcs: Option<Vec<String>>,
     /// mix: receiving hosts (each flow picks a random src and dst).
     pub dsts: Option<Vec<String>>,
-    /// flows: number of flows (default: one per src); mix: number of flows.
+    /// flows: number of flows (default: one per src); mix: number of flows;
+    /// bulk: number of identical flows (default 1).
     pub count: Option<u32>,
     /// flows: bytes per application write, then `pause` idle (default: all at once).
     pub chunk: Option<Size>,
@@ -372,6 +381,8 @@ pub struct AppCfg {
     /// flows: take `count` from the earlier "flows" app with this index, so that one sweep
     /// axis sizes two groups of flows (e.g. ODCTCP vs standard ECN, seed 001 Fig 7.15).
     pub count_like: Option<u32>,
+    /// ping: time between requests.
+    pub interval: Option<Dur>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -913,7 +924,7 @@ fn aqm_from_cfg(
     }
 }
 
-const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\", \"flows\" or \"mix\"";
+const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\" or \"ping\"";
 
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
@@ -1136,6 +1147,8 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         p.aqm_at = at;
     }
 
+    scenario_mq::apply(&ctx, t.queues.as_ref(), &t.queue_ports, &mut sim)?;
+
     let base_tcp = tcp_config(&ctx, "tcp", &s.tcp)?;
     if s.apps.is_empty() {
         return Err(ctx.err(
@@ -1169,7 +1182,8 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         }
     };
     for (ai, a) in s.apps.iter().enumerate() {
-        let app_id = ai as u32;
+        // Apps are numbered in `sim.apps` order (a bulk app with `count` adds several).
+        let app_id = sim.apps.len() as u32;
         let tcp = match &a.tcp {
             Some(t) => tcp_config(&ctx, "apps.tcp", &t.over(&s.tcp))?,
             None => base_tcp.clone(),
@@ -1254,15 +1268,21 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                     ));
                 }
                 let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
-                let mut f = TcpFlow::new(0, src, dst, tcp.clone());
-                f.class = a.class.unwrap_or(0);
-                let fid = sim.add_flow(f, app_id);
-                sim.apps.push(App::Bulk(Bulk {
-                    flow: fid,
-                    bytes,
-                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-                    finished: None,
-                }));
+                let count = a.count.unwrap_or(1);
+                if count == 0 || count > 100_000 {
+                    return Err(ctx.err("apps", "count", "expected 1..100000 flows"));
+                }
+                for k in 0..count {
+                    let mut f = TcpFlow::new(0, src, dst, tcp.clone());
+                    f.class = a.class.unwrap_or(0);
+                    let fid = sim.add_flow(f, app_id + k);
+                    sim.apps.push(App::Bulk(Bulk {
+                        flow: fid,
+                        bytes,
+                        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                        finished: None,
+                    }));
+                }
             }
             "cbr" => {
                 let src = host(
@@ -1316,6 +1336,35 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                     &tcp,
                     s.sim.seed,
                 )?;
+            }
+            "ping" => {
+                let (src, dst) = (
+                    host(&sim, a.src.as_deref().unwrap_or(""), "src")?,
+                    host(&sim, a.dst.as_deref().unwrap_or(""), "dst")?,
+                );
+                if src == dst || !reachable(&sim, src, dst) || !reachable(&sim, dst, src) {
+                    return Err(ctx.err(
+                        "apps",
+                        "dst",
+                        format!("app {ai}: no route between src and dst"),
+                    ));
+                }
+                let size = a.packet_size.map(|s| s.0 .0).unwrap_or(64);
+                if !(29..=65535).contains(&size) {
+                    return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
+                }
+                sim.apps.push(App::Ping(crate::app::Ping {
+                    src,
+                    dst,
+                    // 1 ms between probes unless given (the paper does not state it).
+                    interval: a.interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1)),
+                    packet_size: size as u32,
+                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                    stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
+                    class: a.class.unwrap_or(0),
+                    sent: 0,
+                    rtts: Vec::new(),
+                }));
             }
             other => {
                 let msg = format!("app {ai}: unknown kind {other:?}: {APP_KINDS}");

@@ -72,6 +72,8 @@ pub struct Sim {
     pub absorbed: u64,
     /// Packets discarded because no route led to their destination.
     pub unroutable: u64,
+    /// Switch-wide shared buffer pools (dynamic-threshold multi-queue ports, `mqport.rs`).
+    pub pools: Vec<crate::mq::buffer::SharedPool>,
     /// Scratch buffer for packets produced by a transport call.
     out: Vec<Packet>,
 }
@@ -93,6 +95,7 @@ impl Sim {
             injected: 0,
             absorbed: 0,
             unroutable: 0,
+            pools: Vec::new(),
             out: Vec::with_capacity(64),
         }
     }
@@ -179,6 +182,9 @@ impl Sim {
     pub fn enqueue(&mut self, pid: u32, mut p: Packet) {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
+        if port.mq.is_some() {
+            return self.mq_enqueue(pid, p);
+        }
         port.stats.enq_pkts += 1;
         let mut mark = false;
         if port.aqm_at != AqmAt::Off {
@@ -258,6 +264,9 @@ impl Sim {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         port.tx_pending = false;
+        if port.mq.is_some() {
+            return self.mq_send_next(pid);
+        }
         while let Some(mut p) = port.queue.pop_front() {
             port.queued_bytes -= p.size as u64;
             if port.aqm_at != AqmAt::Off {
@@ -415,6 +424,13 @@ impl Sim {
                 self.flush_out(host, &mut out);
                 self.sync_timers(fid);
             }
+            Kind::Udp
+                if p.flags
+                    & (crate::packet::flags::PING_REQ | crate::packet::flags::PING_REPLY)
+                    != 0 =>
+            {
+                self.ping_receive(host, p);
+            }
             Kind::Udp => {
                 let app = p.flow;
                 if (app as usize) < self.apps.len() {
@@ -537,7 +553,9 @@ impl Sim {
     pub fn packets_in_network(&self) -> u64 {
         self.ports
             .iter()
-            .map(|p| (p.queue.len() + p.wire.len()) as u64)
+            .map(|p| {
+                (p.queue.len() + p.wire.len() + p.mq.as_ref().map_or(0, |m| m.mq.len())) as u64
+            })
             .sum()
     }
 

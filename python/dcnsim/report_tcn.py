@@ -1,0 +1,213 @@
+"""Reports of the seed-002 (TCN, Bai et al., CoNEXT'16) reproductions.
+
+Scenario configuration::
+
+    [report]
+    kind = "tcn"
+    figure = "fig1" | "fig3" | "fig5"
+    tables = ["apps"]                  # per-point tables the figure needs (see below)
+    scheme_axis = "topology.queues"    # the sweep axis whose values are the schemes
+    scheme_names = ["per-port RED", "TCN"]   # one label per value of that axis, in order
+
+- fig1: service-2 goodput (apps 1..) and service-1 goodput (app 0) vs the number of
+  service-2 flows (axis ``flows_axis``, default ``apps.1.count``); needs ``apps``.
+- fig3: peak and steady buffer occupancy of ``port`` per scheme from the ``queue`` samples
+  (steady = max after ``steady_after_s``); needs ``queue``.
+- fig5: per-queue goodput of ``port`` (``queues`` table) and mean / p99 ping RTT; needs
+  ``queues`` and ``pings``.
+Published numbers for the printed comparison come from ``[report] source``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._tables import format_table
+
+if TYPE_CHECKING:
+    from .report import ReportContext
+    from .scenario import Scenario
+
+FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"]}
+
+
+def check_tcn(scn: Scenario) -> None:
+    rep = scn.report
+    fig = rep.get("figure")
+    if fig not in FIGURES:
+        raise scn.error("report", "figure", f"expected one of {', '.join(FIGURES)}")
+    tables = rep.get("tables", [])
+    for t in FIGURES[fig]:
+        if t not in tables:
+            raise scn.error("report", "tables", f"{fig} needs the {t!r} table in report.tables")
+    names = rep.get("scheme_names")
+    axis = rep.get("scheme_axis")
+    if not isinstance(axis, str) or not isinstance(names, list):
+        raise scn.error("report", "scheme_axis", "expected scheme_axis (a sweep key) and "
+                        "scheme_names (a list of labels)")
+    values = dict(scn.sweep).get(axis)
+    if values is not None and len(values) != len(names):
+        raise scn.error("report", "scheme_names",
+                        f"{len(names)} names for {len(values)} values of {axis}")
+
+
+def _load(path: Path) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {}
+    if not path.exists():
+        return cols
+    with path.open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, [])
+        for name in header:
+            cols[name] = []
+        for row in reader:
+            for name, cell in zip(header, row, strict=False):
+                try:
+                    value: Any = float(cell)
+                except ValueError:
+                    value = cell
+                cols[name].append(value)
+    return cols
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100); nan for no values."""
+    if not values:
+        return math.nan
+    v = sorted(values)
+    k = max(0, min(len(v) - 1, math.ceil(q / 100.0 * len(v)) - 1))
+    return v[k]
+
+
+def _scheme(ctx: ReportContext, overrides: dict[str, Any]) -> str:
+    rep = ctx.config
+    axis = rep["scheme_axis"]
+    names = rep["scheme_names"]
+    full = dict(ctx.scenario.sweep).get(axis, [])
+    value = overrides.get(axis)
+    for i, v in enumerate(full):
+        if v == value and i < len(names):
+            return str(names[i])
+    return str(value)
+
+
+def collect(ctx: ReportContext) -> list[dict[str, Any]]:
+    """One row per sweep point with the figure's numbers (also used by the tests)."""
+    from .sweep import POINTS_DIR, point_dirname
+
+    fig = ctx.config["figure"]
+    port = ctx.config.get("port", "sw->client")
+    rows = []
+    for n, point in enumerate(ctx.plan.points):
+        d = ctx.out_dir / POINTS_DIR / point_dirname(point.index)
+        row: dict[str, Any] = {"scheme": _scheme(ctx, point.overrides)}
+        row.update({k: v for k, v in point.overrides.items()
+                    if k != ctx.config["scheme_axis"]})
+        if fig == "fig1":
+            apps = _load(d / "apps.csv")
+            g = apps.get("goodput_mbps", [])
+            row["service1_mbps"] = g[0] if g else math.nan
+            row["service2_mbps"] = sum(g[1:]) if g else math.nan
+            row["flows"] = len(g) - 1
+        elif fig == "fig3":
+            q = _load(d / "queue.csv")
+            after = float(ctx.config.get("steady_after_s", 0.02))
+            b = [x for x, p in zip(q.get("bytes", []), q.get("port", []), strict=False)
+                 if p == port]
+            t = [x for x, p in zip(q.get("time_s", []), q.get("port", []), strict=False)
+                 if p == port]
+            row["peak_kb"] = max(b) / 1e3 if b else math.nan
+            steady = [x for x, s in zip(b, t, strict=False) if s >= after]
+            row["steady_max_kb"] = max(steady) / 1e3 if steady else math.nan
+            row["steady_mean_kb"] = sum(steady) / len(steady) / 1e3 if steady else math.nan
+        elif fig == "fig5":
+            qs = _load(d / "queues.csv")
+            rec = ctx.records[n] if n < len(ctx.records) else {}
+            dur = float(rec.get("summary", {}).get("duration_s") or 1.0)
+            for i, (p, qi) in enumerate(zip(qs.get("port", []), qs.get("queue", []),
+                                            strict=False)):
+                if p == port:
+                    row[f"q{int(qi) + 1}_mbps"] = qs["tx_payload_bytes"][i] * 8 / dur / 1e6
+            rtt = [x * 1e6 for x in _load(d / "pings.csv").get("rtt_s", [])]
+            row["rtt_mean_us"] = sum(rtt) / len(rtt) if rtt else math.nan
+            row["rtt_p99_us"] = percentile(rtt, 99)
+            row["pings"] = len(rtt)
+        rows.append(row)
+    return rows
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.1f}"
+    return str(v)
+
+
+def write_tcn(ctx: ReportContext) -> list[Path]:
+    from ._tables import write_csv
+
+    rows = collect(ctx)
+    cols: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    out = []
+    csv_path = ctx.out_dir / "results.csv"
+    write_csv(csv_path, cols, rows)
+    out.append(csv_path)
+    ctx.print(ctx.title)
+    ctx.print(format_table(cols, [[_fmt(r.get(c, "")) for c in cols] for r in rows],
+                           align_left=1))
+    source = ctx.config.get("source")
+    if source:
+        ctx.print("")
+        ctx.print(f"source: {source}")
+    try:
+        out.append(_plot(ctx, rows))
+    except ImportError:
+        ctx.print("(matplotlib not installed: no figure)")
+    return out
+
+
+def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = ctx.config["figure"]
+    f, ax = plt.subplots(figsize=(6, 4))
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    if fig == "fig1":
+        for s in schemes:
+            rs = [r for r in rows if r["scheme"] == s]
+            ax.plot([r["flows"] for r in rs], [r["service2_mbps"] for r in rs], "o-",
+                    label=f"{s}: service 2")
+            ax.plot([r["flows"] for r in rs], [r["service1_mbps"] for r in rs], "s--",
+                    label=f"{s}: service 1")
+        ax.set_xlabel("flows of service 2")
+        ax.set_ylabel("goodput (Mb/s)")
+    elif fig == "fig3":
+        x = range(len(rows))
+        ax.bar([i - 0.2 for i in x], [r["peak_kb"] for r in rows], 0.4, label="peak")
+        ax.bar([i + 0.2 for i in x], [r["steady_max_kb"] for r in rows], 0.4,
+               label="max after start-up")
+        ax.set_xticks(list(x), [r["scheme"] for r in rows])
+        ax.set_ylabel("buffer occupancy (KB)")
+    else:
+        x = range(len(rows))
+        ax.bar([i - 0.2 for i in x], [r["rtt_mean_us"] for r in rows], 0.4, label="mean")
+        ax.bar([i + 0.2 for i in x], [r["rtt_p99_us"] for r in rows], 0.4, label="p99")
+        ax.set_xticks(list(x), [r["scheme"] for r in rows])
+        ax.set_ylabel("queue-3 RTT (µs)")
+    ax.set_title(ctx.title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    f.tight_layout()
+    f.savefig(path, dpi=120)
+    plt.close(f)
+    return path

@@ -1,0 +1,69 @@
+"""Seed-002 (TCN) reproductions: the quick variants run end to end through `dcnsim
+reproduce --quick`, and their published shapes are checked with stated tolerances."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dcnsim._core  # noqa: F401 -- fails loudly when the extension is missing
+
+
+def _reproduce(exp: str, out: Path) -> list[dict[str, str]]:
+    env = {**os.environ, "CI": "true"}
+    proc = subprocess.run([sys.executable, "-m", "dcnsim", "reproduce", exp, "--quick",
+                           "--out", str(out), "--jobs", "2"], check=False,
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    with (out / f"{exp}-quick" / "results.csv").open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_fig1_per_port_red_breaks_dwrr_fairness_tcn_keeps_it(tmp_path: Path) -> None:
+    rows = _reproduce("tcn-fig1", tmp_path)
+    got = {(r["scheme"], int(float(r["flows"]))): r for r in rows}
+    red8 = got[("per-port RED", 8)]
+    tcn8 = got[("TCN", 8)]
+    # Paper: service 2 gets 670 Mb/s with 8 flows under per-port RED (fair share 500).
+    assert float(red8["service2_mbps"]) > 600
+    assert float(red8["service1_mbps"]) < 400
+    # TCN: 50/50 within 5 %.
+    s1, s2 = float(tcn8["service1_mbps"]), float(tcn8["service2_mbps"])
+    assert abs(s1 - s2) < 0.05 * (s1 + s2)
+    assert s1 + s2 > 900
+    # One flow each: fair under both schemes.
+    for scheme in ("per-port RED", "TCN"):
+        r = got[(scheme, 1)]
+        a, b = float(r["service1_mbps"]), float(r["service2_mbps"])
+        assert abs(a - b) < 0.05 * (a + b)
+
+
+def test_fig3_peak_buffer_enqueue_vs_dequeue(tmp_path: Path) -> None:
+    rows = {r["scheme"]: r for r in _reproduce("tcn-fig3", tmp_path)}
+    enq = float(rows["enqueue RED"]["peak_kb"])
+    deq = float(rows["dequeue RED"]["peak_kb"])
+    tcn = float(rows["TCN"]["peak_kb"])
+    # Paper: ~375 KB (3 x BDP) for enqueue RED and TCN, ~250 KB (2 x BDP) for dequeue RED.
+    assert abs(enq - 375) < 0.1 * 375
+    assert abs(tcn - 375) < 0.1 * 375
+    assert abs(deq - 250) < 0.1 * 250
+    # Afterwards the queue stays near or below the 125 KB threshold (+ one window burst).
+    for r in rows.values():
+        assert float(r["steady_max_kb"]) < 200
+
+
+def test_fig5_sp_wfq_split_and_queue3_rtt(tmp_path: Path) -> None:
+    rows = {r["scheme"]: r for r in _reproduce("tcn-fig5", tmp_path)}
+    for r in rows.values():
+        # 500 / 250 / 250 Mb/s (UDP payload of the 500 Mb/s source: 490.7 Mb/s), within 5 %.
+        assert abs(float(r["q1_mbps"]) - 490.7) < 0.05 * 490.7
+        assert abs(float(r["q2_mbps"]) - 245) < 0.05 * 245
+        assert abs(float(r["q3_mbps"]) - 245) < 0.05 * 245
+    red, tcn = rows["per-queue RED"], rows["TCN"]
+    # Paper: mean 1084 -> 415 us, p99 1400 -> 582 us: TCN well below per-queue RED.
+    assert float(tcn["rtt_mean_us"]) < 0.6 * float(red["rtt_mean_us"])
+    assert float(tcn["rtt_p99_us"]) < 0.7 * float(red["rtt_p99_us"])
