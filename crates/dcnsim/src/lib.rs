@@ -8,6 +8,7 @@ pub mod app;
 pub mod aqm;
 pub mod event;
 pub mod l2;
+pub mod l2sim;
 pub mod mq;
 pub mod net;
 pub mod packet;

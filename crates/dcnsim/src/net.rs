@@ -97,6 +97,9 @@ pub struct Port {
     /// Active queue management (`aqm.rs`) and where it is consulted.
     pub aqm: Aqm,
     pub aqm_at: AqmAt,
+    /// No data frame may start before this time (IEEE 802.3x PAUSE received from the peer;
+    /// `l2sim.rs`). Control frames (PAUSE, CNM) are not paused.
+    pub paused_until: SimTime,
 }
 
 impl Port {
@@ -118,6 +121,7 @@ impl Port {
             silent: None,
             aqm: Aqm::None,
             aqm_at: AqmAt::Off,
+            paused_until: SimTime::ZERO,
         }
     }
 

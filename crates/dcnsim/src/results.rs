@@ -162,6 +162,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .i64("events", vec![sim.events.popped as i64])
         .i64("peak_pending", vec![sim.events.peak_len as i64])
         .f64("wall_s", vec![wall_s]);
+    crate::l2sim::summary_columns(sim, &mut summary);
     tables.push(summary);
 
     let mut flows = Table::new("flows");
@@ -312,5 +313,6 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         t.str("port", port).f64("start_s", start).f64("end_s", end);
         tables.push(t);
     }
+    tables.extend(crate::l2sim::tables(sim));
     tables
 }

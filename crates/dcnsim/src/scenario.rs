@@ -239,6 +239,13 @@ pub struct TopologyCfg {
     /// Per-port AQM overrides (`port = "A->B"` plus the keys of `aqm`).
     #[serde(default)]
     pub aqm_ports: Vec<AqmCfg>,
+    /// QCN congestion points on switch egress ports (`l2sim.rs`).
+    pub qcn: Option<crate::l2sim::QcnCpCfg>,
+    /// IEEE 802.3x PAUSE at switches (`l2sim.rs`).
+    pub pause: Option<crate::l2sim::PauseCfgFile>,
+    /// Service-rate changes at set times.
+    #[serde(default)]
+    pub rate_changes: Vec<crate::l2sim::RateChangeCfg>,
 }
 
 /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
@@ -361,6 +368,12 @@ pub struct MeasureCfg {
     #[serde(default)]
     pub cwnd_flows: Vec<u32>,
     pub cwnd_interval: Option<Dur>,
+    /// QCN: sampling period of the RP rates and their minimum (default 1 ms).
+    pub rp_interval: Option<Dur>,
+    /// QCN: keep the per-limiter rate series as table `rp_rate` (default false).
+    pub rp_series: Option<bool>,
+    /// Per-flow throughput sampled every interval as table `flow_rate` (default off).
+    pub flow_rate_interval: Option<Dur>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -376,6 +389,8 @@ pub struct Scenario {
     pub apps: Vec<AppCfg>,
     #[serde(default)]
     pub measure: MeasureCfg,
+    /// QCN reaction points in the hosts (`[qcn] rp = { ... }`, `l2sim.rs`).
+    pub qcn: Option<crate::l2sim::QcnCfg>,
     /// Python-side tables, accepted unread.
     pub sweep: Option<toml::Value>,
     pub quick: Option<toml::Value>,
@@ -1292,5 +1307,19 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         sim.samplers.cwnd_flows.push(f);
     }
     sim.samplers.cwnd_interval = m.cwnd_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    let l2_args = crate::l2sim::BuildArgs {
+        cp: t.qcn.as_ref(),
+        pause: t.pause.as_ref(),
+        rate_changes: &t.rate_changes,
+        qcn: s.qcn.as_ref(),
+        rp_interval: m.rp_interval.map(|d| d.0),
+        keep_rp_series: m.rp_series.unwrap_or(false),
+        flow_rate_interval: m.flow_rate_interval.map(|d| d.0),
+    };
+    crate::l2sim::build(
+        &mut sim,
+        &l2_args,
+        &|table: &str, key: &str, msg: String| ctx.err(table, key, msg),
+    )?;
     Ok((sim, info))
 }

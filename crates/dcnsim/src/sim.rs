@@ -66,6 +66,11 @@ pub struct Sim {
     pub unroutable: u64,
     /// Scratch buffer for packets produced by a transport call.
     out: Vec<Packet>,
+    /// Layer-2 congestion management (QCN CP/RP, PAUSE, rate changes; `l2sim.rs`). `None`
+    /// when the scenario uses none of it: the hot paths then test one pointer.
+    pub l2: Option<Box<crate::l2sim::L2>>,
+    /// The port (of the upstream node) whose wire delivered the packet now being received.
+    pub last_in_port: u32,
 }
 
 impl Sim {
@@ -86,6 +91,8 @@ impl Sim {
             absorbed: 0,
             unroutable: 0,
             out: Vec::with_capacity(64),
+            l2: None,
+            last_in_port: u32::MAX,
         }
     }
 
@@ -189,7 +196,11 @@ impl Sim {
                     }
                 }
             }
-            if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+            if port.queue.is_empty()
+                && !port.tx_pending
+                && now >= port.busy_until
+                && now >= port.paused_until
+            {
                 // Straight to the wire: at dequeue the queue behind it is empty.
                 if port.aqm_at == AqmAt::Dequeue {
                     match port.aqm.decide(now, &p, 0, 0) {
@@ -215,7 +226,11 @@ impl Sim {
                 }
                 return;
             }
-        } else if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+        } else if port.queue.is_empty()
+            && !port.tx_pending
+            && now >= port.busy_until
+            && now >= port.paused_until
+        {
             let arrive = port.start_tx(now, p);
             if port.wire.len() == 1 {
                 self.events.schedule(arrive, Event::LinkArrive(pid));
@@ -245,6 +260,9 @@ impl Sim {
     }
 
     fn on_port_tx_done(&mut self, pid: u32) {
+        if self.l2.is_some() && crate::l2sim::tx_gate(self, pid) {
+            return;
+        }
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         port.tx_pending = false;
@@ -298,12 +316,16 @@ impl Sim {
             self.events.schedule(next, Event::LinkArrive(pid));
         }
         let node = port.peer_node;
+        self.last_in_port = pid;
         self.receive(node, p);
     }
 
     /// A packet has fully arrived at `node`.
     #[inline]
     fn receive(&mut self, node: u32, p: Packet) {
+        if self.l2.is_some() && crate::l2sim::receive(self, node, p) {
+            return;
+        }
         let n = &self.nodes[node as usize];
         match n.kind {
             NodeKind::Switch => {
@@ -327,6 +349,9 @@ impl Sim {
     #[inline]
     pub fn host_send(&mut self, host: u32, p: Packet) {
         self.injected += 1;
+        if self.l2.is_some() && crate::l2sim::host_send(self, host, &p) {
+            return;
+        }
         let out = self.nodes[host as usize].route[p.dst as usize];
         if out != u32::MAX {
             self.enqueue(out, p);
@@ -399,6 +424,7 @@ impl Sim {
                 self.flush_out(host, &mut out);
                 self.sync_timers(fid);
             }
+            Kind::Cnm | Kind::Pause => {}
             Kind::Udp => {
                 let app = p.flow;
                 if (app as usize) < self.apps.len() {
@@ -497,6 +523,7 @@ impl Sim {
             Event::TcpTimer { flow, kind } => self.on_tcp_timer(flow, kind),
             Event::App { app, arg } => self.app_event(app, AppEvent::Timer(arg)),
             Event::Sample(k) => self.on_sample(k),
+            Event::L2 { idx, kind } => crate::l2sim::on_event(self, idx, kind),
             Event::Stop => {}
         }
     }
@@ -519,6 +546,7 @@ impl Sim {
 
     /// Start the applications and samplers (called once before `run`).
     pub fn start(&mut self) {
+        crate::l2sim::start(self);
         for i in 0..self.apps.len() {
             self.app_event(i as u32, AppEvent::Start);
         }
@@ -552,6 +580,7 @@ impl Sim {
             }
         }
         self.now = end;
+        crate::l2sim::finish(self);
         for p in self.ports.iter_mut() {
             if let Some(s) = p.silent.as_mut() {
                 s.finish(end);
