@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from . import _toml
 from . import report_panels as _panels
+from . import report_qcn as _qcn
 from ._tables import format_table, human, write_csv
 from .errors import UserError
 
@@ -273,6 +274,8 @@ REPORTS: dict[str, ReportKind] = {
                    check_incast, write_incast),
         ReportKind("panels", "time-series panels per point and printed numbers",
                    _panels.check_panels, _panels.write_panels),
+        ReportKind("qcn-incast", "incast goodput plus Table III (avg minrate, CNMs) at one buffer",
+                   _qcn.check_qcn_incast, _qcn.write_qcn_incast),
     )
 }
 

@@ -66,6 +66,8 @@ pub enum App {
     Incast(Incast),
     Bulk(Bulk),
     Cbr(Cbr),
+    /// Open-loop transactions on one TCP connection (`Transactions`).
+    Transactions(Transactions),
     /// Stands in for an app while its handler runs.
     Placeholder,
 }
@@ -76,6 +78,7 @@ impl App {
             App::Incast(_) => "incast",
             App::Bulk(_) => "bulk",
             App::Cbr(_) => "cbr",
+            App::Transactions(_) => "transactions",
             App::Placeholder => "none",
         }
     }
@@ -85,6 +88,7 @@ impl App {
             App::Incast(a) => a.handle(sim, id, ev),
             App::Bulk(a) => a.handle(sim, id, ev),
             App::Cbr(a) => a.handle(sim, id, ev),
+            App::Transactions(a) => a.handle(sim, id, ev),
             App::Placeholder => {}
         }
     }
@@ -192,6 +196,44 @@ impl Cbr {
             }
             AppEvent::UdpReceived(b) => self.received_bytes += b,
             AppEvent::FlowDone(_) => {}
+        }
+    }
+}
+
+/// Open-loop transactions (seed 004 slides: "9 KB transactions with Bernoulli arrivals"):
+/// messages of `size` bytes written to one persistent TCP connection at exponentially
+/// distributed intervals of mean `size·8 / rate` (the continuous-time limit of Bernoulli
+/// arrivals), between `start` and `stop`. The connection's send buffer is unbounded.
+#[derive(Clone, Debug)]
+pub struct Transactions {
+    pub flow: u32,
+    pub size: u64,
+    pub rate: RateBps,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub rng: Rng,
+    pub written: u64,
+}
+
+impl Transactions {
+    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Start => {
+                sim.events
+                    .schedule(self.start, Event::App { app: id, arg: 0 });
+            }
+            AppEvent::Timer(_) => {
+                if sim.now >= self.stop {
+                    return;
+                }
+                sim.flow_write(self.flow, self.size, false);
+                self.written += self.size;
+                let mean = self.size as f64 * 8.0 / self.rate.0 as f64;
+                let gap = SimTime::from_secs_f64(self.rng.exp(mean)).max(SimTime(1));
+                sim.events
+                    .schedule(sim.now + gap, Event::App { app: id, arg: 0 });
+            }
+            AppEvent::FlowDone(_) | AppEvent::UdpReceived(_) => {}
         }
     }
 }

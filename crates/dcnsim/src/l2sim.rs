@@ -48,6 +48,8 @@ pub const EV_SAMPLE_FLOW: u8 = 5;
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct QcnCpCfg {
+    /// Default true; false removes the CPs (for sweeping QCN on/off).
+    pub enabled: Option<bool>,
     pub q_eq: Option<Size>,
     pub w: Option<f64>,
     /// "v2.2" (default), "nov2007" (unverified hypothesis) or "every_packet".
@@ -69,6 +71,8 @@ pub struct QcnCpCfg {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct PauseCfgFile {
+    /// Default true; false disables PAUSE (for sweeping it on/off).
+    pub enabled: Option<bool>,
     /// High watermark per input. Default 130 KB (slides).
     pub hi: Option<Size>,
     /// Low watermark per input. Default 110 KB (slides).
@@ -883,7 +887,23 @@ fn rp_config(c: &RpCfgFile) -> RpConfig {
 /// Install the L2 state described by the scenario (no-op when nothing is configured).
 pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioError> {
     let rp_cfg = a.qcn.and_then(|q| q.rp.as_ref());
-    if a.cp.is_none() && a.pause.is_none() && a.rate_changes.is_empty() && rp_cfg.is_none() {
+    let cp_cfg = a.cp.filter(|c| c.enabled.unwrap_or(true));
+    let pause_cfg = a.pause.filter(|c| c.enabled.unwrap_or(true));
+    let a = &BuildArgs {
+        cp: cp_cfg,
+        pause: pause_cfg,
+        rate_changes: a.rate_changes,
+        qcn: a.qcn,
+        rp_interval: a.rp_interval,
+        keep_rp_series: a.keep_rp_series,
+        flow_rate_interval: a.flow_rate_interval,
+    };
+    if a.cp.is_none()
+        && a.pause.is_none()
+        && a.rate_changes.is_empty()
+        && rp_cfg.is_none()
+        && a.flow_rate_interval.is_none()
+    {
         return Ok(());
     }
     let mut l = L2::new(sim);

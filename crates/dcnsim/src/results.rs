@@ -96,6 +96,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             App::Incast(x) => (app_bytes[i], x.rounds_done),
             App::Bulk(_) => (app_bytes[i], 0),
             App::Cbr(c) => (c.received_bytes, 0),
+            App::Transactions(_) => (app_bytes[i], 0),
             App::Placeholder => (0, 0),
         };
         rounds_total += r;

@@ -4,7 +4,7 @@
 //! The top-level tables `[sweep]`, `[quick]` and `[report]` belong to the Python front end
 //! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
 
-use crate::app::{App, Bulk, Cbr, Incast};
+use crate::app::{App, Bulk, Cbr, Incast, Transactions};
 use crate::aqm::{parse_threshold, Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
 use crate::net::NodeKind;
 use crate::rng::Rng;
@@ -887,7 +887,7 @@ fn aqm_from_cfg(
     }
 }
 
-const APP_KINDS: &str = "expected \"incast\", \"bulk\" or \"cbr\"";
+const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\" or \"transactions\"";
 
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
@@ -1253,6 +1253,69 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                     class: a.class.unwrap_or(0),
                     sent_bytes: 0,
                     received_bytes: 0,
+                }));
+            }
+            "transactions" => {
+                let src = host(
+                    &sim,
+                    a.src.as_deref().ok_or_else(|| {
+                        ctx.err(
+                            "apps",
+                            "src",
+                            format!("app {ai} (transactions) needs `src`"),
+                        )
+                    })?,
+                    "src",
+                )?;
+                let dst = host(
+                    &sim,
+                    a.dst.as_deref().ok_or_else(|| {
+                        ctx.err(
+                            "apps",
+                            "dst",
+                            format!("app {ai} (transactions) needs `dst`"),
+                        )
+                    })?,
+                    "dst",
+                )?;
+                if src == dst || !reachable(&sim, src, dst) {
+                    return Err(ctx.err(
+                        "apps",
+                        "dst",
+                        format!("app {ai}: no route from src to dst"),
+                    ));
+                }
+                let rate = a.rate.ok_or_else(|| {
+                    ctx.err(
+                        "apps",
+                        "rate",
+                        format!("app {ai} (transactions) needs `rate`, the offered load"),
+                    )
+                })?;
+                if rate.0 .0 == 0 {
+                    return Err(ctx.err("apps", "rate", "must be positive"));
+                }
+                let size = match a.size {
+                    Some(s) if s.0 > 0 && s.0 != u64::MAX => s.0,
+                    _ => {
+                        return Err(ctx.err(
+                            "apps",
+                            "size",
+                            format!("app {ai} (transactions) needs a finite `size` > 0"),
+                        ))
+                    }
+                };
+                let mut f = TcpFlow::new(0, src, dst, tcp.clone());
+                f.class = a.class.unwrap_or(0);
+                let fid = sim.add_flow(f, app_id);
+                sim.apps.push(App::Transactions(Transactions {
+                    flow: fid,
+                    size,
+                    rate: rate.0,
+                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                    stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
+                    rng: Rng::new(s.sim.seed, 0x2_0000 + ai as u64),
+                    written: 0,
                 }));
             }
             other => {
