@@ -89,15 +89,13 @@ def test_pause_qcn_part1_shape() -> None:
 
 
 def test_pause_qcn_part2_shape() -> None:
-    """Slides part 2 (quick: slow-down 0.2-0.8 s, measured 0.5-0.8 s after the cut's loss
-    recovery): per-flow limiters give the victim ~500 Mb/s
+    """Slides part 2 (quick: slow-down 0.5-1.1 s, measured over 0.7-1.1 s): per-flow limiters give the victim ~500 Mb/s
     and the innocent ~4 Gb/s; a shared limiter drags the innocent down to about the victim's
     rate; notifying the victim flow (drop one held packet) restores the innocent flow."""
     def rates(scope: str, notify: str) -> tuple[float, float, dict[str, Any]]:
-        t = run("pause-qcn-part2", sim__duration='"1s"',
-                topology__rate_changes__0__at='"200ms"', topology__rate_changes__1__at='"800ms"',
+        t = run("pause-qcn-part2", sim__duration='"1.2s"', topology__rate_changes__1__at='"1.1s"',
                 qcn__rp__scope=f'"{scope}"', qcn__rp__notify=f'"{notify}"')
-        return _rate(t, 0, 0.5, 0.8), _rate(t, 1, 0.5, 0.8), t["limiters"]
+        return _rate(t, 0, 0.7, 1.1), _rate(t, 1, 0.7, 1.1), t["limiters"]
 
     victim, innocent, _ = rates("flow", "off")
     assert 350 < victim < 550 and innocent > 3500
