@@ -104,3 +104,21 @@ def test_pause_qcn_part2_shape() -> None:
     victim, innocent, lim = rates("shared", "drop")
     assert innocent > 3500 and victim < 600, (victim, innocent)
     assert lim["notified"][0] > 0
+
+
+def test_mixed_udp_shapes() -> None:
+    """Figs. 29-31 (mixed set-up, 128 KiB, 2 s): with a 10 ms min RTO the UDP flow keeps its
+    400 Mb/s and the reads share the rest; with 200 ms NewReno the reads collapse at 16 flows;
+    under QCN the UDP source is rate-limited too (CNMs reach it)."""
+    def mixed(exp: str, n: int) -> tuple[float, float, dict[str, Any]]:
+        t = run(exp, sim__duration='"2s"', topology__switch_buffer='"128KiB"',
+                topology__servers=str(n))
+        reads, udp = t["apps"]["goodput_mbps"]
+        return reads, udp, summary(t)
+
+    reads, udp, _ = mixed("devkota-fig30", 16)
+    assert udp > 350 and reads > 450, (reads, udp)
+    reads, udp, _ = mixed("devkota-fig29", 16)
+    assert reads < 300 and udp > 350, (reads, udp)
+    _, _, s = mixed("devkota-fig31", 4)
+    assert s["cnm_received"] == s["cnm_sent"] > 0 and s["cnm_ignored"] == 0

@@ -193,6 +193,8 @@ pub struct L2 {
     pub rls: Vec<Limiter>,
     /// Per flow: its limiter (u32::MAX: none).
     pub rl_of_flow: Vec<u32>,
+    /// Per app: the limiter of a UDP (CBR) source (u32::MAX: none).
+    pub rl_of_app: Vec<u32>,
     pub notify: Notify,
     /// Per node: PAUSE accounting of a switch.
     pub pause_sw: Vec<Option<SwitchPause>>,
@@ -235,6 +237,7 @@ impl L2 {
             cp: vec![None; np],
             rls: Vec::new(),
             rl_of_flow: vec![u32::MAX; sim.flows.len()],
+            rl_of_app: vec![u32::MAX; sim.apps.len()],
             notify: Notify::Off,
             pause_sw: vec![None; sim.nodes.len()],
             input_idx,
@@ -555,9 +558,17 @@ fn on_cnm_host(sim: &mut Sim, host: u32, p: Packet) {
     let fid = p.flow as usize;
     let sampled_data = p.flags == Kind::Data as u8 || p.flags == Kind::Syn as u8;
     let ok = sampled_data && fid < sim.flows.len() && sim.flows[fid].src == host;
+    let udp_ok = p.flags == Kind::Udp as u8
+        && matches!(sim.apps.get(fid), Some(crate::app::App::Cbr(c)) if c.src == host);
     let l2s = sim.l2.as_mut().expect("l2 state");
     l2s.cnm_received += 1;
-    let idx = if ok { l2s.rl_of_flow[fid] } else { u32::MAX };
+    let idx = if ok {
+        l2s.rl_of_flow[fid]
+    } else if udp_ok {
+        l2s.rl_of_app[fid]
+    } else {
+        u32::MAX
+    };
     if idx == u32::MAX {
         l2s.cnm_ignored += 1;
         return;
@@ -571,7 +582,11 @@ fn on_cnm_host(sim: &mut Sim, host: u32, p: Packet) {
     rl.cnms += 1;
     let cut = rl.rp.on_cnm(now, p.seq.min(63) as u8, &mut l2s.rng);
     if cut && notify != Notify::Off && rl.flows > 1 {
-        if let Some(k) = rl.fifo.iter().position(|x| x.flow == p.flow) {
+        if let Some(k) = rl
+            .fifo
+            .iter()
+            .position(|x| x.flow == p.flow && ok && x.kind != Kind::Udp)
+        {
             rl.notified += 1;
             if notify == Notify::Ecn && rl.fifo[k].is_ect() {
                 rl.fifo[k].ecn = Ecn::Ce;
@@ -586,12 +601,14 @@ fn on_cnm_host(sim: &mut Sim, host: u32, p: Packet) {
 /// Hand a packet from a host's transport to its limiter. Returns true if the limiter holds
 /// it (it will be released to the NIC later), false if it goes to the NIC now.
 pub(crate) fn host_send(sim: &mut Sim, _host: u32, p: &Packet) -> bool {
-    if !matches!(p.kind, Kind::Data | Kind::Syn) {
-        return false;
-    }
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let idx = match l2s.rl_of_flow.get(p.flow as usize) {
+    let table = match p.kind {
+        Kind::Data | Kind::Syn => &l2s.rl_of_flow,
+        Kind::Udp => &l2s.rl_of_app,
+        _ => return false,
+    };
+    let idx = match table.get(p.flow as usize) {
         Some(&i) if i != u32::MAX => i,
         _ => return false,
     };
@@ -1119,6 +1136,53 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
             };
             l.rls[idx as usize].flows += 1;
             l.rl_of_flow[fid] = idx;
+        }
+        // UDP (CBR) sources get QCN limiters too (not in ideal / fixed-rate mode).
+        if !ideal && rc.fixed_rate.is_none() {
+            for (ai, app) in sim.apps.iter().enumerate() {
+                let (src, dst) = match app {
+                    crate::app::App::Cbr(c) => (c.src, c.dst),
+                    _ => continue,
+                };
+                let key = match scope {
+                    "flow" => 0x8000_0000 | ai as u32,
+                    "destination" => dst,
+                    _ => u32::MAX,
+                };
+                let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
+                let idx = match found {
+                    Some(i) => i,
+                    None => {
+                        let nic = sim.nodes[src as usize].route[dst as usize];
+                        let line = if nic != u32::MAX {
+                            sim.ports[nic as usize].rate
+                        } else {
+                            RateBps(1)
+                        };
+                        let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
+                        l.rls.push(Limiter {
+                            name: format!("app{ai}"),
+                            host: src,
+                            rp,
+                            fixed: None,
+                            next_free: SimTime::ZERO,
+                            fifo: VecDeque::new(),
+                            rel_at: SimTime::NEVER,
+                            timer_at: SimTime::NEVER,
+                            flows: 0,
+                            cnms: 0,
+                            notified: 0,
+                            released: 0,
+                            max_held: 0,
+                        });
+                        let i = (l.rls.len() - 1) as u32;
+                        keys.push((src, key, i));
+                        i
+                    }
+                };
+                l.rls[idx as usize].flows += 1;
+                l.rl_of_app[ai] = idx;
+            }
         }
     }
     if let Some(t) = a.rp_interval {

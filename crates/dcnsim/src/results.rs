@@ -164,6 +164,16 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .i64("peak_pending", vec![sim.events.peak_len as i64])
         .f64("wall_s", vec![wall_s]);
     crate::l2sim::summary_columns(sim, &mut summary);
+    if sim.apps.iter().any(|a| matches!(a, App::Cbr(_)))
+        && sim.apps.iter().any(|a| matches!(a, App::Incast(_)))
+    {
+        // Mixed set-ups: goodput of the synchronized reads alone.
+        let reads: u64 = (0..sim.apps.len())
+            .filter(|&i| matches!(sim.apps[i], App::Incast(_)))
+            .map(|i| app_bytes[i])
+            .sum();
+        summary.f64("incast_goodput_mbps", vec![reads as f64 * 8.0 / dur / 1e6]);
+    }
     tables.push(summary);
 
     let mut flows = Table::new("flows");

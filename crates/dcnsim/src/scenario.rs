@@ -246,6 +246,10 @@ pub struct TopologyCfg {
     /// Service-rate changes at set times.
     #[serde(default)]
     pub rate_changes: Vec<crate::l2sim::RateChangeCfg>,
+    /// star: extra hosts on the switch (same link), not incast servers by default
+    /// (e.g. the seed-000 mixed set-up's UDP sender).
+    #[serde(default)]
+    pub extra_hosts: Vec<String>,
 }
 
 /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
@@ -937,6 +941,17 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                 let h = sim.add_node(&format!("server{i}"), NodeKind::Host);
                 sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
             }
+            for name in &t.extra_hosts {
+                if sim.node_by_name(name).is_some() {
+                    return Err(ctx.err(
+                        "topology",
+                        "extra_hosts",
+                        format!("host name {name:?} is already used"),
+                    ));
+                }
+                let h = sim.add_node(name, NodeKind::Host);
+                sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
+            }
         }
         TopoKind::Dumbbell => {
             let l = t.left.ok_or_else(|| {
@@ -1136,6 +1151,7 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                         .collect::<Result<_, _>>()?,
                     None => (0..sim.nodes.len() as u32)
                         .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
+                        .filter(|&i| !t.extra_hosts.contains(&sim.nodes[i as usize].name))
                         .collect(),
                 };
                 if servers.is_empty() {
