@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from . import _toml
 from . import report_odctcp as _odctcp
 from . import report_panels as _panels
+from . import report_qcn as _qcn
 from . import report_tcn as _tcn
 from ._tables import format_table, human, write_csv
 from .errors import UserError
@@ -277,6 +278,8 @@ REPORTS: dict[str, ReportKind] = {
                    _panels.check_panels, _panels.write_panels),
         *(ReportKind(*k) for k in _odctcp.kinds()),
         ReportKind("tcn", "seed-002 TCN figures", _tcn.check_tcn, _tcn.write_tcn),
+        ReportKind("qcn-incast", "incast goodput plus Table III (avg minrate, CNMs) at one buffer",
+                   _qcn.check_qcn_incast, _qcn.write_qcn_incast),
     )
 }
 

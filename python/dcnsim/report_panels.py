@@ -146,12 +146,12 @@ def write_panels(ctx: ReportContext) -> list[Path]:
             for d in data:
                 cols = _filter(d.get(item["table"], {}), item.get("where", {}))
                 vals = cols.get(item["column"], [])
-                if "after_s" in item and "time_s" in cols:
+                if ("after_s" in item or "before_s" in item) and "time_s" in cols:
+                    # One pass over (time, value) pairs: filtering twice would misalign them.
+                    lo = float(item.get("after_s", -math.inf))
+                    hi = float(item.get("before_s", math.inf))
                     vals = [v for t, v in zip(cols["time_s"], vals, strict=False)
-                            if t >= float(item["after_s"])]
-                if "before_s" in item and "time_s" in cols:
-                    vals = [v for t, v in zip(cols["time_s"], vals, strict=False)
-                            if t < float(item["before_s"])]
+                            if lo <= t < hi]
                 nums = [float(v) for v in vals if isinstance(v, float)]
                 value = _stat(nums, item.get("stat", "mean")) * float(item.get("scale", 1.0))
                 row.append(human(value))

@@ -85,6 +85,8 @@ pub enum App {
     /// Scheduled transfers (`app_schedule.rs`).
     Schedule(crate::app_schedule::Schedule),
     Ping(Ping),
+    /// Open-loop transactions on one TCP connection (`Transactions`).
+    Transactions(Transactions),
     /// Stands in for an app while its handler runs.
     Placeholder,
 }
@@ -97,6 +99,7 @@ impl App {
             App::Cbr(_) => "cbr",
             App::Schedule(_) => "flows",
             App::Ping(_) => "ping",
+            App::Transactions(_) => "transactions",
             App::Placeholder => "none",
         }
     }
@@ -108,6 +111,7 @@ impl App {
             App::Cbr(a) => a.handle(sim, id, ev),
             App::Schedule(a) => a.handle(sim, id, ev),
             App::Ping(a) => a.handle(sim, id, ev),
+            App::Transactions(a) => a.handle(sim, id, ev),
             App::Placeholder => {}
         }
     }
@@ -268,6 +272,44 @@ impl Sim {
             self.host_send(host, r);
         } else if let Some(App::Ping(a)) = self.apps.get_mut(p.flow as usize) {
             a.rtts.push(self.now - p.sent_time);
+        }
+    }
+}
+
+/// Open-loop transactions (seed 004 slides: "9 KB transactions with Bernoulli arrivals"):
+/// messages of `size` bytes written to one persistent TCP connection at exponentially
+/// distributed intervals of mean `size·8 / rate` (the continuous-time limit of Bernoulli
+/// arrivals), between `start` and `stop`. The connection's send buffer is unbounded.
+#[derive(Clone, Debug)]
+pub struct Transactions {
+    pub flow: u32,
+    pub size: u64,
+    pub rate: RateBps,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub rng: Rng,
+    pub written: u64,
+}
+
+impl Transactions {
+    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Start => {
+                sim.events
+                    .schedule(self.start, Event::App { app: id, arg: 0 });
+            }
+            AppEvent::Timer(_) => {
+                if sim.now >= self.stop {
+                    return;
+                }
+                sim.flow_write(self.flow, self.size, false);
+                self.written += self.size;
+                let mean = self.size as f64 * 8.0 / self.rate.0 as f64;
+                let gap = SimTime::from_secs_f64(self.rng.exp(mean)).max(SimTime(1));
+                sim.events
+                    .schedule(sim.now + gap, Event::App { app: id, arg: 0 });
+            }
+            AppEvent::FlowDone(_) | AppEvent::UdpReceived(_) => {}
         }
     }
 }

@@ -20,6 +20,9 @@ pub enum Event {
     App { app: u32, arg: u32 },
     /// A periodic measurement sample.
     Sample(u32),
+    /// A layer-2 event (`l2sim.rs`): rate-limiter release or timer, PAUSE refresh, service
+    /// rate change, L2 sampler. `kind` says which, `idx` names the target.
+    L2 { idx: u32, kind: u8 },
     /// End of the simulation.
     Stop,
 }

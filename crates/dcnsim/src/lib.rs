@@ -9,6 +9,7 @@ pub mod app_schedule;
 pub mod aqm;
 pub mod event;
 pub mod l2;
+pub mod l2sim;
 pub mod mq;
 pub mod mqport;
 pub mod net;

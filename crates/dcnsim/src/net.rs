@@ -101,6 +101,9 @@ pub struct Port {
     pub aqm_at: AqmAt,
     /// Multi-queue egress (`mqport.rs`); `None` keeps the single FIFO above.
     pub mq: Option<Box<crate::mqport::MqPort>>,
+    /// No data frame may start before this time (IEEE 802.3x PAUSE received from the peer;
+    /// `l2sim.rs`). Control frames (PAUSE, CNM) are not paused.
+    pub paused_until: SimTime,
 }
 
 impl Port {
@@ -124,6 +127,7 @@ impl Port {
             aqm: Aqm::None,
             aqm_at: AqmAt::Off,
             mq: None,
+            paused_until: SimTime::ZERO,
         }
     }
 

@@ -25,6 +25,12 @@ pub enum Kind {
     SynAck = 3,
     /// UDP datagram (constant-bit-rate sources).
     Udp = 4,
+    /// QCN congestion notification message (64 B), from a switch to the source host of the
+    /// sampled frame: `flow` = sampled frame's flow (or app for UDP), `seq` = quantised
+    /// feedback q, `ack` = sampled frame's destination, `flags` = sampled frame's kind.
+    Cnm = 5,
+    /// IEEE 802.3x PAUSE frame (64 B MAC control, one hop): `seq` = pause quanta.
+    Pause = 6,
 }
 
 /// ECN codepoint of the IP header (RFC 3168).

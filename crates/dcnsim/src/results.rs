@@ -98,6 +98,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             App::Cbr(c) => (c.received_bytes, 0),
             App::Schedule(_) => (app_bytes[i], 0),
             App::Ping(_) => (0, 0),
+            App::Transactions(_) => (app_bytes[i], 0),
             App::Placeholder => (0, 0),
         };
         rounds_total += r;
@@ -178,6 +179,17 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             .f64("flow_tput_mean_mbps", vec![f.mean_mbps])
             .f64("flow_tput_std_mbps", vec![f.std_mbps])
             .f64("utilisation_mbps", vec![f.sum_mbps]);
+    }
+    crate::l2sim::summary_columns(sim, &mut summary);
+    if sim.apps.iter().any(|a| matches!(a, App::Cbr(_)))
+        && sim.apps.iter().any(|a| matches!(a, App::Incast(_)))
+    {
+        // Mixed set-ups: goodput of the synchronized reads alone.
+        let reads: u64 = (0..sim.apps.len())
+            .filter(|&i| matches!(sim.apps[i], App::Incast(_)))
+            .map(|i| app_bytes[i])
+            .sum();
+        summary.f64("incast_goodput_mbps", vec![reads as f64 * 8.0 / dur / 1e6]);
     }
     tables.push(summary);
 
@@ -351,5 +363,6 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         t.str("port", port).f64("start_s", start).f64("end_s", end);
         tables.push(t);
     }
+    tables.extend(crate::l2sim::tables(sim));
     tables
 }

@@ -4,7 +4,7 @@
 //! The top-level tables `[sweep]`, `[quick]` and `[report]` belong to the Python front end
 //! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
 
-use crate::app::{App, Bulk, Cbr, Incast};
+use crate::app::{App, Bulk, Cbr, Incast, Transactions};
 use crate::aqm::{parse_threshold, Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
 use crate::net::NodeKind;
 use crate::rng::Rng;
@@ -253,6 +253,17 @@ pub struct TopologyCfg {
     /// Per-port multi-queue overrides (`port = "A->B"` plus the keys of `queues`).
     #[serde(default)]
     pub queue_ports: Vec<scenario_mq::QueuesCfg>,
+    /// QCN congestion points on switch egress ports (`l2sim.rs`).
+    pub qcn: Option<crate::l2sim::QcnCpCfg>,
+    /// IEEE 802.3x PAUSE at switches (`l2sim.rs`).
+    pub pause: Option<crate::l2sim::PauseCfgFile>,
+    /// Service-rate changes at set times.
+    #[serde(default)]
+    pub rate_changes: Vec<crate::l2sim::RateChangeCfg>,
+    /// star: extra hosts on the switch (same link), not incast servers by default
+    /// (e.g. the seed-000 mixed set-up's UDP sender).
+    #[serde(default)]
+    pub extra_hosts: Vec<String>,
 }
 
 /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
@@ -407,6 +418,12 @@ pub struct MeasureCfg {
     pub throughput_interval: Option<Dur>,
     /// Fairness summary over samples from this time on (default 0).
     pub fairness_after: Option<Dur>,
+    /// QCN: sampling period of the RP rates and their minimum (default 1 ms).
+    pub rp_interval: Option<Dur>,
+    /// QCN: keep the per-limiter rate series as table `rp_rate` (default false).
+    pub rp_series: Option<bool>,
+    /// Per-flow throughput sampled every interval as table `flow_rate` (default off).
+    pub flow_rate_interval: Option<Dur>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -422,6 +439,8 @@ pub struct Scenario {
     pub apps: Vec<AppCfg>,
     #[serde(default)]
     pub measure: MeasureCfg,
+    /// QCN reaction points in the hosts (`[qcn] rp = { ... }`, `l2sim.rs`).
+    pub qcn: Option<crate::l2sim::QcnCfg>,
     /// Python-side tables, accepted unread.
     pub sweep: Option<toml::Value>,
     pub quick: Option<toml::Value>,
@@ -924,7 +943,8 @@ fn aqm_from_cfg(
     }
 }
 
-const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\" or \"ping\"";
+const APP_KINDS: &str =
+    "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\", \"ping\" or \"transactions\"";
 
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
@@ -972,6 +992,17 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             info.bottleneck_rate = Some(rate);
             for i in 1..=n {
                 let h = sim.add_node(&format!("server{i}"), NodeKind::Host);
+                sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
+            }
+            for name in &t.extra_hosts {
+                if sim.node_by_name(name).is_some() {
+                    return Err(ctx.err(
+                        "topology",
+                        "extra_hosts",
+                        format!("host name {name:?} is already used"),
+                    ));
+                }
+                let h = sim.add_node(name, NodeKind::Host);
                 sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
             }
         }
@@ -1201,6 +1232,7 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                         .collect::<Result<_, _>>()?,
                     None => (0..sim.nodes.len() as u32)
                         .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
+                        .filter(|&i| !t.extra_hosts.contains(&sim.nodes[i as usize].name))
                         .collect(),
                 };
                 if servers.is_empty() {
@@ -1366,6 +1398,69 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                     rtts: Vec::new(),
                 }));
             }
+            "transactions" => {
+                let src = host(
+                    &sim,
+                    a.src.as_deref().ok_or_else(|| {
+                        ctx.err(
+                            "apps",
+                            "src",
+                            format!("app {ai} (transactions) needs `src`"),
+                        )
+                    })?,
+                    "src",
+                )?;
+                let dst = host(
+                    &sim,
+                    a.dst.as_deref().ok_or_else(|| {
+                        ctx.err(
+                            "apps",
+                            "dst",
+                            format!("app {ai} (transactions) needs `dst`"),
+                        )
+                    })?,
+                    "dst",
+                )?;
+                if src == dst || !reachable(&sim, src, dst) {
+                    return Err(ctx.err(
+                        "apps",
+                        "dst",
+                        format!("app {ai}: no route from src to dst"),
+                    ));
+                }
+                let rate = a.rate.ok_or_else(|| {
+                    ctx.err(
+                        "apps",
+                        "rate",
+                        format!("app {ai} (transactions) needs `rate`, the offered load"),
+                    )
+                })?;
+                if rate.0 .0 == 0 {
+                    return Err(ctx.err("apps", "rate", "must be positive"));
+                }
+                let size = match a.size {
+                    Some(s) if s.0 > 0 && s.0 != u64::MAX => s.0,
+                    _ => {
+                        return Err(ctx.err(
+                            "apps",
+                            "size",
+                            format!("app {ai} (transactions) needs a finite `size` > 0"),
+                        ))
+                    }
+                };
+                let mut f = TcpFlow::new(0, src, dst, tcp.clone());
+                f.class = a.class.unwrap_or(0);
+                let fid = sim.add_flow(f, app_id);
+                sim.apps.push(App::Transactions(Transactions {
+                    flow: fid,
+                    size,
+                    rate: rate.0,
+                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+                    stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
+                    rng: Rng::new(s.sim.seed, 0x2_0000 + ai as u64),
+                    written: 0,
+                }));
+            }
             other => {
                 let msg = format!("app {ai}: unknown kind {other:?}: {APP_KINDS}");
                 return Err(ctx.err("apps", "kind", msg));
@@ -1442,6 +1537,30 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             "measure",
             "fairness_after",
             "needs measure.throughput_interval",
+        ));
+    }
+    let l2_args = crate::l2sim::BuildArgs {
+        cp: t.qcn.as_ref(),
+        pause: t.pause.as_ref(),
+        rate_changes: &t.rate_changes,
+        qcn: s.qcn.as_ref(),
+        rp_interval: m.rp_interval.map(|d| d.0),
+        keep_rp_series: m.rp_series.unwrap_or(false),
+        flow_rate_interval: m.flow_rate_interval.map(|d| d.0),
+    };
+    crate::l2sim::build(
+        &mut sim,
+        &l2_args,
+        &|table: &str, key: &str, msg: String| ctx.err(table, key, msg),
+    )?;
+    // The layer-2 hooks (CP sampling, PAUSE input accounting) read the single-FIFO queue; they
+    // are not wired into multi-queue ports yet (PFC would need it), so refuse the mix.
+    if sim.l2.is_some() && sim.ports.iter().any(|p| p.mq.is_some()) {
+        let key = if t.pause.is_some() { "pause" } else { "qcn" };
+        return Err(ctx.err(
+            "topology",
+            key,
+            "QCN/PAUSE on switches with multi-queue ports (topology.queues) is not supported yet",
         ));
     }
     Ok((sim, info))

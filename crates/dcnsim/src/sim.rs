@@ -76,6 +76,11 @@ pub struct Sim {
     pub pools: Vec<crate::mq::buffer::SharedPool>,
     /// Scratch buffer for packets produced by a transport call.
     out: Vec<Packet>,
+    /// Layer-2 congestion management (QCN CP/RP, PAUSE, rate changes; `l2sim.rs`). `None`
+    /// when the scenario uses none of it: the hot paths then test one pointer.
+    pub l2: Option<Box<crate::l2sim::L2>>,
+    /// The port (of the upstream node) whose wire delivered the packet now being received.
+    pub last_in_port: u32,
 }
 
 impl Sim {
@@ -97,6 +102,8 @@ impl Sim {
             unroutable: 0,
             pools: Vec::new(),
             out: Vec::with_capacity(64),
+            l2: None,
+            last_in_port: u32::MAX,
         }
     }
 
@@ -203,7 +210,11 @@ impl Sim {
                     }
                 }
             }
-            if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+            if port.queue.is_empty()
+                && !port.tx_pending
+                && now >= port.busy_until
+                && now >= port.paused_until
+            {
                 // Straight to the wire: at dequeue the queue behind it is empty.
                 if port.aqm_at == AqmAt::Dequeue {
                     match port.aqm.decide(now, &p, 0, 0) {
@@ -229,7 +240,11 @@ impl Sim {
                 }
                 return;
             }
-        } else if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+        } else if port.queue.is_empty()
+            && !port.tx_pending
+            && now >= port.busy_until
+            && now >= port.paused_until
+        {
             let arrive = port.start_tx(now, p);
             if port.wire.len() == 1 {
                 self.events.schedule(arrive, Event::LinkArrive(pid));
@@ -261,6 +276,9 @@ impl Sim {
     }
 
     fn on_port_tx_done(&mut self, pid: u32) {
+        if self.l2.is_some() && crate::l2sim::tx_gate(self, pid) {
+            return;
+        }
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         port.tx_pending = false;
@@ -317,12 +335,16 @@ impl Sim {
             self.events.schedule(next, Event::LinkArrive(pid));
         }
         let node = port.peer_node;
+        self.last_in_port = pid;
         self.receive(node, p);
     }
 
     /// A packet has fully arrived at `node`.
     #[inline]
     fn receive(&mut self, node: u32, p: Packet) {
+        if self.l2.is_some() && crate::l2sim::receive(self, node, p) {
+            return;
+        }
         let n = &self.nodes[node as usize];
         match n.kind {
             NodeKind::Switch => {
@@ -348,6 +370,9 @@ impl Sim {
         self.injected += 1;
         if self.samplers.seq.on && p.kind == Kind::Data {
             self.samplers.seq.on_data_sent(self.now, &p);
+        }
+        if self.l2.is_some() && crate::l2sim::host_send(self, host, &p) {
+            return;
         }
         let out = self.nodes[host as usize].route[p.dst as usize];
         if out != u32::MAX {
@@ -431,6 +456,7 @@ impl Sim {
             {
                 self.ping_receive(host, p);
             }
+            Kind::Cnm | Kind::Pause => {}
             Kind::Udp => {
                 let app = p.flow;
                 if (app as usize) < self.apps.len() {
@@ -537,6 +563,7 @@ impl Sim {
             Event::TcpTimer { flow, kind } => self.on_tcp_timer(flow, kind),
             Event::App { app, arg } => self.app_event(app, AppEvent::Timer(arg)),
             Event::Sample(k) => self.on_sample(k),
+            Event::L2 { idx, kind } => crate::l2sim::on_event(self, idx, kind),
             Event::Stop => {}
         }
     }
@@ -561,6 +588,7 @@ impl Sim {
 
     /// Start the applications and samplers (called once before `run`).
     pub fn start(&mut self) {
+        crate::l2sim::start(self);
         for i in 0..self.apps.len() {
             self.app_event(i as u32, AppEvent::Start);
         }
@@ -598,6 +626,7 @@ impl Sim {
             }
         }
         self.now = end;
+        crate::l2sim::finish(self);
         for p in self.ports.iter_mut() {
             if let Some(s) = p.silent.as_mut() {
                 s.finish(end);
