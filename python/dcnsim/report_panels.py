@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .scenario import Scenario
 
 STATS = ("mean", "max", "min", "last", "p99", "sum")
+MAX_COLUMNS = 4  # points per row of the figure
 UNLIMITED = 1e15  # values at or above this stand for "unlimited" (u64::MAX clamped to i64)
 
 
@@ -107,6 +108,17 @@ def _filter(cols: dict[str, list[Any]], where: dict[str, Any]) -> dict[str, list
     return {k: [v[i] for i in keep] for k, v in cols.items()}
 
 
+def _short_label(point: Any) -> str:
+    """A sweep point's axis values, one per line, keys shortened to their last two parts."""
+    from . import _toml
+
+    parts = []
+    for key, value in point.axis_values.items():
+        short = ".".join(str(key).split(".")[-2:])
+        parts.append(f"{short}={_toml.display(value)}")
+    return "\n".join(parts) if parts else "base point"
+
+
 def _stat(values: list[float], stat: str) -> float:
     if not values:
         return math.nan
@@ -166,12 +178,16 @@ def write_panels(ctx: ReportContext) -> list[Path]:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        ncol = len(points)
-        fig, axes = plt.subplots(len(panels), ncol, figsize=(5.5 * ncol, 2.2 * len(panels) + 0.8),
-                                 squeeze=False, sharex="col")
+        npts = len(points)
+        ncol = min(npts, MAX_COLUMNS)
+        blocks = -(-npts // ncol)  # rows of points, each `len(panels)` panels tall
+        nrow = blocks * len(panels)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 2.0 * nrow + 0.9),
+                                 squeeze=False)
         for c, d in enumerate(data):
+            block, col = divmod(c, ncol)
             for r, item in enumerate(panels):
-                ax = axes[r][c]
+                ax = axes[block * len(panels) + r][col]
                 cols = _filter(d.get(item["table"], {}), item.get("where", {}))
                 x = cols.get(item.get("x", "time_s"), [])
                 for y in item["y"]:
@@ -190,9 +206,14 @@ def write_panels(ctx: ReportContext) -> list[Path]:
                 if len(item["y"]) > 1:
                     ax.legend(fontsize=7, loc="best")
                 if r == 0:
-                    ax.set_title(labels[c] if ncol > 1 else ctx.title, fontsize=9)
-            axes[-1][c].set_xlabel(str(panels[-1].get("xlabel", "time (s)")))
-        if ncol > 1:
+                    ax.set_title(_short_label(points[c]) if npts > 1 else ctx.title, fontsize=8)
+                if r == len(panels) - 1:
+                    ax.set_xlabel(str(panels[-1].get("xlabel", "time (s)")), fontsize=8)
+        for c in range(npts, blocks * ncol):  # empty cells of the last row of points
+            block, col = divmod(c, ncol)
+            for r in range(len(panels)):
+                axes[block * len(panels) + r][col].set_visible(False)
+        if npts > 1:
             fig.suptitle(ctx.title, fontsize=10)
         fig.tight_layout()
         path = ctx.out_dir / f"{ctx.scenario.id}.png"
