@@ -258,3 +258,84 @@ def test_interrupt_keeps_finished_points(fake_core: FakeCore, fig08: Path,
     fake_core.runs.clear()
     resumed = _sweep(plan, out)
     assert (resumed.ran, resumed.reused) == (16 - done, done)
+
+
+# ------------------------------------------------------------------- [[sweep.variants]]
+
+_VARIANTS = ('[sim]\nduration = "1s"\n[topology]\nservers = 2\nswitch_buffer = "64KiB"\n'
+             '[sweep]\n"topology.servers" = [2, 3]\n'
+             '[[sweep.variants]]\nlabel = "small"\n"topology.switch_buffer" = "32KiB"\n'
+             '"sim.duration" = "0.5s"\n'
+             '[[sweep.variants]]\nlabel = "big"\ntopology.switch_buffer = "256KiB"\n')
+
+
+def test_variants_are_zipped_and_crossed(fake_core: FakeCore, tmp_path: Path) -> None:
+    path = tmp_path / "var.toml"
+    path.write_text(_VARIANTS + '[quick]\nsweep.variants = ["big"]\n')
+    scn = load(path)
+    assert scn.variants == {"small": {"topology.switch_buffer": "32KiB", "sim.duration": "0.5s"},
+                            "big": {"topology.switch_buffer": "256KiB"}}
+    plan = make_plan(scn)
+    assert [p.axis_values for p in plan.points] == [
+        {"topology.servers": 2, "variants": "small"}, {"topology.servers": 2, "variants": "big"},
+        {"topology.servers": 3, "variants": "small"}, {"topology.servers": 3, "variants": "big"}]
+    assert plan.points[0].overrides == {"topology.switch_buffer": "32KiB", "sim.duration": "0.5s",
+                                        "topology.servers": 2}
+    assert "variants" not in plan.points[1].overrides  # the label is not an engine field
+    assert [p.axis_values["variants"] for p in make_plan(scn, quick=True).points] == ["big"] * 2
+    pinned = make_plan(scn, sets={"variants": "small", "sim.duration": "2s"})
+    assert [p.overrides["sim.duration"] for p in pinned.points] == ["2s", "2s"]  # sets win
+    assert {p.overrides["topology.switch_buffer"] for p in pinned.points} == {"32KiB"}
+
+
+def test_variants_generic_report_and_runs(fake_core: FakeCore, tmp_path: Path) -> None:
+    path = tmp_path / "var.toml"
+    path.write_text(_VARIANTS + '[report]\nkind = "generic"\n')
+    plan = make_plan(load(path))
+    out = tmp_path / "out"
+    text = _report(plan, _sweep(plan, out), out)
+    assert {tuple(sorted(r)) for r in fake_core.runs} == {
+        ("sim.duration", "topology.servers", "topology.switch_buffer"),
+        ("topology.servers", "topology.switch_buffer")}
+    rows = (out / "results.csv").read_text().splitlines()
+    assert rows[0].startswith("topology.servers,variants,")
+    assert [r.split(",")[1] for r in rows[1:]] == ["small", "big", "small", "big"]
+    assert "small" in text and "big" in text
+
+
+@pytest.mark.parametrize("tail, needle", [
+    ('[[sweep.variants]]\n"topology.servers" = 4\n', "variant 2: expected a non-empty string"),
+    ('[[sweep.variants]]\nlabel = "big"\nsim.seed = 3\n', "label 'big' appears twice"),
+    ('[[sweep.variants]]\nlabel = "b2"\ntopology.switch_buffer = "256KiB"\n',
+     "variants 'big' and 'b2' set the same overrides"),
+    ('[[sweep.variants]]\nlabel = "s"\n"topology.servers" = 4\n',
+     "set by variant 's' and also a sweep axis"),
+    ('[[sweep.variants]]\nlabel = "r"\n"report.kind" = "x"\n', "Python-owned table [report]"),
+    ('[quick]\nsweep.variants = ["huge"]\n', "no [[sweep.variants]] labelled 'huge'"),
+])
+def test_bad_variants(fake_core: FakeCore, tmp_path: Path, tail: str, needle: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(_VARIANTS + tail)
+    with pytest.raises(FakeScenarioError) as info:
+        load(path)
+    assert needle in str(info.value)
+
+
+def test_bad_variants_table(fake_core: FakeCore, tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('[sweep]\nvariants = [1, 2]\n')
+    with pytest.raises(FakeScenarioError, match="expected \\[\\[sweep.variants\\]\\] tables"):
+        load(path)
+    path.write_text(_VARIANTS)
+    with pytest.raises(FakeScenarioError, match="no \\[\\[sweep.variants\\]\\] labelled 'x'"):
+        make_plan(load(path), sets={"variants": "x"})
+
+
+def test_variant_of_prefers_the_most_specific(fake_core: FakeCore, tmp_path: Path) -> None:
+    from dcnsim.scenario import variant_of
+
+    path = tmp_path / "v.toml"
+    path.write_text('[sim]\nduration = "1s"\n[[sweep.variants]]\nlabel = "a"\nsim.seed = 2\n'
+                    '[[sweep.variants]]\nlabel = "ab"\nsim.seed = 2\n"topology.servers" = 3\n')
+    scn = load(path)
+    assert [variant_of(scn, p.overrides) for p in make_plan(scn).points] == ["a", "ab"]

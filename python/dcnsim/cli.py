@@ -162,7 +162,10 @@ def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Name
     from .sweep import run_sweep
 
     text = _scenario_text(str(file))
-    core().validate(text, str(file), _toml.literal_pairs(sets))
+    from .scenario import VARIANTS_AXIS  # --set variants=LABEL pins a variant, not a field
+
+    engine_sets = {k: v for k, v in sets.items() if k != VARIANTS_AXIS}
+    core().validate(text, str(file), _toml.literal_pairs(engine_sets))
     scn = load(file, text)
     plan = make_plan(scn, quick=args.quick, sets=sets)
     validate_points(plan)

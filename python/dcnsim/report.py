@@ -91,12 +91,16 @@ def _cell(value: Any) -> Any:
 
 def write_generic(ctx: ReportContext) -> list[Path]:
     """results.csv: one row per point, the sweep axes then the summary columns."""
+    from .scenario import VARIANTS_AXIS, variant_of  # late: scenario imports this module
+
     axes = [key for key, _ in ctx.plan.axes]
     summaries = _summaries(ctx)
     metrics = _summary_columns(summaries, exclude=axes)
     rows = []
     for rec in ctx.records:
         row = {key: _cell(rec["overrides"].get(key)) for key in axes}
+        if VARIANTS_AXIS in row:
+            row[VARIANTS_AXIS] = variant_of(ctx.scenario, rec["overrides"])
         row.update({k: v for k, v in rec["summary"].items() if k in metrics})
         rows.append(row)
     path = ctx.out_dir / RESULTS_FILE
@@ -280,6 +284,8 @@ REPORTS: dict[str, ReportKind] = {
         ReportKind("tcn", "seed-002 TCN figures", _tcn.check_tcn, _tcn.write_tcn),
         ReportKind("qcn-incast", "incast goodput plus Table III (avg minrate, CNMs) at one buffer",
                    _qcn.check_qcn_incast, _qcn.write_qcn_incast),
+        ReportKind("variant-table", "one metric, a row per axis value, a column per variant",
+                   _qcn.check_variant_table, _qcn.write_variant_table),
     )
 }
 

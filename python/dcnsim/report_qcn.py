@@ -126,3 +126,85 @@ def write_qcn_incast(ctx: ReportContext) -> list[Path]:
               + ("; ours (source)" if (t3 or cn or t7) else ""))
     ctx.print(format_table(header, table))
     return written
+
+
+# ----------------------------------------------------------------------- variant-table
+
+VARIANT_TABLE_DOC = """
+``variant-table``: results.csv and the generic table, then one metric laid out with a row
+per value of one sweep axis and a column per ``[[sweep.variants]]`` label, each cell
+"ours (source)" when the source's number is given:
+
+    [report]
+    kind = "variant-table"
+    rows = "topology.servers"        # optional; without it one row
+    metric = "cnm_sent"              # summary column
+    source = { unmodified = { 2 = 4740, 4 = 5535 }, ... }   # or { unmodified = 1196, ... }
+"""
+
+
+def check_variant_table(scn: Scenario) -> None:
+    from .scenario import VARIANTS_AXIS
+
+    cfg = scn.report
+    if not scn.variants:
+        raise scn.error("report", "kind", "variant-table needs [[sweep.variants]]")
+    rows = cfg.get("rows")
+    if rows is not None and (not isinstance(rows, str) or rows not in dict(scn.sweep)
+                             or rows == VARIANTS_AXIS):
+        raise scn.error("report", "rows", f"expected the name of a sweep axis, got {rows!r}")
+    metrics = cfg.get("metrics", [cfg.get("metric")])
+    if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str)
+                                                               for m in metrics):
+        raise scn.error("report", "metric", "expected a summary column name (metric = \"...\")")
+    source = cfg.get("source", {})
+    if not isinstance(source, dict):
+        raise scn.error("report", "source", "expected a table keyed by variant label")
+    for label, values in source.items():
+        if label not in scn.variants:
+            raise scn.error("report", "source", f"no [[sweep.variants]] labelled {label!r}")
+        ok = _num(values) if rows is None else (
+            isinstance(values, dict) and all(_num(v) for v in values.values()))
+        if not ok:
+            want = "a number" if rows is None else "a table of row value = number"
+            raise scn.error("report", "source", f"entry {label!r}: expected {want}")
+
+
+def write_variant_table(ctx: ReportContext) -> list[Path]:
+    from ._toml import display
+    from .report import write_generic
+    from .scenario import variant_of
+
+    paths = write_generic(ctx)
+    scn = ctx.scenario
+    cfg = scn.report
+    rows_axis = cfg.get("rows")
+    metrics = cfg.get("metrics", [cfg.get("metric")])
+    source = cfg.get("source", {})
+    labels = [v for v in scn.variants if any(
+        variant_of(scn, r["overrides"]) == v for r in ctx.records)]
+    row_values: list[str] = []
+    cells: dict[tuple[str, str, str], Any] = {}
+    for rec in ctx.records:
+        row = display(rec["overrides"].get(rows_axis)) if rows_axis else "all"
+        if row not in row_values:
+            row_values.append(row)
+        label = variant_of(scn, rec["overrides"])
+        for m in metrics:
+            cells[(m, row, str(label))] = rec["summary"].get(m)
+    for m in metrics:
+        body = []
+        for row in row_values:
+            line = [row]
+            for label in labels:
+                ours = cells.get((m, row, label))
+                src = source.get(label)
+                theirs = src if rows_axis is None else (src or {}).get(row)
+                text = "" if ours is None else (f"{ours:.0f}" if _num(ours) else str(ours))
+                if m == cfg.get("metric", metrics[0]) and _num(theirs):
+                    text += f" ({theirs:g})"
+                line.append(text)
+            body.append(line)
+        ctx.print(f"\n{m}, ours (source), by {rows_axis or 'variant'}:")
+        ctx.print(format_table([rows_axis or "", *labels], body, align_left=1))
+    return paths

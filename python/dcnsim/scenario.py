@@ -100,6 +100,8 @@ class Scenario:
     quick_overrides: dict[str, Any] = field(default_factory=dict)
     quick_sweep: dict[str, list[Any]] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
+    # ``[[sweep.variants]]``: label -> the set of overrides it applies (one axis, "variants").
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -163,6 +165,47 @@ def _sweep_axes(scn: Scenario, table: str, raw: Any,
             for key, values in _toml.flatten(raw).items()}
 
 
+VARIANTS_AXIS = "variants"
+
+
+def _variants(scn: Scenario, raw: Any) -> dict[str, dict[str, Any]]:
+    """``[[sweep.variants]]``: each table has a ``label`` and a set of dotted overrides that
+    are applied together (a "zipped" axis); the labels form one sweep axis named variants."""
+    if not isinstance(raw, list) or not raw or not all(isinstance(v, dict) for v in raw):
+        raise scn.error("sweep", VARIANTS_AXIS,
+                        "expected [[sweep.variants]] tables, each with a label and overrides")
+    out: dict[str, dict[str, Any]] = {}
+    seen: dict[tuple[tuple[str, str], ...], str] = {}
+    for i, table in enumerate(raw):
+        table = dict(table)
+        label = table.pop("label", None)
+        if not isinstance(label, str) or not label:
+            raise scn.error("sweep", VARIANTS_AXIS,
+                            f"variant {i}: expected a non-empty string label, got {label!r}")
+        if label in out:
+            raise scn.error("sweep", VARIANTS_AXIS, f"variant label {label!r} appears twice")
+        sets = _toml.flatten(table)
+        for key in sets:
+            _check_key(scn, "sweep", key, sub=VARIANTS_AXIS)
+        ident = overrides_key(sets)
+        if ident in seen:
+            raise scn.error("sweep", VARIANTS_AXIS,
+                            f"variants {seen[ident]!r} and {label!r} set the same overrides")
+        seen[ident] = label
+        out[label] = sets
+    return out
+
+
+def variant_of(scn: Scenario, overrides: Mapping[str, Any]) -> str | None:
+    """The label of the ``[[sweep.variants]]`` entry whose overrides ``overrides`` carries."""
+    best: tuple[int, str] | None = None  # the most specific match (a variant may extend another)
+    for label, sets in scn.variants.items():
+        if all(k in overrides and _toml.to_toml(overrides[k]) == _toml.to_toml(v)
+               for k, v in sets.items()) and (best is None or len(sets) > best[0]):
+            best = (len(sets), label)
+    return best[1] if best else None
+
+
 def load(path: str | Path, text: str | None = None) -> Scenario:
     """Read a scenario file and check its ``[sweep]``, ``[quick]`` and ``[report]`` tables."""
     path = Path(path)
@@ -171,7 +214,18 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
     data = parse_toml(text, path)
     scn = Scenario(path=path, text=text, data=data)
 
-    sweep = _sweep_axes(scn, "sweep", data.get("sweep", {}))
+    sweep_raw = data.get("sweep", {})
+    variants: dict[str, dict[str, Any]] = {}
+    if isinstance(sweep_raw, dict) and VARIANTS_AXIS in sweep_raw:
+        sweep_raw = dict(sweep_raw)
+        variants = _variants(scn, sweep_raw.pop(VARIANTS_AXIS))
+    sweep = _sweep_axes(scn, "sweep", sweep_raw)
+    for label, sets in variants.items():
+        for key in sets:
+            if key in sweep:
+                raise scn.error("sweep", key, f"set by variant {label!r} and also a sweep axis")
+    if variants:
+        sweep[VARIANTS_AXIS] = list(variants)
 
     quick_raw = data.get("quick", {})
     if not isinstance(quick_raw, dict):
@@ -181,6 +235,10 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
     for key in quick_sweep:
         if key not in sweep:
             raise scn.error("quick", key, f"{key} is not an axis of [sweep]", sub="sweep")
+    for label in quick_sweep.get(VARIANTS_AXIS, []):
+        if label not in variants:
+            raise scn.error("quick", VARIANTS_AXIS, f"no [[sweep.variants]] labelled {label!r}",
+                            sub="sweep")
     quick_overrides = _toml.flatten(quick_raw)
     for key in quick_overrides:
         _check_key(scn, "quick", key)
@@ -193,7 +251,8 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
             raise scn.error("report", key, f"expected a string, got {report[key]!r}")
 
     scn = Scenario(path=path, text=text, data=data, sweep=list(sweep.items()),
-                   quick_overrides=quick_overrides, quick_sweep=quick_sweep, report=report)
+                   quick_overrides=quick_overrides, quick_sweep=quick_sweep, report=report,
+                   variants=variants)
     from . import report as _report  # late: report imports this module
 
     _report.check_config(scn)
@@ -216,7 +275,8 @@ def make_plan(scn: Scenario, *, quick: bool = False,
     """Expand the sweep. Precedence: file < ``[quick]`` (with ``quick``) < ``sets``.
 
     A fixed override (from ``[quick]`` or ``sets``) naming a sweep axis pins that
-    axis to the one value.
+    axis to the one value (``variants = "label"`` pins the variants axis). A variant's
+    overrides yield to fixed overrides naming the same field.
     """
     fixed: dict[str, Any] = {}
     if quick:
@@ -230,11 +290,17 @@ def make_plan(scn: Scenario, *, quick: bool = False,
             values = scn.quick_sweep[key]
         if key in fixed:
             values = [fixed.pop(key)]
+            if key == VARIANTS_AXIS and values[0] not in scn.variants:
+                raise scn.error("sweep", VARIANTS_AXIS,
+                                f"no [[sweep.variants]] labelled {values[0]!r}")
         axes.append((key, values))
     points = []
     for index, combo in enumerate(itertools.product(*(values for _, values in axes))):
         axis_values = {key: value for (key, _), value in zip(axes, combo, strict=True)}
-        points.append(Point(index=index, overrides={**fixed, **axis_values},
+        plain = {k: v for k, v in axis_values.items() if k != VARIANTS_AXIS}
+        label = axis_values.get(VARIANTS_AXIS)
+        variant = scn.variants.get(label, {}) if isinstance(label, str) else {}
+        points.append(Point(index=index, overrides={**variant, **fixed, **plain},
                             axis_values=axis_values))
     return Plan(scenario=scn, quick=quick, fixed=fixed, axes=axes, points=points)
 
@@ -264,7 +330,8 @@ def check_all(path: str | PathLike[str], sets: Mapping[str, Any] | None = None, 
     path = Path(path)
     if text is None:
         text = read_text(path)
-    core().validate(text, str(path), _toml.literal_pairs(sets))
+    engine_sets = {k: v for k, v in (sets or {}).items() if k != VARIANTS_AXIS}
+    core().validate(text, str(path), _toml.literal_pairs(engine_sets))
     scn = load(path, text)
     seen: set[tuple[tuple[str, str], ...]] = set()
     for quick in (False, True):
