@@ -13,6 +13,10 @@ Scenario configuration::
   service-2 flows (axis ``flows_axis``, default ``apps.1.count``); needs ``apps``.
 - fig3: peak and steady buffer occupancy of ``port`` per scheme from the ``queue`` samples
   (steady = max after ``steady_after_s``); needs ``queue``.
+- fct: FCT vs load per scheme (seed 002 Figs. 6-13) from the workload app's summary
+  columns: small-flow mean and p99, medium and large mean (µs), each also normalised to the
+  first scheme at the same load (``norm_*``); ``load_axis`` names the load sweep key
+  (default ``apps.0.load``). Needs no per-point tables.
 - fig5: per-queue goodput of ``port`` (``queues`` table) and mean / p99 ping RTT; needs
   ``queues`` and ``pings``.
 Published numbers for the printed comparison come from ``[report] source``.
@@ -31,7 +35,13 @@ if TYPE_CHECKING:
     from .report import ReportContext
     from .scenario import Scenario
 
-FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"]}
+FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"], "fct": []}
+
+# FCT summary columns of the engine's summary table (workload apps, by the TCN size bins:
+# small (0, 100 KB], medium, large (10 MB, inf)) and the report's names for them.
+FCT_COLUMNS = [("fct_small_mean_s", "small_mean_us"), ("fct_small_p99_s", "small_p99_us"),
+               ("fct_medium_mean_s", "medium_mean_us"), ("fct_large_mean_s", "large_mean_us"),
+               ("fct_mean_s", "all_mean_us")]
 
 
 def check_tcn(scn: Scenario) -> None:
@@ -135,8 +145,32 @@ def collect(ctx: ReportContext) -> list[dict[str, Any]]:
             row["rtt_mean_us"] = sum(rtt) / len(rtt) if rtt else math.nan
             row["rtt_p99_us"] = percentile(rtt, 99)
             row["pings"] = len(rtt)
+        elif fig == "fct":
+            rec = ctx.records[n] if n < len(ctx.records) else {}
+            summ = rec.get("summary", {})
+            for src, name in FCT_COLUMNS:
+                v = summ.get(src)
+                row[name] = float(v) * 1e6 if v is not None else math.nan
+            row["messages_done"] = summ.get("messages_done", math.nan)
+            row["timeouts"] = summ.get("timeouts", math.nan)
         rows.append(row)
+    if fig == "fct":
+        _normalise(ctx, rows)
     return rows
+
+
+def _normalise(ctx: ReportContext, rows: list[dict[str, Any]]) -> None:
+    """norm_<col> = col / the first scheme's col at the same load."""
+    load_axis = ctx.config.get("load_axis", "apps.0.load")
+    base_name = str(ctx.config["scheme_names"][0])
+    base = {r.get(load_axis): r for r in rows if r["scheme"] == base_name}
+    for r in rows:
+        b = base.get(r.get(load_axis))
+        for _, name in FCT_COLUMNS:
+            bv = b.get(name, math.nan) if b else math.nan
+            v = r.get(name, math.nan)
+            ok = isinstance(bv, float) and bv > 0 and not math.isnan(bv)
+            r[f"norm_{name.removesuffix('_us')}"] = v / bv if ok else math.nan
 
 
 def _fmt(v: Any) -> str:
@@ -179,6 +213,8 @@ def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
     import matplotlib.pyplot as plt
 
     fig = ctx.config["figure"]
+    if fig == "fct":
+        return _plot_fct(ctx, rows, plt)
     f, ax = plt.subplots(figsize=(6, 4))
     schemes = list(dict.fromkeys(r["scheme"] for r in rows))
     if fig == "fig1":
@@ -206,6 +242,32 @@ def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
     ax.set_title(ctx.title, fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    f.tight_layout()
+    f.savefig(path, dpi=120)
+    plt.close(f)
+    return path
+
+
+def _plot_fct(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
+    """Panels like the paper's: small-flow mean, small-flow p99, large-flow mean vs load,
+    normalised to the first scheme."""
+    load_axis = ctx.config.get("load_axis", "apps.0.load")
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    panels = [("norm_small_mean", "(0, 100KB]: mean"), ("norm_small_p99", "(0, 100KB]: 99th"),
+              ("norm_large_mean", "(10MB, inf): mean")]
+    f, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, (col, label) in zip(axes, panels, strict=False):
+        for s in schemes:
+            rs = [r for r in rows if r["scheme"] == s]
+            ax.plot([float(r[load_axis]) * 100 for r in rs], [r[col] for r in rs], "o-",
+                    label=s)
+        ax.set_xlabel("load (%)")
+        ax.set_ylabel("normalised FCT")
+        ax.set_title(label, fontsize=9)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8)
+    f.suptitle(ctx.title, fontsize=10)
     path = ctx.out_dir / f"{ctx.scenario.id}.png"
     f.tight_layout()
     f.savefig(path, dpi=120)

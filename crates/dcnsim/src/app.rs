@@ -85,6 +85,8 @@ pub enum App {
     /// Scheduled transfers (`app_schedule.rs`).
     Schedule(crate::app_schedule::Schedule),
     Ping(Ping),
+    /// Poisson workload over persistent connections (`app_workload.rs`).
+    Workload(Box<crate::app_workload::Workload>),
     /// Stands in for an app while its handler runs.
     Placeholder,
 }
@@ -97,6 +99,7 @@ impl App {
             App::Cbr(_) => "cbr",
             App::Schedule(_) => "flows",
             App::Ping(_) => "ping",
+            App::Workload(_) => "workload",
             App::Placeholder => "none",
         }
     }
@@ -108,6 +111,7 @@ impl App {
             App::Cbr(a) => a.handle(sim, id, ev),
             App::Schedule(a) => a.handle(sim, id, ev),
             App::Ping(a) => a.handle(sim, id, ev),
+            App::Workload(a) => a.handle(sim, id, ev),
             App::Placeholder => {}
         }
     }

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod app_schedule;
+pub mod app_workload;
 pub mod aqm;
 pub mod event;
 pub mod l2;
@@ -18,6 +19,7 @@ pub mod results_odctcp;
 pub mod rng;
 pub mod scenario;
 pub mod scenario_flows;
+pub mod scenario_workload;
 pub mod sim;
 pub mod stats;
 pub mod tcp;

@@ -383,6 +383,26 @@ pub struct AppCfg {
     pub count_like: Option<u32>,
     /// ping: time between requests.
     pub interval: Option<Dur>,
+    // workload (scenario_workload.rs, where the defaults are documented)
+    /// workload: built-in flow-size CDF name (default "websearch").
+    pub workload: Option<String>,
+    /// workload: user CDF file (instead of `workload`), values in `cdf_unit` bytes.
+    pub cdf_file: Option<String>,
+    pub cdf_unit: Option<Size>,
+    /// workload: offered load of the edge links.
+    pub load: Option<f64>,
+    /// workload: override of the mean size used for the arrival rate.
+    pub mean_bytes: Option<f64>,
+    /// workload: "client-server" or "all-to-all".
+    pub pattern: Option<String>,
+    /// workload: persistent connections per pair.
+    pub connections: Option<u32>,
+    /// workload: traffic class (queue) of each service.
+    pub service_classes: Option<Vec<u8>>,
+    /// workload: size CDF of each service.
+    pub service_workloads: Option<Vec<String>>,
+    /// workload: two-priority PIAS threshold (absent: off).
+    pub pias_threshold: Option<Size>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -924,7 +944,8 @@ fn aqm_from_cfg(
     }
 }
 
-const APP_KINDS: &str = "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\" or \"ping\"";
+const APP_KINDS: &str =
+    "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\", \"ping\" or \"workload\"";
 
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
@@ -1328,6 +1349,17 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             }
             "flows" | "mix" => {
                 crate::scenario_flows::build_schedule(
+                    &ctx.loaded.file,
+                    &ctx.loaded.text,
+                    &mut sim,
+                    ai,
+                    a,
+                    &tcp,
+                    s.sim.seed,
+                )?;
+            }
+            "workload" => {
+                crate::scenario_workload::build_workload(
                     &ctx.loaded.file,
                     &ctx.loaded.text,
                     &mut sim,

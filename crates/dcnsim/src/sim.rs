@@ -74,6 +74,10 @@ pub struct Sim {
     pub unroutable: u64,
     /// Switch-wide shared buffer pools (dynamic-threshold multi-queue ports, `mqport.rs`).
     pub pools: Vec<crate::mq::buffer::SharedPool>,
+    /// Two-priority PIAS tags per flow (`app_workload.rs`); empty: PIAS off.
+    pub pias: Vec<crate::app_workload::PiasTag>,
+    /// (index into `completions`, service) of workload messages (`app_workload.rs`).
+    pub completion_service: Vec<(u32, u32)>,
     /// Scratch buffer for packets produced by a transport call.
     out: Vec<Packet>,
 }
@@ -96,6 +100,8 @@ impl Sim {
             absorbed: 0,
             unroutable: 0,
             pools: Vec::new(),
+            pias: Vec::new(),
+            completion_service: Vec::new(),
             out: Vec::with_capacity(64),
         }
     }
@@ -344,8 +350,11 @@ impl Sim {
 
     /// Send packets produced by a host's transport or application.
     #[inline]
-    pub fn host_send(&mut self, host: u32, p: Packet) {
+    pub fn host_send(&mut self, host: u32, mut p: Packet) {
         self.injected += 1;
+        if !self.pias.is_empty() {
+            crate::app_workload::pias_tag(&self.pias, &mut p);
+        }
         if self.samplers.seq.on && p.kind == Kind::Data {
             self.samplers.seq.on_data_sent(self.now, &p);
         }
@@ -458,6 +467,13 @@ impl Sim {
         self.flush_out(src, &mut out);
         self.sync_timers(fid);
         self.out = out;
+    }
+
+    /// Like [`Sim::flow_write`] with notification, but the transfer's completion record
+    /// starts at `started` (a message that waited behind earlier ones, `app_workload.rs`).
+    pub fn flow_write_at(&mut self, fid: u32, bytes: u64, started: SimTime) {
+        self.flow_write(fid, bytes, true);
+        self.targets[fid as usize].started = started;
     }
 
     fn on_tcp_timer(&mut self, fid: u32, kind: u8) {
