@@ -8,6 +8,7 @@ pub mod app;
 pub mod app_schedule;
 pub mod app_workload;
 pub mod aqm;
+pub mod ecmp;
 pub mod event;
 pub mod l2;
 pub mod mq;

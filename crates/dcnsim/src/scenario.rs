@@ -17,6 +17,8 @@ use std::fmt;
 
 #[path = "scenario_mq.rs"]
 mod scenario_mq;
+#[path = "topo_leafspine.rs"]
+mod topo_leafspine;
 
 /// An error in a scenario: which file, where, which field, and what was expected.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,6 +197,9 @@ pub enum TopoKind {
     Dumbbell,
     /// Nodes and links listed explicitly.
     Explicit,
+    /// Leaf-spine fabric (`topo_leafspine.rs`): hosts "host1".., leaves "leaf1"..,
+    /// spines "spine1"..; ECMP on by default.
+    Leafspine,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -253,6 +258,18 @@ pub struct TopologyCfg {
     /// Per-port multi-queue overrides (`port = "A->B"` plus the keys of `queues`).
     #[serde(default)]
     pub queue_ports: Vec<scenario_mq::QueuesCfg>,
+    /// leafspine (`topo_leafspine.rs`, defaults documented there).
+    pub hosts_per_leaf: Option<u32>,
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    /// leafspine: rate of the leaf-spine links (default `link_rate`).
+    pub spine_rate: Option<Rate>,
+    /// leafspine: base RTT between hosts under different leaves (propagation only);
+    /// sets the per-link delays, with `host_delay` of it spent in the hosts.
+    pub base_rtt: Option<Dur>,
+    pub host_delay: Option<Dur>,
+    /// ECMP over equal-cost next hops (`ecmp.rs`; default on for leafspine, off otherwise).
+    pub ecmp: Option<bool>,
 }
 
 /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
@@ -1115,8 +1132,14 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             }
             info.servers = t.nodes.iter().filter(|n| n.kind == "host").count() as u32;
         }
+        TopoKind::Leafspine => {
+            topo_leafspine::build(&ctx, t, &mut sim, &mut info)?;
+        }
     }
     sim.finalize_routes();
+    if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
+        sim.ecmp = crate::ecmp::EcmpGroups::build(&mut sim.nodes, &sim.ports);
+    }
     if let Some(n) = t.queue_limit_pkts {
         if n == 0 {
             return Err(ctx.err("topology", "queue_limit_pkts", "expected at least 1 packet"));

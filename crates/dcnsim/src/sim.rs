@@ -78,6 +78,8 @@ pub struct Sim {
     pub pias: Vec<crate::app_workload::PiasTag>,
     /// (index into `completions`, service) of workload messages (`app_workload.rs`).
     pub completion_service: Vec<(u32, u32)>,
+    /// ECMP groups named by switch route entries with `ecmp::ECMP_BIT` (`ecmp.rs`).
+    pub ecmp: crate::ecmp::EcmpGroups,
     /// Scratch buffer for packets produced by a transport call.
     out: Vec<Packet>,
 }
@@ -102,6 +104,7 @@ impl Sim {
             pools: Vec::new(),
             pias: Vec::new(),
             completion_service: Vec::new(),
+            ecmp: crate::ecmp::EcmpGroups::default(),
             out: Vec::with_capacity(64),
         }
     }
@@ -332,7 +335,10 @@ impl Sim {
         let n = &self.nodes[node as usize];
         match n.kind {
             NodeKind::Switch => {
-                let out = n.route[p.dst as usize];
+                let mut out = n.route[p.dst as usize];
+                if out & crate::ecmp::ECMP_BIT != 0 && out != u32::MAX {
+                    out = self.ecmp.pick(out, &p, node);
+                }
                 if out != u32::MAX {
                     self.enqueue(out, p);
                 } else {
