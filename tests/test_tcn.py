@@ -113,3 +113,17 @@ def test_leafspine_quick_runs_and_keeps_large_flows(exp: str, tmp_path: Path) ->
     for x in (0.5, 0.9):
         nl = float(got[("TCN", x)]["norm_large_mean"])
         assert abs(nl - 1.0) < 0.2, (x, nl)
+
+
+def test_fig2_departure_rate_estimates(tmp_path: Path) -> None:
+    """Algorithm 1 after queue 1's share drops from 10 to 5 Gb/s at 10 ms (quick: 13 ms).
+    Paper: dq_thresh 40 KB gives 29 samples in 2 ms and has not converged after 2 ms;
+    10 KB samples swing between 3.7 and 10 Gb/s with the estimate above 6 Gb/s."""
+    rows = {r["scheme"]: r for r in _reproduce("tcn-fig2", tmp_path)}
+    a40, a10 = rows["Algorithm 1, 40 KB"], rows["Algorithm 1, 10 KB"]
+    assert 20 <= int(a40["samples_2ms"]) <= 40
+    assert 5.1 < float(a40["estimate_at_2ms_gbps"]) < 7.0
+    assert int(a10["samples_2ms"]) > 2 * int(a40["samples_2ms"])
+    assert float(a10["sample_min_gbps"]) < 4.5
+    assert float(a10["sample_max_gbps"]) > 9.0
+    assert float(a10["estimate_at_2ms_gbps"]) > 6.0

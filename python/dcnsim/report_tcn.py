@@ -17,6 +17,9 @@ Scenario configuration::
   columns: small-flow mean and p99, medium and large mean (µs), each also normalised to the
   first scheme at the same load (``norm_*``); ``load_axis`` names the load sweep key
   (default ``apps.0.load``). Needs no per-point tables.
+- fig2: capacity estimates of queue 0 of ``port`` over time (``estimates`` table): samples
+  in the 2 ms after ``change_s``, the estimate 2 ms after it, the time until the estimate
+  stays within 10 % of ``target_bps``, and the sample range after the change.
 - fig5: per-queue goodput of ``port`` (``queues`` table) and mean / p99 ping RTT; needs
   ``queues`` and ``pings``.
 Published numbers for the printed comparison come from ``[report] source``.
@@ -35,7 +38,8 @@ if TYPE_CHECKING:
     from .report import ReportContext
     from .scenario import Scenario
 
-FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"], "fct": []}
+FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"], "fct": [],
+           "fig2": ["estimates"]}
 
 # FCT summary columns of the engine's summary table (workload apps, by the TCN size bins:
 # small (0, 100 KB], medium, large (10 MB, inf)) and the report's names for them.
@@ -145,6 +149,8 @@ def collect(ctx: ReportContext) -> list[dict[str, Any]]:
             row["rtt_mean_us"] = sum(rtt) / len(rtt) if rtt else math.nan
             row["rtt_p99_us"] = percentile(rtt, 99)
             row["pings"] = len(rtt)
+        elif fig == "fig2":
+            row.update(_fig2_row(ctx, d / "estimates.csv", port))
         elif fig == "fct":
             rec = ctx.records[n] if n < len(ctx.records) else {}
             summ = rec.get("summary", {})
@@ -157,6 +163,43 @@ def collect(ctx: ReportContext) -> list[dict[str, Any]]:
     if fig == "fct":
         _normalise(ctx, rows)
     return rows
+
+
+def _fig2_series(path: Path, port: str) -> tuple[list[float], list[float], list[float]]:
+    e = _load(path)
+    t, smp, avg = [], [], []
+    for i, (p, q) in enumerate(zip(e.get("port", []), e.get("queue", []), strict=False)):
+        if p == port and int(q) == 0:
+            t.append(e["time_s"][i])
+            smp.append(e["sample_bps"][i])
+            avg.append(e["avg_bps"][i])
+    return t, smp, avg
+
+
+def _fig2_row(ctx: ReportContext, path: Path, port: str) -> dict[str, Any]:
+    change = float(ctx.config.get("change_s", 0.010))
+    target = float(ctx.config.get("target_bps", 5e9))
+    t, smp, avg = _fig2_series(path, port)
+    after = [i for i, x in enumerate(t) if x >= change]
+    in2 = [i for i in after if t[i] < change + 0.002]
+    row: dict[str, Any] = {"samples_2ms": len(in2)}
+    before2 = [avg[i] for i in after if t[i] <= change + 0.002]
+    row["estimate_at_2ms_gbps"] = before2[-1] / 1e9 if before2 else math.nan
+    # Convergence: first time after which every estimate stays within 10 % of the target.
+    conv = math.nan
+    for i in reversed(after):
+        if abs(avg[i] - target) > 0.1 * target:
+            nxt = [j for j in after if j > i]
+            conv = (t[nxt[0]] - change) * 1e6 if nxt else math.nan
+            break
+    else:
+        if after:
+            conv = (t[after[0]] - change) * 1e6
+    row["converge_us"] = conv
+    s_after = [smp[i] / 1e9 for i in after if t[i] >= change + 0.0005]
+    row["sample_min_gbps"] = min(s_after) if s_after else math.nan
+    row["sample_max_gbps"] = max(s_after) if s_after else math.nan
+    return row
 
 
 def _normalise(ctx: ReportContext, rows: list[dict[str, Any]]) -> None:
@@ -215,6 +258,8 @@ def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
     fig = ctx.config["figure"]
     if fig == "fct":
         return _plot_fct(ctx, rows, plt)
+    if fig == "fig2":
+        return _plot_fig2(ctx, rows, plt)
     f, ax = plt.subplots(figsize=(6, 4))
     schemes = list(dict.fromkeys(r["scheme"] for r in rows))
     if fig == "fig1":
@@ -268,6 +313,30 @@ def _plot_fct(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize=8)
     f.suptitle(ctx.title, fontsize=10)
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    f.tight_layout()
+    f.savefig(path, dpi=120)
+    plt.close(f)
+    return path
+
+
+def _plot_fig2(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
+    """Estimated capacity of queue 0 over time, one line per estimator."""
+    from .sweep import POINTS_DIR, point_dirname
+
+    port = ctx.config.get("port", "sw->client")
+    f, ax = plt.subplots(figsize=(7, 4))
+    for n, point in enumerate(ctx.plan.points):
+        d = ctx.out_dir / POINTS_DIR / point_dirname(point.index)
+        t, _, avg = _fig2_series(d / "estimates.csv", port)
+        ax.plot([x * 1e3 for x in t], [a / 1e9 for a in avg], "-", lw=1,
+                label=rows[n]["scheme"] if n < len(rows) else str(n))
+    ax.axvline(float(ctx.config.get("change_s", 0.010)) * 1e3, color="grey", ls=":")
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("estimated capacity of queue 1 (Gb/s)")
+    ax.set_title(ctx.title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
     path = ctx.out_dir / f"{ctx.scenario.id}.png"
     f.tight_layout()
     f.savefig(path, dpi=120)
