@@ -44,8 +44,9 @@ pub struct PiasTag {
     pub service_class: u8,
 }
 
-/// Classify a packet leaving a host by PIAS (called only when `Sim::pias` is non-empty).
-#[inline]
+/// Classify a packet leaving a host by PIAS (called only when `Sim::pias` is non-empty;
+/// kept out of line so that `Sim::host_send` stays small for scenarios without PIAS).
+#[inline(never)]
 pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
     let Some(t) = tags.get(p.flow as usize) else {
         return;
@@ -159,6 +160,8 @@ impl Workload {
         services.iter().map(|s| s.dist.mean_bytes()).sum::<f64>() / services.len() as f64
     }
 
+    /// Out of line: keeps the event loop's app dispatch small for other scenarios.
+    #[inline(never)]
     pub fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => {

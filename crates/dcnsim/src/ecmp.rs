@@ -48,8 +48,9 @@ impl EcmpGroups {
         route != u32::MAX && route & ECMP_BIT != 0
     }
 
-    /// The output port of group entry `route` for packet `p` at switch `node`.
-    #[inline]
+    /// The output port of group entry `route` for packet `p` at switch `node` (out of line:
+    /// keeps `Sim::receive` small for scenarios without ECMP).
+    #[inline(never)]
     pub fn pick(&self, route: u32, p: &Packet, node: u32) -> u32 {
         let (start, len) = self.groups[(route & !ECMP_BIT) as usize];
         let k = (flow_hash(p, node) % len as u64) as u32;

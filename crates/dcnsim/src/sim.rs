@@ -74,14 +74,14 @@ pub struct Sim {
     pub unroutable: u64,
     /// Switch-wide shared buffer pools (dynamic-threshold multi-queue ports, `mqport.rs`).
     pub pools: Vec<crate::mq::buffer::SharedPool>,
+    /// Scratch buffer for packets produced by a transport call.
+    out: Vec<Packet>,
     /// Two-priority PIAS tags per flow (`app_workload.rs`); empty: PIAS off.
     pub pias: Vec<crate::app_workload::PiasTag>,
     /// (index into `completions`, service) of workload messages (`app_workload.rs`).
     pub completion_service: Vec<(u32, u32)>,
     /// ECMP groups named by switch route entries with `ecmp::ECMP_BIT` (`ecmp.rs`).
     pub ecmp: crate::ecmp::EcmpGroups,
-    /// Scratch buffer for packets produced by a transport call.
-    out: Vec<Packet>,
 }
 
 impl Sim {
