@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import dcnsim._core  # noqa: F401 -- fails loudly when the extension is missing
+import pytest
 
 
 def _reproduce(exp: str, out: Path) -> list[dict[str, str]]:
@@ -67,3 +68,62 @@ def test_fig5_sp_wfq_split_and_queue3_rtt(tmp_path: Path) -> None:
     # Paper: mean 1084 -> 415 us, p99 1400 -> 582 us: TCN well below per-queue RED.
     assert float(tcn["rtt_mean_us"]) < 0.6 * float(red["rtt_mean_us"])
     assert float(tcn["rtt_p99_us"]) < 0.7 * float(red["rtt_p99_us"])
+
+
+def _fct_by(rows: list[dict[str, str]]) -> dict[tuple[str, float], dict[str, str]]:
+    return {(r["scheme"], float(r["apps.0.load"])): r for r in rows}
+
+
+def _check_fct_shape(exp: str, tmp_path: Path) -> None:
+    """Quick variant (300 messages, loads 0.3/0.6/0.9): every message completes; TCN's
+    small-flow mean FCT summed over the loads is below per-queue RED's (paper: up to 61%
+    lower); large flows within 20% of per-queue RED at every load (paper: within 2.8%;
+    300 messages give only a handful of large flows)."""
+    got = _fct_by(_reproduce(exp, tmp_path))
+    loads = sorted({k[1] for k in got})
+    assert len(loads) == 3
+    for r in got.values():
+        assert float(r["messages_done"]) == 300
+    red = sum(float(got[("per-queue RED", x)]["small_mean_us"]) for x in loads)
+    tcn = sum(float(got[("TCN", x)]["small_mean_us"]) for x in loads)
+    assert tcn < 0.9 * red, (tcn, red)
+    for x in loads:
+        nl = float(got[("TCN", x)]["norm_large_mean"])
+        assert abs(nl - 1.0) < 0.2, (x, nl)
+
+
+def test_fig6_dwrr_fct_tcn_small_flows_faster(tmp_path: Path) -> None:
+    _check_fct_shape("tcn-fig6", tmp_path)
+
+
+def test_fig7_wfq_fct_tcn_small_flows_faster(tmp_path: Path) -> None:
+    _check_fct_shape("tcn-fig7", tmp_path)
+
+
+@pytest.mark.parametrize("exp", ["tcn-fig10", "tcn-fig11", "tcn-fig12", "tcn-fig13"])
+def test_leafspine_quick_runs_and_keeps_large_flows(exp: str, tmp_path: Path) -> None:
+    """Quick leaf-spine (16 hosts, 4 spines, ECMP, SP + DWRR/WFQ, PIAS, 600 messages, loads
+    50/90 %): every message completes under both schemes and large-flow FCT stays within
+    20 % of per-queue RED (paper: within a few %). The paper's small-flow gain is NOT seen at
+    this scale for fig10-12 (docs/validation.md C), so it is not asserted here."""
+    got = _fct_by(_reproduce(exp, tmp_path))
+    assert sorted({k[1] for k in got}) == [0.5, 0.9]
+    for r in got.values():
+        assert float(r["messages_done"]) == 600
+    for x in (0.5, 0.9):
+        nl = float(got[("TCN", x)]["norm_large_mean"])
+        assert abs(nl - 1.0) < 0.2, (x, nl)
+
+
+def test_fig2_departure_rate_estimates(tmp_path: Path) -> None:
+    """Algorithm 1 after queue 1's share drops from 10 to 5 Gb/s at 10 ms (quick: 13 ms).
+    Paper: dq_thresh 40 KB gives 29 samples in 2 ms and has not converged after 2 ms;
+    10 KB samples swing between 3.7 and 10 Gb/s with the estimate above 6 Gb/s."""
+    rows = {r["scheme"]: r for r in _reproduce("tcn-fig2", tmp_path)}
+    a40, a10 = rows["Algorithm 1, 40 KB"], rows["Algorithm 1, 10 KB"]
+    assert 20 <= int(a40["samples_2ms"]) <= 40
+    assert 5.1 < float(a40["estimate_at_2ms_gbps"]) < 7.0
+    assert int(a10["samples_2ms"]) > 2 * int(a40["samples_2ms"])
+    assert float(a10["sample_min_gbps"]) < 4.5
+    assert float(a10["sample_max_gbps"]) > 9.0
+    assert float(a10["estimate_at_2ms_gbps"]) > 6.0

@@ -13,6 +13,13 @@ Scenario configuration::
   service-2 flows (axis ``flows_axis``, default ``apps.1.count``); needs ``apps``.
 - fig3: peak and steady buffer occupancy of ``port`` per scheme from the ``queue`` samples
   (steady = max after ``steady_after_s``); needs ``queue``.
+- fct: FCT vs load per scheme (seed 002 Figs. 6-13) from the workload app's summary
+  columns: small-flow mean and p99, medium and large mean (µs), each also normalised to the
+  first scheme at the same load (``norm_*``); ``load_axis`` names the load sweep key
+  (default ``apps.0.load``). Needs no per-point tables.
+- fig2: capacity estimates of queue 0 of ``port`` over time (``estimates`` table): samples
+  in the 2 ms after ``change_s``, the estimate 2 ms after it, the time until the estimate
+  stays within 10 % of ``target_bps``, and the sample range after the change.
 - fig5: per-queue goodput of ``port`` (``queues`` table) and mean / p99 ping RTT; needs
   ``queues`` and ``pings``.
 Published numbers for the printed comparison come from ``[report] source``.
@@ -31,7 +38,14 @@ if TYPE_CHECKING:
     from .report import ReportContext
     from .scenario import Scenario
 
-FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"]}
+FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"], "fct": [],
+           "fig2": ["estimates"]}
+
+# FCT summary columns of the engine's summary table (workload apps, by the TCN size bins:
+# small (0, 100 KB], medium, large (10 MB, inf)) and the report's names for them.
+FCT_COLUMNS = [("fct_small_mean_s", "small_mean_us"), ("fct_small_p99_s", "small_p99_us"),
+               ("fct_medium_mean_s", "medium_mean_us"), ("fct_large_mean_s", "large_mean_us"),
+               ("fct_mean_s", "all_mean_us")]
 
 
 def check_tcn(scn: Scenario) -> None:
@@ -135,8 +149,71 @@ def collect(ctx: ReportContext) -> list[dict[str, Any]]:
             row["rtt_mean_us"] = sum(rtt) / len(rtt) if rtt else math.nan
             row["rtt_p99_us"] = percentile(rtt, 99)
             row["pings"] = len(rtt)
+        elif fig == "fig2":
+            row.update(_fig2_row(ctx, d / "estimates.csv", port))
+        elif fig == "fct":
+            rec = ctx.records[n] if n < len(ctx.records) else {}
+            summ = rec.get("summary", {})
+            for src, name in FCT_COLUMNS:
+                v = summ.get(src)
+                row[name] = float(v) * 1e6 if v is not None else math.nan
+            row["messages_done"] = summ.get("messages_done", math.nan)
+            row["timeouts"] = summ.get("timeouts", math.nan)
         rows.append(row)
+    if fig == "fct":
+        _normalise(ctx, rows)
     return rows
+
+
+def _fig2_series(path: Path, port: str) -> tuple[list[float], list[float], list[float]]:
+    e = _load(path)
+    t, smp, avg = [], [], []
+    for i, (p, q) in enumerate(zip(e.get("port", []), e.get("queue", []), strict=False)):
+        if p == port and int(q) == 0:
+            t.append(e["time_s"][i])
+            smp.append(e["sample_bps"][i])
+            avg.append(e["avg_bps"][i])
+    return t, smp, avg
+
+
+def _fig2_row(ctx: ReportContext, path: Path, port: str) -> dict[str, Any]:
+    change = float(ctx.config.get("change_s", 0.010))
+    target = float(ctx.config.get("target_bps", 5e9))
+    t, smp, avg = _fig2_series(path, port)
+    after = [i for i, x in enumerate(t) if x >= change]
+    in2 = [i for i in after if t[i] < change + 0.002]
+    row: dict[str, Any] = {"samples_2ms": len(in2)}
+    before2 = [avg[i] for i in after if t[i] <= change + 0.002]
+    row["estimate_at_2ms_gbps"] = before2[-1] / 1e9 if before2 else math.nan
+    # Convergence: first time after which every estimate stays within 10 % of the target.
+    conv = math.nan
+    for i in reversed(after):
+        if abs(avg[i] - target) > 0.1 * target:
+            nxt = [j for j in after if j > i]
+            conv = (t[nxt[0]] - change) * 1e6 if nxt else math.nan
+            break
+    else:
+        if after:
+            conv = (t[after[0]] - change) * 1e6
+    row["converge_us"] = conv
+    s_after = [smp[i] / 1e9 for i in after if t[i] >= change + 0.0005]
+    row["sample_min_gbps"] = min(s_after) if s_after else math.nan
+    row["sample_max_gbps"] = max(s_after) if s_after else math.nan
+    return row
+
+
+def _normalise(ctx: ReportContext, rows: list[dict[str, Any]]) -> None:
+    """norm_<col> = col / the first scheme's col at the same load."""
+    load_axis = ctx.config.get("load_axis", "apps.0.load")
+    base_name = str(ctx.config["scheme_names"][0])
+    base = {r.get(load_axis): r for r in rows if r["scheme"] == base_name}
+    for r in rows:
+        b = base.get(r.get(load_axis))
+        for _, name in FCT_COLUMNS:
+            bv = b.get(name, math.nan) if b else math.nan
+            v = r.get(name, math.nan)
+            ok = isinstance(bv, float) and bv > 0 and not math.isnan(bv)
+            r[f"norm_{name.removesuffix('_us')}"] = v / bv if ok else math.nan
 
 
 def _fmt(v: Any) -> str:
@@ -179,6 +256,10 @@ def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
     import matplotlib.pyplot as plt
 
     fig = ctx.config["figure"]
+    if fig == "fct":
+        return _plot_fct(ctx, rows, plt)
+    if fig == "fig2":
+        return _plot_fig2(ctx, rows, plt)
     f, ax = plt.subplots(figsize=(6, 4))
     schemes = list(dict.fromkeys(r["scheme"] for r in rows))
     if fig == "fig1":
@@ -203,6 +284,56 @@ def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
         ax.bar([i + 0.2 for i in x], [r["rtt_p99_us"] for r in rows], 0.4, label="p99")
         ax.set_xticks(list(x), [r["scheme"] for r in rows])
         ax.set_ylabel("queue-3 RTT (µs)")
+    ax.set_title(ctx.title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    f.tight_layout()
+    f.savefig(path, dpi=120)
+    plt.close(f)
+    return path
+
+
+def _plot_fct(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
+    """Panels like the paper's: small-flow mean, small-flow p99, large-flow mean vs load,
+    normalised to the first scheme."""
+    load_axis = ctx.config.get("load_axis", "apps.0.load")
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    panels = [("norm_small_mean", "(0, 100KB]: mean"), ("norm_small_p99", "(0, 100KB]: 99th"),
+              ("norm_large_mean", "(10MB, inf): mean")]
+    f, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, (col, label) in zip(axes, panels, strict=False):
+        for s in schemes:
+            rs = [r for r in rows if r["scheme"] == s]
+            ax.plot([float(r[load_axis]) * 100 for r in rs], [r[col] for r in rs], "o-",
+                    label=s)
+        ax.set_xlabel("load (%)")
+        ax.set_ylabel("normalised FCT")
+        ax.set_title(label, fontsize=9)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8)
+    f.suptitle(ctx.title, fontsize=10)
+    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    f.tight_layout()
+    f.savefig(path, dpi=120)
+    plt.close(f)
+    return path
+
+
+def _plot_fig2(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
+    """Estimated capacity of queue 0 over time, one line per estimator."""
+    from .sweep import POINTS_DIR, point_dirname
+
+    port = ctx.config.get("port", "sw->client")
+    f, ax = plt.subplots(figsize=(7, 4))
+    for n, point in enumerate(ctx.plan.points):
+        d = ctx.out_dir / POINTS_DIR / point_dirname(point.index)
+        t, _, avg = _fig2_series(d / "estimates.csv", port)
+        ax.plot([x * 1e3 for x in t], [a / 1e9 for a in avg], "-", lw=1,
+                label=rows[n]["scheme"] if n < len(rows) else str(n))
+    ax.axvline(float(ctx.config.get("change_s", 0.010)) * 1e3, color="grey", ls=":")
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("estimated capacity of queue 1 (Gb/s)")
     ax.set_title(ctx.title, fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)

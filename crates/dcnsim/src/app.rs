@@ -87,6 +87,8 @@ pub enum App {
     Ping(Ping),
     /// Open-loop transactions on one TCP connection (`Transactions`).
     Transactions(Transactions),
+    /// Poisson workload over persistent connections (`app_workload.rs`).
+    Workload(Box<crate::app_workload::Workload>),
     /// Stands in for an app while its handler runs.
     Placeholder,
 }
@@ -100,6 +102,7 @@ impl App {
             App::Schedule(_) => "flows",
             App::Ping(_) => "ping",
             App::Transactions(_) => "transactions",
+            App::Workload(_) => "workload",
             App::Placeholder => "none",
         }
     }
@@ -112,6 +115,7 @@ impl App {
             App::Schedule(a) => a.handle(sim, id, ev),
             App::Ping(a) => a.handle(sim, id, ev),
             App::Transactions(a) => a.handle(sim, id, ev),
+            App::Workload(a) => a.handle(sim, id, ev),
             App::Placeholder => {}
         }
     }

@@ -6,7 +6,9 @@
 
 pub mod app;
 pub mod app_schedule;
+pub mod app_workload;
 pub mod aqm;
+pub mod ecmp;
 pub mod event;
 pub mod l2;
 pub mod l2sim;
@@ -19,6 +21,7 @@ pub mod results_odctcp;
 pub mod rng;
 pub mod scenario;
 pub mod scenario_flows;
+pub mod scenario_workload;
 pub mod sim;
 pub mod stats;
 pub mod tcp;

@@ -80,6 +80,8 @@ pub struct MqPort {
     /// `record_estimates` is set (Fig. 2).
     pub record_estimates: bool,
     pub estimates: Vec<(SimTime, u8, f64, f64)>,
+    /// MQ-ECN round-time samples already recorded in `estimates`.
+    pub mqecn_samples_seen: u64,
     pub qstats: Vec<QueueStats>,
     scratch: Vec<Packet>,
 }
@@ -95,6 +97,7 @@ impl MqPort {
             dqrate: Vec::new(),
             record_estimates: false,
             estimates: Vec::new(),
+            mqecn_samples_seen: 0,
             qstats: vec![QueueStats::default(); n],
             scratch: Vec::with_capacity(4),
         }
@@ -186,9 +189,21 @@ impl MqPort {
         }
         let left = self.mq.queue(q).bytes();
         if let Some(s) = self.dqrate[q].on_departure(now, left, size) {
-            if self.record_estimates {
+            if self.record_estimates && !matches!(self.mark, QueueMark::MqEcn) {
                 let avg = self.dqrate[q].avg_rate_bps();
                 self.estimates.push((now, q as u8, s, avg));
+            }
+        }
+        if self.record_estimates && matches!(self.mark, QueueMark::MqEcn) {
+            // MQ-ECN ports record the round-time capacity estimate instead (Fig. 2),
+            // once per new round-time sample.
+            if let Some(m) = self.mq.mqecn() {
+                if m.samples() != self.mqecn_samples_seen {
+                    self.mqecn_samples_seen = m.samples();
+                    if let Some(c) = m.capacity_estimate_bps(q) {
+                        self.estimates.push((now, q as u8, c, c));
+                    }
+                }
             }
         }
     }

@@ -99,6 +99,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             App::Schedule(_) => (app_bytes[i], 0),
             App::Ping(_) => (0, 0),
             App::Transactions(_) => (app_bytes[i], 0),
+            App::Workload(_) => (app_bytes[i], 0),
             App::Placeholder => (0, 0),
         };
         rounds_total += r;
@@ -191,7 +192,9 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             .sum();
         summary.f64("incast_goodput_mbps", vec![reads as f64 * 8.0 / dur / 1e6]);
     }
+    let workload_messages = crate::app_workload::result_tables(sim, &mut summary);
     tables.push(summary);
+    tables.extend(workload_messages);
 
     let mut flows = Table::new("flows");
     let fl = &sim.flows;
@@ -314,6 +317,16 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .i64("bytes", c.iter().map(|x| x.bytes as i64).collect())
         .f64("start_s", c.iter().map(|x| x.start.as_secs_f64()).collect())
         .f64("end_s", c.iter().map(|x| x.end.as_secs_f64()).collect());
+    if !sim.completion_service.is_empty() {
+        // Service of workload messages (`app_workload.rs`); -1 for other completions.
+        let mut svc = vec![-1i64; c.len()];
+        for &(i, s) in &sim.completion_service {
+            if let Some(v) = svc.get_mut(i as usize) {
+                *v = s as i64;
+            }
+        }
+        comp.i64("service", svc);
+    }
     tables.push(comp);
 
     if !sim.samplers.queue_ports.is_empty() {

@@ -17,6 +17,8 @@ use std::fmt;
 
 #[path = "scenario_mq.rs"]
 mod scenario_mq;
+#[path = "topo_leafspine.rs"]
+mod topo_leafspine;
 
 /// An error in a scenario: which file, where, which field, and what was expected.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,6 +197,9 @@ pub enum TopoKind {
     Dumbbell,
     /// Nodes and links listed explicitly.
     Explicit,
+    /// Leaf-spine fabric (`topo_leafspine.rs`): hosts "host1".., leaves "leaf1"..,
+    /// spines "spine1"..; ECMP on by default.
+    Leafspine,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -264,6 +269,18 @@ pub struct TopologyCfg {
     /// (e.g. the seed-000 mixed set-up's UDP sender).
     #[serde(default)]
     pub extra_hosts: Vec<String>,
+    /// leafspine (`topo_leafspine.rs`, defaults documented there).
+    pub hosts_per_leaf: Option<u32>,
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    /// leafspine: rate of the leaf-spine links (default `link_rate`).
+    pub spine_rate: Option<Rate>,
+    /// leafspine: base RTT between hosts under different leaves (propagation only);
+    /// sets the per-link delays, with `host_delay` of it spent in the hosts.
+    pub base_rtt: Option<Dur>,
+    pub host_delay: Option<Dur>,
+    /// ECMP over equal-cost next hops (`ecmp.rs`; default on for leafspine, off otherwise).
+    pub ecmp: Option<bool>,
 }
 
 /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
@@ -394,6 +411,26 @@ pub struct AppCfg {
     pub count_like: Option<u32>,
     /// ping: time between requests.
     pub interval: Option<Dur>,
+    // workload (scenario_workload.rs, where the defaults are documented)
+    /// workload: built-in flow-size CDF name (default "websearch").
+    pub workload: Option<String>,
+    /// workload: user CDF file (instead of `workload`), values in `cdf_unit` bytes.
+    pub cdf_file: Option<String>,
+    pub cdf_unit: Option<Size>,
+    /// workload: offered load of the edge links.
+    pub load: Option<f64>,
+    /// workload: override of the mean size used for the arrival rate.
+    pub mean_bytes: Option<f64>,
+    /// workload: "client-server" or "all-to-all".
+    pub pattern: Option<String>,
+    /// workload: persistent connections per pair.
+    pub connections: Option<u32>,
+    /// workload: traffic class (queue) of each service.
+    pub service_classes: Option<Vec<u8>>,
+    /// workload: size CDF of each service.
+    pub service_workloads: Option<Vec<String>>,
+    /// workload: two-priority PIAS threshold (absent: off).
+    pub pias_threshold: Option<Size>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -944,7 +981,7 @@ fn aqm_from_cfg(
 }
 
 const APP_KINDS: &str =
-    "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\", \"ping\" or \"transactions\"";
+    "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\", \"ping\", \"transactions\" or \"workload\"";
 
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
@@ -1125,8 +1162,14 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             }
             info.servers = t.nodes.iter().filter(|n| n.kind == "host").count() as u32;
         }
+        TopoKind::Leafspine => {
+            topo_leafspine::build(&ctx, t, &mut sim, &mut info)?;
+        }
     }
     sim.finalize_routes();
+    if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
+        sim.ecmp = crate::ecmp::EcmpGroups::build(&mut sim.nodes, &sim.ports);
+    }
     if let Some(n) = t.queue_limit_pkts {
         if n == 0 {
             return Err(ctx.err("topology", "queue_limit_pkts", "expected at least 1 packet"));
@@ -1369,6 +1412,17 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                     s.sim.seed,
                 )?;
             }
+            "workload" => {
+                crate::scenario_workload::build_workload(
+                    &ctx.loaded.file,
+                    &ctx.loaded.text,
+                    &mut sim,
+                    ai,
+                    a,
+                    &tcp,
+                    s.sim.seed,
+                )?;
+            }
             "ping" => {
                 let (src, dst) = (
                     host(&sim, a.src.as_deref().unwrap_or(""), "src")?,
@@ -1555,6 +1609,15 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     )?;
     // The layer-2 hooks (CP sampling, PAUSE input accounting) read the single-FIFO queue; they
     // are not wired into multi-queue ports yet (PFC would need it), so refuse the mix.
+    // Likewise the layer-2 forwarding path resolves single next hops, not ECMP groups.
+    if sim.l2.is_some() && !sim.ecmp.groups.is_empty() {
+        let key = if t.pause.is_some() { "pause" } else { "qcn" };
+        return Err(ctx.err(
+            "topology",
+            key,
+            "QCN/PAUSE together with ECMP (topology.ecmp) is not supported yet",
+        ));
+    }
     if sim.l2.is_some() && sim.ports.iter().any(|p| p.mq.is_some()) {
         let key = if t.pause.is_some() { "pause" } else { "qcn" };
         return Err(ctx.err(

@@ -81,6 +81,12 @@ pub struct Sim {
     pub l2: Option<Box<crate::l2sim::L2>>,
     /// The port (of the upstream node) whose wire delivered the packet now being received.
     pub last_in_port: u32,
+    /// Two-priority PIAS tags per flow (`app_workload.rs`); empty: PIAS off.
+    pub pias: Vec<crate::app_workload::PiasTag>,
+    /// (index into `completions`, service) of workload messages (`app_workload.rs`).
+    pub completion_service: Vec<(u32, u32)>,
+    /// ECMP groups named by switch route entries with `ecmp::ECMP_BIT` (`ecmp.rs`).
+    pub ecmp: crate::ecmp::EcmpGroups,
 }
 
 impl Sim {
@@ -101,6 +107,9 @@ impl Sim {
             absorbed: 0,
             unroutable: 0,
             pools: Vec::new(),
+            pias: Vec::new(),
+            completion_service: Vec::new(),
+            ecmp: crate::ecmp::EcmpGroups::default(),
             out: Vec::with_capacity(64),
             l2: None,
             last_in_port: u32::MAX,
@@ -348,7 +357,10 @@ impl Sim {
         let n = &self.nodes[node as usize];
         match n.kind {
             NodeKind::Switch => {
-                let out = n.route[p.dst as usize];
+                let mut out = n.route[p.dst as usize];
+                if out & crate::ecmp::ECMP_BIT != 0 && out != u32::MAX {
+                    out = self.ecmp.pick(out, &p, node);
+                }
                 if out != u32::MAX {
                     self.enqueue(out, p);
                 } else {
@@ -366,8 +378,11 @@ impl Sim {
 
     /// Send packets produced by a host's transport or application.
     #[inline]
-    pub fn host_send(&mut self, host: u32, p: Packet) {
+    pub fn host_send(&mut self, host: u32, mut p: Packet) {
         self.injected += 1;
+        if !self.pias.is_empty() {
+            crate::app_workload::pias_tag(&self.pias, &mut p);
+        }
         if self.samplers.seq.on && p.kind == Kind::Data {
             self.samplers.seq.on_data_sent(self.now, &p);
         }
@@ -484,6 +499,13 @@ impl Sim {
         self.flush_out(src, &mut out);
         self.sync_timers(fid);
         self.out = out;
+    }
+
+    /// Like [`Sim::flow_write`] with notification, but the transfer's completion record
+    /// starts at `started` (a message that waited behind earlier ones, `app_workload.rs`).
+    pub fn flow_write_at(&mut self, fid: u32, bytes: u64, started: SimTime) {
+        self.flow_write(fid, bytes, true);
+        self.targets[fid as usize].started = started;
     }
 
     fn on_tcp_timer(&mut self, fid: u32, kind: u8) {

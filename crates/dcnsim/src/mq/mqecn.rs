@@ -112,6 +112,16 @@ impl MqEcn {
         self.samples
     }
 
+    /// Capacity of queue `q` implied by the round-time estimate: quantum·8 / T_round (b/s;
+    /// seed 002 Fig. 2's "MQ-ECN" curve). `None` before the first sample.
+    pub fn capacity_estimate_bps(&self, q: usize) -> Option<f64> {
+        let quantum = self.cfg.quanta.get(q).copied()? as f64;
+        if self.round < 1e-12 {
+            return None;
+        }
+        Some(quantum * 8.0 / self.round)
+    }
+
     fn sample(&mut self, s: f64) {
         let b = self.cfg.beta;
         self.round = b * self.round + (1.0 - b) * s;
@@ -183,6 +193,17 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1e-12)
+    }
+
+    #[test]
+    fn capacity_estimate_is_quantum_over_round_time() {
+        let mut m = MqEcn::new(MqEcnConfig::new(G10, vec![18_000, 18_000])).unwrap();
+        assert_eq!(m.capacity_estimate_bps(0), None);
+        m.activated(0, SimTime::ZERO);
+        m.turn_ended(0, SimTime::from_ns(28_800)); // T = 0.25 · 28.8 µs = 7.2 µs
+        let want = 18_000.0 * 8.0 / (0.25 * 28.8e-6);
+        assert!(close(m.capacity_estimate_bps(1).unwrap(), want));
+        assert_eq!(m.capacity_estimate_bps(2), None);
     }
 
     #[test]

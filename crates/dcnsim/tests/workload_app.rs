@@ -1,0 +1,140 @@
+//! The workload app end to end (issue 5): Poisson arrival rate from the load, messages
+//! queued behind each other on a persistent connection, PIAS classes, the FCT summary.
+
+use dcnsim::results::{Column, Table};
+
+fn run(text: &str, file: &str) -> Vec<Table> {
+    dcnsim::run_text(text, file, &[], &mut |_| true).expect("scenario runs")
+}
+
+fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
+    t.iter()
+        .find(|x| x.name == name)
+        .unwrap_or_else(|| panic!("no table {name}"))
+}
+
+fn f64s(t: &Table, col: &str) -> Vec<f64> {
+    match t.get(col).unwrap_or_else(|| panic!("no column {col}")) {
+        Column::F64(v) => v.clone(),
+        Column::I64(v) => v.iter().map(|x| *x as f64).collect(),
+        Column::Str(_) => panic!("{col} is a string column"),
+    }
+}
+
+/// A CDF file of message sizes uniform in [1000, 10000] B (mean 5500 B) next to the
+/// scenario; returns the scenario file path.
+fn setup(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("dcnsim-wl-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("sizes.txt"), "1000 0\n10000 1\n").unwrap();
+    dir.join("w.toml").to_string_lossy().into_owned()
+}
+
+fn scenario(app: &str, queues: &str) -> String {
+    format!(
+        r#"
+[sim]
+duration = "10s"
+seed = 3
+[topology]
+kind = "star"
+servers = 4
+link_rate = "1Gbps"
+link_delay = "10us"
+{queues}
+[tcp]
+cc = "dctcp"
+min_rto = "10ms"
+initial_rto = "10ms"
+[[apps]]
+kind = "workload"
+cdf_file = "sizes.txt"
+{app}
+"#
+    )
+}
+
+#[test]
+fn poisson_rate_follows_the_load() {
+    // λ = load·C/(8·mean) = 0.4 · 1e9 / (8 · 5500) = 9090.9 /s; 2000 arrivals: the mean gap
+    // has a relative standard error of 1/√2000 = 2.2 %; allow 8 %.
+    let file = setup("rate");
+    let t = run(&scenario("load = 0.4\ncount = 2000", ""), &file);
+    let m = table(&t, "messages");
+    let start = f64s(m, "start_s");
+    assert_eq!(start.len(), 2000);
+    let gap = (start[1999] - start[0]) / 1999.0;
+    let want = 8.0 * 5500.0 / (0.4 * 1e9);
+    assert!((gap / want - 1.0).abs() < 0.08, "gap {gap} want {want}");
+    let s = table(&t, "summary");
+    assert_eq!(f64s(s, "messages_done")[0], 2000.0);
+    // All messages are small: the small bin holds them all, the large bin is empty.
+    assert!(f64s(s, "fct_small_mean_s")[0] > 0.0);
+    assert!(f64s(s, "fct_large_mean_s")[0].is_nan());
+    // The run stops when the last message is delivered.
+    let end = f64s(m, "end_s");
+    let last = end.iter().cloned().fold(0.0, f64::max);
+    assert!((f64s(s, "duration_s")[0] - last).abs() < 1e-9);
+    // Completions carry the service.
+    let c = table(&t, "completions");
+    assert_eq!(f64s(c, "service").len(), 2000);
+}
+
+#[test]
+fn messages_queue_behind_each_other_on_one_connection() {
+    // One server, one connection, load 0.9: messages often arrive while the connection is
+    // busy and must wait; each finishes after the previous one, and its FCT counts the wait.
+    let file = setup("queue");
+    let app = "load = 0.9\ncount = 400\nconnections = 1\nservers = [\"server1\"]";
+    let t = run(&scenario(app, ""), &file);
+    let m = table(&t, "messages");
+    let (st, en) = (f64s(m, "start_s"), f64s(m, "end_s"));
+    let mut waited = 0;
+    for i in 1..st.len() {
+        assert!(
+            en[i] >= en[i - 1],
+            "message {i} finished before message {}",
+            i - 1
+        );
+        if st[i] < en[i - 1] {
+            waited += 1;
+            assert!(en[i] - st[i] > en[i - 1] - st[i]);
+        }
+    }
+    assert!(waited > 10, "only {waited} messages waited");
+    assert_eq!(table(&t, "summary").get_f64("flows"), Some(1.0));
+}
+
+#[test]
+fn pias_puts_the_first_bytes_in_the_strict_queue() {
+    // Sizes 1000..10000 B with a 4000 B PIAS threshold: the strict queue 0 carries the first
+    // ≤ 4 KB (plus one packet) of each message, the service queue 2 the rest, queue 1 nothing.
+    let file = setup("pias");
+    let app = "load = 0.3\ncount = 300\nservice_classes = [2]\npias_threshold = 4000";
+    let q = r#"queues = { count = 3, scheduler = "sp_dwrr", strict = 1, limit = "200KB" }"#;
+    let t = run(&scenario(app, q), &file);
+    let qs = table(&t, "queues");
+    let port = match qs.get("port").unwrap() {
+        Column::Str(v) => v.clone(),
+        _ => panic!(),
+    };
+    let bytes = f64s(qs, "tx_payload_bytes");
+    let queue = f64s(qs, "queue");
+    let at = |qi: f64| -> f64 {
+        (0..port.len())
+            .filter(|&i| port[i] == "sw->client" && queue[i] == qi)
+            .map(|i| bytes[i])
+            .sum()
+    };
+    let total: f64 = f64s(table(&t, "messages"), "bytes").iter().sum();
+    let (q0, q1, q2) = (at(0.0), at(1.0), at(2.0));
+    assert_eq!(q1, 0.0);
+    assert!(q0 > 0.0 && q2 > 0.0);
+    assert!(
+        (q0 + q2 - total).abs() / total < 0.02,
+        "{q0}+{q2} vs {total}"
+    );
+    // Expected high-priority share: E[min(size, ~4 KB + 1 segment)] / E[size] ≈ 0.75–0.9.
+    let share = q0 / total;
+    assert!(share > 0.6 && share < 0.95, "share {share}");
+}
