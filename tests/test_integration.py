@@ -184,3 +184,28 @@ def test_panels_report_keeps_tables_and_plots(tmp_path: Path) -> None:
     scn.write_text(bad, encoding="utf-8")
     proc = dcnsim_cli("validate", str(scn))
     assert proc.returncode == 2 and "not in report.tables" in proc.stderr
+
+
+@pytest.mark.parametrize("exp_id", ["devkota-fig21", "devkota-fig22"])
+def test_fair_schedulers_give_little_gain_quick_shape(tmp_path: Path, exp_id: str) -> None:
+    """Seed 000 Figs 21/22: SFQ or DRR at the switch do not prevent incast collapse with a
+    small buffer; a 2 MiB buffer holds 64 flows (the thesis: SFQ needs 1 MB, DRR 2 MB)."""
+    grid = _quick_grid(tmp_path, exp_id)
+    kib = 1024
+    for row in grid.values():
+        assert float(row["goodput_mbps"]) <= PAYLOAD_SHARE_MBPS
+    assert float(grid[(32 * kib, 16)]["goodput_mbps"]) < 0.5 * 1000
+    assert float(grid[(32 * kib, 64)]["goodput_mbps"]) < 0.5 * 1000
+    assert float(grid[(2048 * kib, 64)]["goodput_mbps"]) >= 0.9 * 1000
+    assert int(grid[(2048 * kib, 64)]["timeouts"]) == 0
+
+
+def test_sfq_hard_partition_quick_shape(tmp_path: Path) -> None:
+    """Seed 000 Fig 23: a hard per-flow partition Q/n collapses with small buffers and
+    needs a large one (the thesis: 2 MB for 64 flows)."""
+    grid = _quick_grid(tmp_path, "devkota-fig23")
+    kib = 1024
+    assert float(grid[(32 * kib, 16)]["goodput_mbps"]) < 0.5 * 1000
+    assert float(grid[(256 * kib, 16)]["goodput_mbps"]) < 0.5 * 1000
+    assert float(grid[(2048 * kib, 64)]["goodput_mbps"]) > float(
+        grid[(256 * kib, 16)]["goodput_mbps"])
