@@ -27,12 +27,12 @@ Published numbers for the printed comparison come from ``[report] source``.
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._tables import format_table
+from .report_panels import _load
 
 if TYPE_CHECKING:
     from .report import ReportContext
@@ -66,25 +66,6 @@ def check_tcn(scn: Scenario) -> None:
     if values is not None and len(values) != len(names):
         raise scn.error("report", "scheme_names",
                         f"{len(names)} names for {len(values)} values of {axis}")
-
-
-def _load(path: Path) -> dict[str, list[Any]]:
-    cols: dict[str, list[Any]] = {}
-    if not path.exists():
-        return cols
-    with path.open(newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, [])
-        for name in header:
-            cols[name] = []
-        for row in reader:
-            for name, cell in zip(header, row, strict=False):
-                try:
-                    value: Any = float(cell)
-                except ValueError:
-                    value = cell
-                cols[name].append(value)
-    return cols
 
 
 def percentile(values: list[float], q: float) -> float:
