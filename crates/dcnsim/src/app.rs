@@ -185,6 +185,35 @@ impl Bulk {
     }
 }
 
+/// A UDP datagram of `size` bytes on the wire (`header` of them headers) sent at `now`;
+/// `flow` names the sending app so the receiver can credit it.
+fn udp_datagram(
+    now: SimTime,
+    flow: u32,
+    (src, dst): (u32, u32),
+    seq: u64,
+    (size, header): (u32, u32),
+    class: u8,
+    flags: u8,
+) -> Packet {
+    Packet {
+        flow,
+        src,
+        dst,
+        seq,
+        ack: 0,
+        size,
+        payload: size.saturating_sub(header),
+        kind: Kind::Udp,
+        flags,
+        ecn: Ecn::NotEct,
+        class,
+        enq_time: now,
+        sent_time: now,
+        sack: crate::packet::SackBlocks::EMPTY,
+    }
+}
+
 impl Cbr {
     fn interval(&self) -> SimTime {
         self.rate.tx_time(self.packet_size)
@@ -200,22 +229,15 @@ impl Cbr {
                 if sim.now >= self.stop {
                     return;
                 }
-                let p = Packet {
-                    flow: id,
-                    src: self.src,
-                    dst: self.dst,
-                    seq: self.sent_bytes,
-                    ack: 0,
-                    size: self.packet_size,
-                    payload: self.packet_size - self.header,
-                    kind: Kind::Udp,
-                    flags: 0,
-                    ecn: Ecn::NotEct,
-                    class: self.class,
-                    enq_time: sim.now,
-                    sent_time: sim.now,
-                    sack: crate::packet::SackBlocks::EMPTY,
-                };
+                let p = udp_datagram(
+                    sim.now,
+                    id,
+                    (self.src, self.dst),
+                    self.sent_bytes,
+                    (self.packet_size, self.header),
+                    self.class,
+                    0,
+                );
                 self.sent_bytes += p.payload as u64;
                 sim.host_send(self.src, p);
                 let next = sim.now + self.interval();
@@ -238,22 +260,15 @@ impl Ping {
                 if sim.now >= self.stop {
                     return;
                 }
-                let p = Packet {
-                    flow: id,
-                    src: self.src,
-                    dst: self.dst,
-                    seq: self.sent,
-                    ack: 0,
-                    size: self.packet_size,
-                    payload: self.packet_size.saturating_sub(28),
-                    kind: Kind::Udp,
-                    flags: crate::packet::flags::PING_REQ,
-                    ecn: Ecn::NotEct,
-                    class: self.class,
-                    enq_time: sim.now,
-                    sent_time: sim.now,
-                    sack: crate::packet::SackBlocks::EMPTY,
-                };
+                let p = udp_datagram(
+                    sim.now,
+                    id,
+                    (self.src, self.dst),
+                    self.sent,
+                    (self.packet_size, 28),
+                    self.class,
+                    crate::packet::flags::PING_REQ,
+                );
                 self.sent += 1;
                 sim.host_send(self.src, p);
                 let next = sim.now + self.interval;

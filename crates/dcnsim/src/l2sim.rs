@@ -156,6 +156,24 @@ pub struct Limiter {
 }
 
 impl Limiter {
+    /// A new, empty limiter of `host` (pacing by `rp`, or at the `fixed` rate).
+    fn new(name: String, host: u32, rp: ReactionPoint, fixed: Option<RateBps>) -> Limiter {
+        Limiter {
+            name,
+            host,
+            rp,
+            fixed,
+            next_free: SimTime::ZERO,
+            fifo: VecDeque::new(),
+            rel_at: SimTime::NEVER,
+            timer_at: SimTime::NEVER,
+            flows: 0,
+            cnms: 0,
+            notified: 0,
+            released: 0,
+            max_held: 0,
+        }
+    }
     fn next_departure(&self, now: SimTime, bytes: u32) -> SimTime {
         match self.fixed {
             Some(_) => self.next_free.max(now),
@@ -1114,21 +1132,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
                         ),
                         _ => sim.nodes[src as usize].name.clone(),
                     };
-                    l.rls.push(Limiter {
-                        name,
-                        host: src,
-                        rp,
-                        fixed,
-                        next_free: SimTime::ZERO,
-                        fifo: VecDeque::new(),
-                        rel_at: SimTime::NEVER,
-                        timer_at: SimTime::NEVER,
-                        flows: 0,
-                        cnms: 0,
-                        notified: 0,
-                        released: 0,
-                        max_held: 0,
-                    });
+                    l.rls.push(Limiter::new(name, src, rp, fixed));
                     let i = (l.rls.len() - 1) as u32;
                     keys.push((src, key, i));
                     i
@@ -1160,21 +1164,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
                             RateBps(1)
                         };
                         let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
-                        l.rls.push(Limiter {
-                            name: format!("app{ai}"),
-                            host: src,
-                            rp,
-                            fixed: None,
-                            next_free: SimTime::ZERO,
-                            fifo: VecDeque::new(),
-                            rel_at: SimTime::NEVER,
-                            timer_at: SimTime::NEVER,
-                            flows: 0,
-                            cnms: 0,
-                            notified: 0,
-                            released: 0,
-                            max_held: 0,
-                        });
+                        l.rls.push(Limiter::new(format!("app{ai}"), src, rp, None));
                         let i = (l.rls.len() - 1) as u32;
                         keys.push((src, key, i));
                         i
