@@ -129,4 +129,29 @@ mod tests {
         assert_eq!(q.popped, 4);
         assert_eq!(q.peak_len, 4);
     }
+
+    #[test]
+    fn interleaved_pushes_and_pops_come_out_in_total_order() {
+        // A reference model: every pending (time, seq) in a sorted vector.
+        let mut rng = crate::rng::Rng::new(9, 1);
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(u64, u32)> = Vec::new();
+        let mut seq = 0u32;
+        let mut now = 0u64;
+        for _ in 0..20_000 {
+            if rng.uniform() < 0.55 || reference.is_empty() {
+                let t = now + rng.below(1000);
+                q.schedule(SimTime(t), Event::Sample(seq));
+                reference.push((t, seq));
+                seq += 1;
+            } else {
+                reference.sort();
+                let (t, s) = reference.remove(0);
+                let (qt, qe) = q.pop().unwrap();
+                assert_eq!((qt, qe), (SimTime(t), Event::Sample(s)));
+                now = t;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+    }
 }
