@@ -155,6 +155,14 @@ pub struct Limiter {
     pub max_held: u64,
 }
 
+/// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
+fn nic_rate(sim: &Sim, src: u32, dst: u32) -> RateBps {
+    match sim.nodes[src as usize].route[dst as usize] {
+        u32::MAX => RateBps(1),
+        nic => sim.ports[nic as usize].rate,
+    }
+}
+
 impl Limiter {
     /// A new, empty limiter of `host` (pacing by `rp`, or at the `fixed` rate).
     fn new(name: String, host: u32, rp: ReactionPoint, fixed: Option<RateBps>) -> Limiter {
@@ -1100,12 +1108,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
             let idx = match found {
                 Some(i) => i,
                 None => {
-                    let nic = sim.nodes[src as usize].route[dst as usize];
-                    let line = if nic != u32::MAX {
-                        sim.ports[nic as usize].rate
-                    } else {
-                        RateBps(1)
-                    };
+                    let line = nic_rate(sim, src, dst);
                     let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
                     let fixed = if ideal {
                         // Destination link rate / number of flows to that destination.
@@ -1157,13 +1160,8 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
                 let idx = match found {
                     Some(i) => i,
                     None => {
-                        let nic = sim.nodes[src as usize].route[dst as usize];
-                        let line = if nic != u32::MAX {
-                            sim.ports[nic as usize].rate
-                        } else {
-                            RateBps(1)
-                        };
-                        let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
+                        let rp = ReactionPoint::new(cfg, nic_rate(sim, src, dst))
+                            .map_err(|e| err("qcn", "rp", e))?;
                         l.rls.push(Limiter::new(format!("app{ai}"), src, rp, None));
                         let i = (l.rls.len() - 1) as u32;
                         keys.push((src, key, i));

@@ -222,9 +222,7 @@ impl crate::sim::Sim {
                 Verdict::Pass => {}
                 Verdict::Mark => mark = true,
                 Verdict::Drop => {
-                    port.stats.drops += 1;
-                    port.stats.aqm_drops += 1;
-                    port.stats.drop_bytes += p.size as u64;
+                    port.stats.count_aqm_drop(p.size);
                     return;
                 }
             }
@@ -234,9 +232,7 @@ impl crate::sim::Sim {
             Verdict::Pass => {}
             Verdict::Mark => mark = true,
             Verdict::Drop => {
-                port.stats.drops += 1;
-                port.stats.aqm_drops += 1;
-                port.stats.drop_bytes += p.size as u64;
+                port.stats.count_aqm_drop(p.size);
                 m.qstats[q].drops += 1;
                 return;
             }
@@ -325,9 +321,7 @@ impl crate::sim::Sim {
             }
             match v {
                 Verdict::Drop => {
-                    port.stats.drops += 1;
-                    port.stats.aqm_drops += 1;
-                    port.stats.drop_bytes += p.size as u64;
+                    port.stats.count_aqm_drop(p.size);
                     m.qstats[q].drops += 1;
                     port.queued_bytes = m.mq.bytes();
                     continue;

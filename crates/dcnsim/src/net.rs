@@ -47,6 +47,16 @@ pub struct PortStats {
     pub aqm_drops: u64,
 }
 
+impl PortStats {
+    /// Count a packet of `size` bytes dropped by the AQM.
+    #[inline]
+    pub fn count_aqm_drop(&mut self, size: u32) {
+        self.drops += 1;
+        self.aqm_drops += 1;
+        self.drop_bytes += size as u64;
+    }
+}
+
 /// Silent-period tracker: total time in gaps longer than a threshold with no transmission.
 #[derive(Clone, Debug, Default)]
 pub struct SilentTracker {

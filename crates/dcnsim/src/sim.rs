@@ -212,9 +212,7 @@ impl Sim {
                     Verdict::Pass => {}
                     Verdict::Mark => mark = true,
                     Verdict::Drop => {
-                        port.stats.drops += 1;
-                        port.stats.aqm_drops += 1;
-                        port.stats.drop_bytes += p.size as u64;
+                        port.stats.count_aqm_drop(p.size);
                         return;
                     }
                 }
@@ -230,9 +228,7 @@ impl Sim {
                         Verdict::Pass => {}
                         Verdict::Mark => mark = true,
                         Verdict::Drop => {
-                            port.stats.drops += 1;
-                            port.stats.aqm_drops += 1;
-                            port.stats.drop_bytes += p.size as u64;
+                            port.stats.count_aqm_drop(p.size);
                             return;
                         }
                     }
@@ -306,9 +302,7 @@ impl Sim {
                             port.stats.marks += 1;
                         }
                         Verdict::Drop => {
-                            port.stats.drops += 1;
-                            port.stats.aqm_drops += 1;
-                            port.stats.drop_bytes += p.size as u64;
+                            port.stats.count_aqm_drop(p.size);
                             if port.queue.is_empty() {
                                 port.aqm.on_queue_empty(now.max(port.busy_until));
                             }
