@@ -22,8 +22,9 @@
 
 use crate::event::Event;
 use crate::l2::{
-    CongestionMemory, CongestionPoint, CpConfig, PauseConfig, PauseFrame, PauseMode, PauseState,
-    PauseWatermarks, ReactionPoint, RpConfig, Sampling, CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
+    class_priority, CongestionMemory, CongestionPoint, CpConfig, PauseConfig, PauseFrame,
+    PauseMode, PauseState, PauseWatermarks, ReactionPoint, RpConfig, Sampling, CNM_FRAME_BYTES,
+    PAUSE_FRAME_BYTES,
 };
 use crate::net::NodeKind;
 use crate::packet::{Ecn, Kind, Packet, SackBlocks};
@@ -83,6 +84,9 @@ pub struct PauseCfgFile {
     pub refresh_fraction: Option<f64>,
     /// Only these switches; default all.
     pub switches: Option<Vec<String>>,
+    /// "pause" (default: IEEE 802.3x, one class per link, the slides' set-up) or "pfc"
+    /// (IEEE 802.1Qbb: watermarks per input x priority, priority = class mod 8; `pfcsim.rs`).
+    pub mode: Option<String>,
 }
 
 /// `[[topology.rate_changes]] port = "sw->n3", at = "250ms", rate = "500Mbps"`.
@@ -232,7 +236,7 @@ pub struct L2 {
     pub ctrl_front: Vec<u32>,
     /// Per port: transmitter-side pause timer, and the time of the pending "held" event.
     pub pause_tx: Vec<PauseState>,
-    hold_at: Vec<SimTime>,
+    pub(crate) hold_at: Vec<SimTime>,
     pub pause_sent: Vec<u64>,
     pub pause_rcvd: Vec<u64>,
     pub cnm_port: Vec<u64>,
@@ -247,6 +251,10 @@ pub struct L2 {
     pub cnm_sent: u64,
     pub cnm_received: u64,
     pub cnm_ignored: u64,
+    /// 802.3x or PFC (`[topology] pause.mode`).
+    pub pause_mode: PauseMode,
+    /// PAUSE/PFC on multi-queue ports and per-priority counters (`pfcsim.rs`).
+    pub mqp: crate::pfcsim::MqPause,
 }
 
 impl L2 {
@@ -285,6 +293,8 @@ impl L2 {
             cnm_sent: 0,
             cnm_received: 0,
             cnm_ignored: 0,
+            pause_mode: PauseMode::Pause,
+            mqp: crate::pfcsim::MqPause::new(np),
         }
     }
 
@@ -322,7 +332,9 @@ fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
         return;
     }
     p.enq_time = now;
-    port.queued_bytes += p.size as u64;
+    if port.mq.is_none() {
+        port.queued_bytes += p.size as u64;
+    }
     let k = l2s.ctrl_front[pid as usize] as usize;
     port.queue.insert(k.min(port.queue.len()), p);
     l2s.ctrl_front[pid as usize] += 1;
@@ -340,7 +352,7 @@ fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
     }
 }
 
-fn send_pause(sim: &mut Sim, pid: u32, quanta: u16) {
+pub(crate) fn send_pause(sim: &mut Sim, pid: u32, quanta: u16, prio: Option<u8>) {
     let port = &sim.ports[pid as usize];
     let p = Packet {
         flow: u32::MAX,
@@ -351,14 +363,21 @@ fn send_pause(sim: &mut Sim, pid: u32, quanta: u16) {
         size: PAUSE_FRAME_BYTES,
         payload: 0,
         kind: Kind::Pause,
-        flags: 0,
+        // PFC frames carry their priority in `class` with flag bit PFC_FRAME (`pfcsim.rs`).
+        flags: if prio.is_some() {
+            crate::pfcsim::PFC_FRAME
+        } else {
+            0
+        },
         ecn: Ecn::NotEct,
-        class: 0,
+        class: prio.unwrap_or(0),
         enq_time: sim.now,
         sent_time: sim.now,
         sack: SackBlocks::EMPTY,
     };
-    l2(sim).pause_sent[pid as usize] += 1;
+    let l = l2(sim);
+    l.pause_sent[pid as usize] += 1;
+    l.mqp.count_sent(pid, prio);
     send_control(sim, pid, p);
 }
 
@@ -379,6 +398,10 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
     } else if now < port.busy_until {
         return true; // duplicate of a live wake-up
     }
+    if port.mq.is_some() {
+        crate::pfcsim::mq_tx(sim, pid);
+        return true;
+    }
     let head = match port.queue.front() {
         None => return false,
         Some(h) => *h,
@@ -387,8 +410,9 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
         l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);
         return false;
     }
-    if now < port.paused_until {
-        let at = port.paused_until;
+    let until = l2s.pause_tx[i].paused_until(class_priority(head.class));
+    if now < until {
+        let at = until;
         port.tx_pending = true;
         l2s.hold_at[i] = at;
         sim.events.schedule(at, Event::PortTxDone(pid));
@@ -398,8 +422,11 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
         let node = port.node as usize;
         let ii = l2s.input_idx[inp as usize] as usize;
         if let Some(sw) = l2s.pause_sw[node].as_mut() {
-            if let Some(f) = sw.wm.on_departure(now, ii, 0, head.size) {
-                send_pause(sim, inp, f.quanta);
+            if let Some(f) = sw
+                .wm
+                .on_departure(now, ii, class_priority(head.class), head.size)
+            {
+                send_pause(sim, inp, f.quanta, f.prio);
             }
         }
     }
@@ -450,6 +477,11 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet) {
         sim.enqueue(out, p);
         return;
     }
+    if pause_on && sim.ports[oi].mq.is_some() {
+        // Multi-queue egress: the input is accounted inside `mq_enqueue` (`pfcsim.rs`).
+        crate::pfcsim::switch_forward_mq(sim, node, out, p);
+        return;
+    }
     let len0 = sim.ports[oi].queue.len();
     let drops0 = sim.ports[oi].stats.drops;
     sim.enqueue(out, p);
@@ -464,8 +496,8 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet) {
         l2s.inq[oi].push_back(inp);
         let ii = l2s.input_idx[inp as usize] as usize;
         let sw = l2s.pause_sw[node as usize].as_mut().expect("pause");
-        if let Some(f) = sw.wm.on_arrival(now, ii, 0, p.size) {
-            send_pause(sim, inp, f.quanta);
+        if let Some(f) = sw.wm.on_arrival(now, ii, class_priority(p.class), p.size) {
+            send_pause(sim, inp, f.quanta, f.prio);
             arm_refresh(sim, node);
         }
     }
@@ -499,7 +531,7 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet) {
     }
 }
 
-fn arm_refresh(sim: &mut Sim, node: u32) {
+pub(crate) fn arm_refresh(sim: &mut Sim, node: u32) {
     let l2s = l2(sim);
     let sw = match l2s.pause_sw[node as usize].as_mut() {
         Some(s) => s,
@@ -538,7 +570,7 @@ fn on_refresh(sim: &mut Sim, node: u32) {
         match f {
             Some(f) => {
                 let pid = sim.nodes[node as usize].ports[f.port];
-                send_pause(sim, pid, f.quanta);
+                send_pause(sim, pid, f.quanta, f.prio);
             }
             None => break,
         }
@@ -559,10 +591,15 @@ fn on_pause_frame(sim: &mut Sim, p: Packet) {
     l2s.pause_rcvd[ti] += 1;
     let frame = PauseFrame {
         port: 0,
-        prio: None,
+        prio: crate::pfcsim::frame_priority(&p),
         quanta: p.seq.min(u16::MAX as u64) as u16,
     };
+    l2s.mqp.count_rcvd(target, frame.prio);
     l2s.pause_tx[ti].on_frame(now, &frame, rate);
+    if l2s.pause_mode == PauseMode::Pfc || sim.ports[ti].mq.is_some() {
+        crate::pfcsim::after_pause_frame(sim, target);
+        return;
+    }
     let until = l2s.pause_tx[ti].paused_until(0);
     let port = &mut sim.ports[ti];
     let old = port.paused_until;
@@ -1019,6 +1056,19 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
         if let Some(f) = pc.refresh_fraction {
             cfg.refresh_fraction = f;
         }
+        cfg.mode = match pc.mode.as_deref() {
+            None | Some("pause") => PauseMode::Pause,
+            Some("pfc") => PauseMode::Pfc,
+            Some(o) => {
+                return Err(err(
+                    "topology",
+                    "pause",
+                    format!("mode {o:?}: expected \"pause\" (IEEE 802.3x) or \"pfc\" (802.1Qbb)"),
+                ))
+            }
+        };
+        l.pause_mode = cfg.mode;
+        l.pause_tx = vec![PauseState::new(cfg.mode); sim.ports.len()];
         cfg.validate().map_err(|e| err("topology", "pause", e))?;
         let switches: Vec<u32> = match &pc.switches {
             Some(list) => list
@@ -1043,6 +1093,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
                 wm,
                 refresh_at: SimTime::NEVER,
             });
+            l.mqp.alloc_switch(sim, n);
         }
     }
     if a.cp.is_some() || a.pause.is_some() {
@@ -1231,10 +1282,13 @@ pub fn tables(sim: &Sim) -> Vec<crate::results::Table> {
     .f64(
         "paused_s",
         idx.iter()
-            .map(|&i| l.pause_tx[i].paused_time(end, 0).as_secs_f64())
+            .map(|&i| l.pause_tx[i].paused_time_total(end).as_secs_f64())
             .collect(),
     );
     out.push(t);
+    if l.pause_mode == PauseMode::Pfc {
+        out.push(crate::pfcsim::priority_table(sim, l));
+    }
     if !l.rls.is_empty() {
         let mut t = Table::new("limiters");
         let r = &l.rls;
@@ -1301,7 +1355,7 @@ pub fn summary_columns(sim: &Sim, t: &mut crate::results::Table) {
     let paused: f64 = l
         .pause_tx
         .iter()
-        .map(|s| s.paused_time(end, 0).as_secs_f64())
+        .map(|s| s.paused_time_total(end).as_secs_f64())
         .sum();
     t.i64("cnm_sent", vec![l.cnm_sent as i64])
         .i64("cnm_received", vec![l.cnm_received as i64])

@@ -16,6 +16,7 @@ pub mod mq;
 pub mod mqport;
 pub mod net;
 pub mod packet;
+pub mod pfcsim;
 pub mod results;
 pub mod results_odctcp;
 pub mod rng;

@@ -256,6 +256,10 @@ impl crate::sim::Sim {
             port.stats.marks += 1;
             m.qstats[q].marks += 1;
         }
+        if let Some(l) = self.l2.as_mut() {
+            // PAUSE/PFC input accounting (`pfcsim.rs`).
+            l.mq_arrival(now, port.node, pid, q, &p);
+        }
         p.enq_time = now;
         let dropped = m.mq.enqueue(q, p);
         if dropped > 0 {
@@ -268,6 +272,9 @@ impl crate::sim::Sim {
                 port.stats.drop_bytes += d.size as u64;
                 let dq = class_or_bucket(&m.mq, &d);
                 m.qstats[dq].drops += 1;
+                if let Some(l) = self.l2.as_mut() {
+                    l.mq_left(now, port.node, pid, dq, &d);
+                }
                 if let Some(i) = uses_pool {
                     self.pools[i].give_back(d.size);
                 }
@@ -281,6 +288,10 @@ impl crate::sim::Sim {
         port.queued_bytes = m.mq.bytes();
         if port.queued_bytes > port.stats.max_queue_bytes {
             port.stats.max_queue_bytes = port.queued_bytes;
+        }
+        if self.l2.is_some() {
+            // PAUSE/PFC: frames to send, and the transmitter decides (`pfcsim.rs`).
+            return crate::pfcsim::mq_after_enqueue(self, pid);
         }
         if !port.tx_pending {
             if now >= port.busy_until {
@@ -301,6 +312,10 @@ impl crate::sim::Sim {
         let port = &mut self.ports[pid as usize];
         let m = port.mq.as_mut().expect("multi-queue port");
         while let Some((q, mut p)) = m.mq.dequeue(now) {
+            if let Some(l) = self.l2.as_mut() {
+                // PAUSE/PFC input accounting (`pfcsim.rs`).
+                l.mq_left(now, port.node, pid, q, &p);
+            }
             if let Some(i) = m.pool {
                 self.pools[i as usize].give_back(p.size);
             }

@@ -1618,12 +1618,17 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             "QCN/PAUSE together with ECMP (topology.ecmp) is not supported yet",
         ));
     }
-    if sim.l2.is_some() && sim.ports.iter().any(|p| p.mq.is_some()) {
-        let key = if t.pause.is_some() { "pause" } else { "qcn" };
+    // PAUSE and PFC work on multi-queue ports (`pfcsim.rs`); the QCN congestion point is
+    // still wired to the single FIFO only.
+    let cp_on = sim
+        .l2
+        .as_ref()
+        .is_some_and(|l| l.cp.iter().any(|c| c.is_some()));
+    if cp_on && sim.ports.iter().any(|p| p.mq.is_some()) {
         return Err(ctx.err(
             "topology",
-            key,
-            "QCN/PAUSE on switches with multi-queue ports (topology.queues) is not supported yet",
+            "qcn",
+            "QCN on switches with multi-queue ports (topology.queues) is not supported yet",
         ));
     }
     Ok((sim, info))

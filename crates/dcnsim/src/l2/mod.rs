@@ -21,6 +21,7 @@ pub mod pause;
 pub mod qcn_cp;
 pub mod qcn_rp;
 
+pub use pause::class_priority;
 pub use pause::{
     pause_duration, PauseConfig, PauseFrame, PauseMode, PauseState, PauseStats, PauseWatermarks,
     MAX_PAUSE_QUANTA, PAUSE_FRAME_BYTES, PAUSE_FRAME_WIRE_BITS, PAUSE_QUANTUM_BITS, PFC_PRIORITIES,

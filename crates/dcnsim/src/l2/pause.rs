@@ -35,6 +35,15 @@ pub const PAUSE_FRAME_WIRE_BITS: u64 = 672;
 /// Number of 802.1Qbb priorities.
 pub const PFC_PRIORITIES: usize = 8;
 
+/// 802.1Qbb priority of a frame of traffic class `class` (`Packet::class`, the field the
+/// multi-queue classifier uses): identity modulo 8, so classes 0..7 are priorities 0..7 and
+/// class 8 shares priority 0. (802.1Q Table I-2 maps PCP to traffic classes; here the class
+/// *is* the PCP, the usual RoCE set-up where DSCP/class and PFC priority coincide.)
+#[inline]
+pub fn class_priority(class: u8) -> u8 {
+    class % PFC_PRIORITIES as u8
+}
+
 /// Duration of `quanta` pause quanta on a link of `rate`: `quanta·512 / rate`, rounded up to
 /// the picosecond (`SimTime::NEVER` for a zero rate). 0xFFFF quanta last 3.355392 ms at
 /// 10 Gb/s and 33.55392 ms at 1 Gb/s.
@@ -402,6 +411,38 @@ impl PauseState {
         true
     }
 
+    /// Priorities paused at `now` (bit p = priority p; every bit under 802.3x PAUSE).
+    pub fn paused_mask(&self, now: SimTime) -> u8 {
+        match self.mode {
+            PauseMode::Pause if self.until[0] > now => 0xFF,
+            PauseMode::Pause => 0,
+            PauseMode::Pfc => (0..PFC_PRIORITIES)
+                .filter(|&c| self.until[c] > now)
+                .fold(0u8, |m, c| m | (1 << c)),
+        }
+    }
+
+    /// The latest pause end over all priorities (the time after which nothing is paused).
+    pub fn latest_until(&self) -> SimTime {
+        match self.mode {
+            PauseMode::Pause => self.until[0],
+            PauseMode::Pfc => self.until.iter().copied().max().unwrap_or(SimTime::ZERO),
+        }
+    }
+
+    /// Paused time up to `now` summed over the priorities (priority-seconds under PFC; the
+    /// link's paused time under 802.3x).
+    pub fn paused_time_total(&self, now: SimTime) -> SimTime {
+        match self.mode {
+            PauseMode::Pause => self.paused_time(now, 0),
+            PauseMode::Pfc => SimTime(
+                (0..PFC_PRIORITIES as u8)
+                    .map(|p| self.paused_time(now, p).0)
+                    .sum(),
+            ),
+        }
+    }
+
     /// Total time priority `prio` has been paused up to `now`.
     pub fn paused_time(&self, now: SimTime, prio: u8) -> SimTime {
         let c = self.class(prio);
@@ -706,5 +747,36 @@ mod tests {
         }
         // Priority >= 8 ignored.
         assert!(!s.on_frame(us(20), &pfc(8, 5), TEN_G));
+    }
+
+    #[test]
+    fn masks_and_totals() {
+        assert_eq!(class_priority(3), 3);
+        assert_eq!(class_priority(8), 0);
+        assert_eq!(class_priority(255), 7);
+        let mut s = PauseState::new(PauseMode::Pfc);
+        let pfc = |p, quanta| PauseFrame {
+            port: 0,
+            prio: Some(p),
+            quanta,
+        };
+        assert_eq!(s.paused_mask(us(0)), 0);
+        assert!(s.on_frame(us(1), &pfc(1, 100), TEN_G)); // until 1 + 5.12 us
+        assert!(s.on_frame(us(2), &pfc(6, 10), TEN_G)); // until 2 + 0.512 us
+        assert_eq!(s.paused_mask(us(2)), 0b0100_0010);
+        assert_eq!(s.paused_mask(SimTime(2_512_000)), 0b0000_0010);
+        assert_eq!(s.paused_mask(SimTime(6_120_000)), 0);
+        assert_eq!(s.latest_until(), SimTime(6_120_000));
+        assert_eq!(s.paused_time_total(us(10)), SimTime(5_120_000 + 512_000));
+        let mut x = PauseState::new(PauseMode::Pause);
+        let all = PauseFrame {
+            port: 0,
+            prio: None,
+            quanta: 100,
+        };
+        assert!(x.on_frame(us(1), &all, TEN_G));
+        assert_eq!(x.paused_mask(us(1)), 0xFF);
+        assert_eq!(x.paused_time_total(us(10)), SimTime(5_120_000));
+        assert_eq!(x.latest_until(), SimTime(6_120_000));
     }
 }

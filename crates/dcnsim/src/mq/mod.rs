@@ -105,6 +105,10 @@ pub struct MultiQueue {
     dropped: Vec<Packet>,
     /// Optional MQ-ECN round-time estimator fed by the DWRR scheduler.
     mqecn: Option<mqecn::MqEcn>,
+    /// IEEE 802.1Qbb priorities currently paused at this port (bit p = priority p; set by
+    /// `pfcsim.rs`). A queue whose head frame has a paused priority is skipped by
+    /// [`Self::dequeue`]. 0 (the default) costs one test per dequeue.
+    paused_prios: u8,
 }
 
 impl MultiQueue {
@@ -120,6 +124,7 @@ impl MultiQueue {
             pkts: 0,
             dropped: Vec::with_capacity(4),
             mqecn: None,
+            paused_prios: 0,
         })
     }
 
@@ -216,6 +221,9 @@ impl MultiQueue {
         if self.pkts == 0 {
             return None;
         }
+        if self.paused_prios != 0 {
+            return self.dequeue_unpaused(now);
+        }
         let r = match self.mqecn.as_mut() {
             Some(m) => self.sched.dequeue(&mut self.queues, now, m),
             None => self
@@ -228,6 +236,52 @@ impl MultiQueue {
             if self.pkts == 0 {
                 if let Some(m) = self.mqecn.as_mut() {
                     m.port_drained(now);
+                }
+            }
+        }
+        r
+    }
+
+    /// Set the paused 802.1Qbb priorities (bit p = priority p of `l2::pause::class_priority`).
+    pub fn set_paused_priorities(&mut self, mask: u8) {
+        self.paused_prios = mask;
+    }
+    pub fn paused_priorities(&self) -> u8 {
+        self.paused_prios
+    }
+
+    /// Whether queue `i`'s head frame is held by a paused priority.
+    pub fn head_paused(&self, i: usize) -> bool {
+        let m = self.paused_prios;
+        self.queues[i]
+            .head()
+            .is_some_and(|p| m & (1u8 << crate::l2::class_priority(p.class)) != 0)
+    }
+
+    /// `dequeue` with some priorities paused: queues whose head is paused are passed over.
+    fn dequeue_unpaused(&mut self, now: SimTime) -> Option<(usize, Packet)> {
+        let m = self.paused_prios;
+        let eligible = |c: &ClassQueue| {
+            c.head()
+                .is_some_and(|p| m & (1u8 << crate::l2::class_priority(p.class)) == 0)
+        };
+        let r = match self.mqecn.as_mut() {
+            Some(o) => self
+                .sched
+                .dequeue_eligible(&mut self.queues, now, o, &eligible),
+            None => self.sched.dequeue_eligible(
+                &mut self.queues,
+                now,
+                &mut sched::NoObserver,
+                &eligible,
+            ),
+        };
+        if let Some((_, p)) = &r {
+            self.bytes -= p.size as u64;
+            self.pkts -= 1;
+            if self.pkts == 0 {
+                if let Some(o) = self.mqecn.as_mut() {
+                    o.port_drained(now);
                 }
             }
         }

@@ -564,6 +564,180 @@ impl Scheduler {
     }
 }
 
+// ------------------------------------------------------- paused queues (IEEE 802.1Qbb PFC)
+//
+// A queue whose head frame belongs to a paused priority is not eligible: the scheduler
+// passes over it as if it were empty for this pick and serves the next eligible queue
+// (it must not stall behind it). Round-robin schedulers (DWRR, DRR, WRR, SFQ) move a
+// skipped queue to the back of their active list without crediting it (its deficit is
+// kept, as for a queue whose head does not fit); WFQ keeps its finish tags, so a resumed
+// queue is served ahead until its tag catches up with the virtual time (documented in
+// docs/design.md). Wiring: `MultiQueue::dequeue` with paused priorities set, `pfcsim.rs`.
+
+fn first_eligible<F: Fn(&ClassQueue) -> bool>(
+    queues: &[ClassQueue],
+    upto: usize,
+    eligible: &F,
+) -> Option<usize> {
+    queues[..upto]
+        .iter()
+        .position(|c| !c.is_empty() && eligible(c))
+}
+
+impl Dwrr {
+    fn dequeue_eligible<O: RoundObserver, F: Fn(&ClassQueue) -> bool>(
+        &mut self,
+        queues: &mut [ClassQueue],
+        now: SimTime,
+        obs: &mut O,
+        eligible: &F,
+    ) -> Option<(usize, Packet)> {
+        if let Some(q) = first_eligible(queues, self.strict, eligible) {
+            return queues[q].pop().map(|p| (q, p));
+        }
+        // `skipped` counts ineligible queues passed over since the last eligible one; a full
+        // lap of them means nothing can be sent. With an eligible queue the loop ends as in
+        // `dequeue` (each pass credits it a quantum).
+        let mut skipped = 0usize;
+        loop {
+            let q = *self.active.front()? as usize;
+            if !eligible(&queues[q]) {
+                self.active.pop_front();
+                if self.turn[q] {
+                    self.turn[q] = false;
+                    obs.turn_ended(q, now);
+                }
+                self.active.push_back(q as u16);
+                skipped += 1;
+                if skipped >= self.active.len() {
+                    return None;
+                }
+                continue;
+            }
+            skipped = 0;
+            if !self.turn[q] {
+                self.deficit[q] += self.quanta[q] as u64;
+                self.turn[q] = true;
+            }
+            let size = queues[q].head_size() as u64;
+            if size <= self.deficit[q] {
+                let p = queues[q].pop()?;
+                self.deficit[q] -= size;
+                if queues[q].is_empty() {
+                    self.active.pop_front();
+                    self.deficit[q] = 0;
+                    self.turn[q] = false;
+                    obs.emptied(q, now, p.size);
+                }
+                return Some((q, p));
+            }
+            self.active.pop_front();
+            self.turn[q] = false;
+            obs.turn_ended(q, now);
+            self.active.push_back(q as u16);
+        }
+    }
+}
+
+/// Rotate an active list to its first eligible queue (moving skipped ones to the back);
+/// `None` when no active queue is eligible.
+fn rotate_to_eligible<F: Fn(&ClassQueue) -> bool>(
+    active: &mut VecDeque<u16>,
+    turn: Option<&mut [bool]>,
+    queues: &[ClassQueue],
+    eligible: &F,
+) -> Option<usize> {
+    let mut turn = turn;
+    for _ in 0..active.len() {
+        let q = *active.front()? as usize;
+        if eligible(&queues[q]) {
+            return Some(q);
+        }
+        active.pop_front();
+        if let Some(t) = turn.as_deref_mut() {
+            t[q] = false;
+        }
+        active.push_back(q as u16);
+    }
+    None
+}
+
+impl Scheduler {
+    /// As [`Scheduler::dequeue`], but only queues for which `eligible` holds (non-empty
+    /// queues whose head may start) are served; `None` when no queue is eligible.
+    pub(crate) fn dequeue_eligible<O: RoundObserver, F: Fn(&ClassQueue) -> bool>(
+        &mut self,
+        queues: &mut [ClassQueue],
+        now: SimTime,
+        obs: &mut O,
+        eligible: &F,
+    ) -> Option<(usize, Packet)> {
+        match self {
+            Scheduler::Sp => {
+                let q = first_eligible(queues, queues.len(), eligible)?;
+                queues[q].pop().map(|p| (q, p))
+            }
+            Scheduler::Wfq(w) => {
+                if let Some(q) = first_eligible(queues, w.strict, eligible) {
+                    return queues[q].pop().map(|p| (q, p));
+                }
+                let mut best = usize::MAX;
+                let mut min = f64::INFINITY;
+                for (i, c) in queues.iter().enumerate().skip(w.strict) {
+                    if !c.is_empty() && eligible(c) && (w.finish[i] < min || best == usize::MAX) {
+                        best = i;
+                        min = w.finish[i];
+                    }
+                }
+                if best == usize::MAX {
+                    return None;
+                }
+                let p = queues[best].pop()?;
+                match queues[best].head() {
+                    Some(h) => {
+                        w.finish[best] += h.size as f64 / w.weights[best];
+                        if w.vt < w.finish[best] {
+                            w.vt = w.finish[best];
+                        }
+                    }
+                    None => w.finish[best] = f64::INFINITY,
+                }
+                Some((best, p))
+            }
+            Scheduler::Dwrr(d) => d.dequeue_eligible(queues, now, obs, eligible),
+            Scheduler::Drr(d) => {
+                d.rr.dequeue_eligible(queues, now, &mut NoObserver, eligible)
+            }
+            Scheduler::Wrr(w) => {
+                let q = rotate_to_eligible(&mut w.active, Some(&mut w.turn), queues, eligible)?;
+                if !w.turn[q] {
+                    w.credit[q] = w.weights[q];
+                    w.turn[q] = true;
+                }
+                let p = queues[q].pop()?;
+                w.credit[q] -= 1;
+                if queues[q].is_empty() || w.credit[q] == 0 {
+                    w.active.pop_front();
+                    w.turn[q] = false;
+                    if !queues[q].is_empty() {
+                        w.active.push_back(q as u16);
+                    }
+                }
+                Some((q, p))
+            }
+            Scheduler::Sfq(s) => {
+                let q = rotate_to_eligible(&mut s.active, None, queues, eligible)?;
+                let p = queues[q].pop()?;
+                s.active.pop_front();
+                if !queues[q].is_empty() {
+                    s.active.push_back(q as u16);
+                }
+                Some((q, p))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{pkt, pkt_flow};
@@ -903,5 +1077,89 @@ mod tests {
         assert_eq!(flow_bucket(&pkt_flow(0, 1, 1, 0), FlowKey::Src, 16), 1);
         // src = 100: 100 + 0 + ~6 = 93 → 94.
         assert_eq!(flow_bucket(&pkt_flow(0, 1, 100, 0), FlowKey::Src, 1000), 94);
+    }
+    /// Serve `n` packets from `mq` with `mask` paused, refilling every listed queue.
+    fn serve_paused(mq: &mut MultiQueue, backlogged: &[usize], mask: u8, n: usize) -> Vec<u64> {
+        mq.set_paused_priorities(mask);
+        let mut served = vec![0u64; mq.num_queues()];
+        for step in 0..n {
+            for &q in backlogged {
+                while mq.queue(q).len() < 4 {
+                    mq.enqueue(q, pkt(q as u8, 1500));
+                }
+            }
+            match mq.dequeue(SimTime(step as u64)) {
+                Some((q, p)) => served[q] += p.size as u64,
+                None => break,
+            }
+        }
+        mq.set_paused_priorities(0);
+        served
+    }
+
+    #[test]
+    fn paused_queues_are_skipped_by_every_scheduler() {
+        let cfgs = [
+            SchedConfig::Sp,
+            SchedConfig::Wfq {
+                weights: vec![1.0, 1.0, 1.0],
+            },
+            SchedConfig::Dwrr {
+                quanta: vec![1500, 1500, 1500],
+            },
+            SchedConfig::SpDwrr {
+                strict: 1,
+                quanta: vec![1500, 1500],
+            },
+            SchedConfig::Wrr {
+                weights: vec![1, 1, 1],
+            },
+        ];
+        for cfg in cfgs {
+            let mut mq = MultiQueue::new(3, &cfg, 8).unwrap();
+            // Priority 0 (queue 0, strict for SP) paused: queues 1 and 2 share the link.
+            let s = serve_paused(&mut mq, &[0, 1, 2], 0b001, 600);
+            assert_eq!(s[0], 0, "{cfg:?}");
+            if matches!(cfg, SchedConfig::Sp) {
+                assert_eq!(s[1], 600 * 1500, "{cfg:?}");
+            } else {
+                // Equal shares within two packets (WFQ start-up tags differ by two).
+                assert!(s[1].abs_diff(s[2]) <= 3000, "{cfg:?} {s:?}");
+            }
+            // Everything backlogged is paused: nothing is sent, nothing is lost.
+            let before = mq.len();
+            assert_eq!(
+                serve_paused(&mut mq, &[], 0b111, 10),
+                vec![0, 0, 0],
+                "{cfg:?}"
+            );
+            assert_eq!(mq.len(), before);
+            // Resumed: queue 0 is served again.
+            let s = serve_paused(&mut mq, &[0, 1, 2], 0, 600);
+            assert!(s[0] > 0, "{cfg:?}");
+        }
+        // SFQ / DRR buckets: the head's priority decides (class 1 paused, class 0 flows on).
+        let mut mq = MultiQueue::new(
+            16,
+            &SchedConfig::Sfq {
+                maxqueue: 1000,
+                limit: SfqLimit::Ns2,
+            },
+            8,
+        )
+        .unwrap();
+        for k in 0..20u32 {
+            let p = pkt_flow((k % 2) as u8, 1500, k % 2, 7);
+            let q = mq.classify(&p);
+            mq.enqueue(q, p);
+        }
+        mq.set_paused_priorities(0b10);
+        let mut classes = vec![];
+        while let Some((_, p)) = mq.dequeue(SimTime::ZERO) {
+            classes.push(p.class);
+        }
+        assert_eq!(classes, vec![0; 10]);
+        assert_eq!(mq.len(), 10);
+        assert!(mq.head_paused(mq.classify(&pkt_flow(1, 1500, 1, 7))));
     }
 }
