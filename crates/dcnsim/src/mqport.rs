@@ -261,6 +261,27 @@ impl crate::sim::Sim {
             l.mq_arrival(now, port.node, pid, q, &p);
         }
         p.enq_time = now;
+        if self.mq_pass_through
+            && self.l2.is_none()
+            && m.mq.is_empty()
+            && !port.tx_pending
+            && now >= port.busy_until
+            && m.mq.passes_through_when_empty()
+        {
+            // Idle port, empty queues, and a scheduler whose state one packet's enqueue +
+            // dequeue leaves unchanged: skip the FIFO round trip. The statistics are those
+            // the stored-then-dequeued packet would leave (a backlog of `p.size` for an
+            // instant); `tests::pass_through_matches_the_queued_path` checks identity.
+            let size = p.size as u64;
+            if size > m.qstats[q].max_bytes {
+                m.qstats[q].max_bytes = size;
+            }
+            if size > port.stats.max_queue_bytes {
+                port.stats.max_queue_bytes = size;
+            }
+            self.mq_transmit(pid, q, p);
+            return;
+        }
         let dropped = m.mq.enqueue(q, p);
         if dropped > 0 {
             // DRR `blimit` / SFQ `maxqueue` rules (the arrival or the longest flow's packets).
@@ -309,70 +330,88 @@ impl crate::sim::Sim {
     /// (dequeue-side marking, drops), start it, and arm the next `PortTxDone`.
     pub(crate) fn mq_send_next(&mut self, pid: u32) {
         let now = self.now;
-        let port = &mut self.ports[pid as usize];
-        let m = port.mq.as_mut().expect("multi-queue port");
-        while let Some((q, mut p)) = m.mq.dequeue(now) {
+        loop {
+            let m = self.ports[pid as usize]
+                .mq
+                .as_mut()
+                .expect("multi-queue port");
+            let Some((q, p)) = m.mq.dequeue(now) else {
+                self.ports[pid as usize].queued_bytes = 0;
+                return;
+            };
             if let Some(l) = self.l2.as_mut() {
                 // PAUSE/PFC input accounting (`pfcsim.rs`).
-                l.mq_left(now, port.node, pid, q, &p);
+                l.mq_left(now, self.ports[pid as usize].node, pid, q, &p);
             }
-            if let Some(i) = m.pool {
-                self.pools[i as usize].give_back(p.size);
+            if self.mq_transmit(pid, q, p) {
+                return;
             }
-            let mut v = m.dequeue_verdict(now, &mut p, q);
-            if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
-                match port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes()) {
-                    Verdict::Pass => {}
-                    Verdict::Mark if p.ecn != Ecn::NotEct => {
-                        p.ecn = Ecn::Ce;
-                        v = Verdict::Mark;
-                    }
-                    Verdict::Mark => {}
-                    Verdict::Drop => v = Verdict::Drop,
-                }
-            }
-            if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
-                port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
-            }
-            match v {
-                Verdict::Drop => {
-                    port.stats.count_aqm_drop(p.size);
-                    m.qstats[q].drops += 1;
-                    port.queued_bytes = m.mq.bytes();
-                    continue;
-                }
-                Verdict::Mark => {
-                    if p.ecn != Ecn::Ce && p.ecn != Ecn::NotEct {
-                        p.ecn = Ecn::Ce;
-                    }
-                    if p.ecn == Ecn::Ce {
-                        port.stats.marks += 1;
-                        m.qstats[q].marks += 1;
-                    }
-                }
-                Verdict::Pass => {}
-            }
-            m.on_departure(now, q, p.size);
-            let s = &mut m.qstats[q];
-            s.tx_pkts += 1;
-            s.tx_bytes += p.size as u64;
-            s.tx_payload += p.payload as u64;
-            port.queued_bytes = m.mq.bytes();
-            let more = !m.mq.is_empty();
-            let arrive = port.start_tx(now, p);
-            if port.wire.len() == 1 {
-                self.events
-                    .schedule(arrive, crate::event::Event::LinkArrive(pid));
-            }
-            if more {
-                port.tx_pending = true;
-                let at = port.busy_until;
-                self.events
-                    .schedule(at, crate::event::Event::PortTxDone(pid));
-            }
-            return;
         }
-        port.queued_bytes = 0;
+    }
+
+    /// Packet `p` of queue `q` leaves the queues of port `pid` at `now` (already removed
+    /// from them): dequeue-side AQM, counters, and the start of its serialisation. Returns
+    /// false when the dequeue-side AQM dropped it (the caller picks another packet).
+    #[inline]
+    fn mq_transmit(&mut self, pid: u32, q: usize, mut p: Packet) -> bool {
+        let now = self.now;
+        let port = &mut self.ports[pid as usize];
+        let m = port.mq.as_mut().expect("multi-queue port");
+        if let Some(i) = m.pool {
+            self.pools[i as usize].give_back(p.size);
+        }
+        let mut v = m.dequeue_verdict(now, &mut p, q);
+        if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
+            match port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes()) {
+                Verdict::Pass => {}
+                Verdict::Mark if p.ecn != Ecn::NotEct => {
+                    p.ecn = Ecn::Ce;
+                    v = Verdict::Mark;
+                }
+                Verdict::Mark => {}
+                Verdict::Drop => v = Verdict::Drop,
+            }
+        }
+        if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
+            port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
+        }
+        match v {
+            Verdict::Drop => {
+                port.stats.count_aqm_drop(p.size);
+                m.qstats[q].drops += 1;
+                port.queued_bytes = m.mq.bytes();
+                return false;
+            }
+            Verdict::Mark => {
+                if p.ecn != Ecn::Ce && p.ecn != Ecn::NotEct {
+                    p.ecn = Ecn::Ce;
+                }
+                if p.ecn == Ecn::Ce {
+                    port.stats.marks += 1;
+                    m.qstats[q].marks += 1;
+                }
+            }
+            Verdict::Pass => {}
+        }
+        m.on_departure(now, q, p.size);
+        let s = &mut m.qstats[q];
+        s.tx_pkts += 1;
+        s.tx_bytes += p.size as u64;
+        s.tx_payload += p.payload as u64;
+        port.queued_bytes = m.mq.bytes();
+        let more = !m.mq.is_empty();
+        let arrive = port.start_tx(now, p);
+        if port.wire.len() == 1 {
+            self.events
+                .schedule(arrive, crate::event::Event::LinkArrive(pid));
+        }
+        if more {
+            port.tx_pending = true;
+            let at = port.busy_until;
+            self.events
+                .schedule(at, crate::event::Event::PortTxDone(pid));
+        }
+        true
     }
 }
 
@@ -489,5 +528,68 @@ mod tests {
             m.enqueue_verdict(SimTime::ZERO, &pkt(1, 1500), 1),
             Verdict::Pass
         );
+    }
+}
+
+#[cfg(test)]
+mod pass_through_tests {
+    use crate::results::Column;
+
+    /// Every result table of the run, rendered (wall time removed).
+    fn run(overrides: &[(&str, &str)], pass_through: bool) -> String {
+        let text = include_str!("../../../python/dcnsim/scenarios/tcn-fig10.toml");
+        let mut ov: Vec<(String, String)> = vec![
+            ("topology.hosts_per_leaf".into(), "3".into()),
+            ("topology.leaves".into(), "3".into()),
+            ("topology.spines".into(), "2".into()),
+            ("apps.0.count".into(), "60".into()),
+            ("apps.0.load".into(), "0.8".into()),
+        ];
+        ov.extend(
+            overrides
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        let loaded = crate::scenario::load(text, "tcn-fig10.toml", &ov).unwrap();
+        let (mut sim, info) = crate::scenario::build(&loaded).unwrap();
+        sim.mq_pass_through = pass_through;
+        sim.start();
+        sim.run(&mut |_| true);
+        let mut out = String::new();
+        for t in crate::results::collect(&loaded, &sim, &info, 0.0) {
+            for (name, col) in &t.columns {
+                if name == "wall_s" {
+                    continue;
+                }
+                let v = match col {
+                    Column::F64(v) => format!("{v:?}"),
+                    Column::I64(v) => format!("{v:?}"),
+                    Column::Str(v) => format!("{v:?}"),
+                };
+                out.push_str(&format!("{}.{name} = {v}\n", t.name));
+            }
+        }
+        out
+    }
+
+    /// The idle-port shortcut must not change a single result, for every scheduler and
+    /// marking it applies to (and the ones it does not).
+    #[test]
+    fn pass_through_matches_the_queued_path() {
+        let cases: [&str; 7] = [
+            r#"{ count = 8, scheduler = "sp_dwrr", strict = 1, quantum = 1500, limit = "300KB", marking = { kind = "tcn", threshold = "78us" } }"#,
+            r#"{ count = 8, scheduler = "sp_dwrr", strict = 1, quantum = 1500, limit = "300KB", marking = { kind = "step", k = "65pkts" } }"#,
+            r#"{ count = 8, scheduler = "sp_dwrr", strict = 1, quantum = 1500, limit = "300KB", marking = { kind = "red", min_th = "20pkts", max_th = "60pkts", at = "dequeue" } }"#,
+            r#"{ count = 8, scheduler = "sp", limit = "300KB", marking = { kind = "codel", target = "20us", interval = "200us" } }"#,
+            r#"{ count = 8, scheduler = "dwrr", quantum = 1000, buffer = "dynamic", pool = "1MB", marking = { kind = "dqrate" } }"#,
+            r#"{ count = 8, scheduler = "sp_dwrr", strict = 1, quantum = 1500, limit = "300KB", port_marking = { kind = "step", k = "65pkts", at = "dequeue" } }"#,
+            r#"{ count = 8, scheduler = "sp_wfq", strict = 1, limit = "300KB", marking = { kind = "tcn", threshold = "78us" } }"#,
+        ];
+        for q in cases {
+            let a = run(&[("topology.queues", q)], true);
+            let b = run(&[("topology.queues", q)], false);
+            assert!(a.contains("messages_done = [60]"), "{q}: {a}");
+            assert_eq!(a, b, "pass-through changed the results for {q}");
+        }
     }
 }

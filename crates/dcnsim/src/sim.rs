@@ -87,6 +87,9 @@ pub struct Sim {
     pub completion_service: Vec<(u32, u32)>,
     /// ECMP groups named by switch route entries with `ecmp::ECMP_BIT` (`ecmp.rs`).
     pub ecmp: crate::ecmp::EcmpGroups,
+    /// Let a packet that finds a multi-queue port idle and empty skip the FIFO round trip
+    /// (`mqport.rs`; results are identical either way — tested). Default true.
+    pub mq_pass_through: bool,
 }
 
 impl Sim {
@@ -113,6 +116,7 @@ impl Sim {
             out: Vec::with_capacity(64),
             l2: None,
             last_in_port: u32::MAX,
+            mq_pass_through: true,
         }
     }
 

@@ -67,6 +67,12 @@ impl RateBps {
     /// Time to serialize `bytes` at this rate, rounded up to the next picosecond.
     #[inline]
     pub fn tx_time(self, bytes: u32) -> SimTime {
+        // bytes * 8e12 fits in a u64 for any frame below 2.3 MB: a 64-bit division is
+        // much cheaper than the 128-bit one (a library call) on the per-packet path.
+        if bytes < 2_000_000 {
+            let bits = bytes as u64 * 8 * SimTime::PS_PER_S;
+            return SimTime(bits.div_ceil(self.0));
+        }
         let bits = bytes as u128 * 8 * SimTime::PS_PER_S as u128;
         let r = self.0 as u128;
         SimTime(bits.div_ceil(r) as u64)
@@ -202,5 +208,37 @@ mod tests {
         assert_eq!(RateBps(100_000_000_000).tx_time(1), SimTime(80));
         // 8.5 Gb/s does not divide: rounded up.
         assert_eq!(RateBps(8_500_000_000).tx_time(1500), SimTime(1_411_765));
+    }
+
+    #[test]
+    fn tx_time_fast_path_matches_exact_division() {
+        let exact = |r: u64, b: u32| (b as u128 * 8_000_000_000_000).div_ceil(r as u128) as u64;
+        let rates = [
+            1u64,
+            7,
+            999_983,
+            1_000_000_000,
+            8_500_000_000,
+            10_000_000_000,
+            u64::MAX,
+        ];
+        for &r in &rates {
+            for b in [
+                0u32,
+                1,
+                64,
+                1500,
+                9000,
+                65_535,
+                1_999_999,
+                2_000_000,
+                u32::MAX,
+            ] {
+                assert_eq!(
+                    RateBps(r).tx_time(b).0,
+                    exact(r, b).min(u64::MAX as u128 as u64)
+                );
+            }
+        }
     }
 }

@@ -169,6 +169,16 @@ impl MultiQueue {
         self.pkts == 0
     }
 
+    /// Whether a packet arriving while every queue is empty may skip the FIFO and go
+    /// straight to the transmitter: true when one packet's enqueue + dequeue leaves the
+    /// scheduler unchanged — strict priority, and DWRR / SP+DWRR (a queue that empties gets
+    /// its deficit and turn reset) without an MQ-ECN observer. WFQ (virtual time), WRR,
+    /// DRR and SFQ keep the full path.
+    #[inline]
+    pub fn passes_through_when_empty(&self) -> bool {
+        self.mqecn.is_none() && matches!(self.sched, Scheduler::Sp | Scheduler::Dwrr(_))
+    }
+
     /// Queue index for a packet: the flow-hash bucket for DRR/SFQ, otherwise
     /// [`class_to_queue`] of `Packet::class`.
     pub fn classify(&self, p: &Packet) -> usize {
