@@ -68,6 +68,10 @@ pub struct QcnCpCfg {
     /// public software models LINUX-QCN and OMNET-QCN) or "arrivals" (every arriving frame,
     /// dropped ones included, as the Broadcom Soc_petra-B hardware CP; `SampleSet`).
     pub sample: Option<String>,
+    /// Quantise |Fb| by dropping this many low-order bits (`Quantizer::MsbShift`, MODELS.md
+    /// §1.2 variant Q2, as the QCN-patched Linux qdisc with 13) instead of the default linear
+    /// `floor(63·|Fb|/FbMax)` (variant Q1). Default: absent (linear).
+    pub quantizer_shift: Option<u32>,
     /// Only these ports ("A->B"); default every switch egress port.
     pub ports: Option<Vec<String>>,
 }
@@ -933,6 +937,9 @@ fn cp_config(c: &QcnCpCfg, err: ErrFn) -> Result<CpConfig, ScenarioError> {
         }
     }
     cfg.detailed = c.detailed_sampling.unwrap_or(false);
+    if let Some(shift) = c.quantizer_shift {
+        cfg.quantizer = crate::l2::Quantizer::MsbShift { shift };
+    }
     cfg.sample = match c.sample.as_deref() {
         None | Some("admitted") => SampleSet::Admitted,
         Some("arrivals") => SampleSet::Arrivals,
@@ -1630,6 +1637,26 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("topology.qcn"), "{e}");
         assert!(e.to_string().contains("arrivals"), "{e}");
+    }
+
+    /// `qcn.quantizer_shift` selects the MSB-shift quantiser: with 13 (q <= 20) the CPs send
+    /// a different number of CNMs than with the linear default on the same run.
+    #[test]
+    fn quantizer_shift_key_changes_the_feedback() {
+        let lin = run(&two_flows("qcn = {}\n[qcn]\nrp = {}"));
+        let msb = run(&two_flows("qcn = { quantizer_shift = 13 }\n[qcn]\nrp = {}"));
+        assert_ne!(
+            get(&lin, "summary", "cnm_sent"),
+            get(&msb, "summary", "cnm_sent")
+        );
+        let e = crate::run_text(
+            &two_flows("qcn = { quantizer_shift = 60 }"),
+            "x.toml",
+            &[],
+            &mut |_| true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("shift"), "{e}");
     }
 
     /// A 1 Mb/s fixed limiter holds each 1500-B segment 12 ms; with a 10 ms RTO (no backoff

@@ -17,8 +17,9 @@
 //! A congestion notification message ([`Cnm`]) is produced only at a sampling instant with
 //! `q > 0`; the caller addresses it to the source (reaction point) of the packet it passed to
 //! [`CongestionPoint::on_enqueue`], i.e. the sampled packet. `qold` is updated at every
-//! sample, whether a CNM is sent or not. Packets dropped at the tail must not be passed in
-//! (they are not sampled). The CP takes no action on dequeue except for M1's crossing
+//! sample, whether a CNM is sent or not. Packets dropped at the tail must not be passed to
+//! `on_enqueue`; [`CongestionPoint::on_arrival`] takes every arrival and offers dropped ones
+//! to the sampler only with [`SampleSet::Arrivals`]. The CP takes no action on dequeue except for M1's crossing
 //! detector ([`CongestionPoint::on_dequeue`]).
 
 use crate::rng::Rng;
