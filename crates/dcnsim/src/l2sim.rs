@@ -11,6 +11,8 @@
 //! - The CP samples every frame admitted to a CP-enabled egress queue (data, ACKs, UDP), with
 //!   the queue length in bytes after the enqueue (0 for a frame that starts at once). A CNM
 //!   goes to the source host of the sampled frame, routed like any frame.
+//!   With `qcn.sample = "arrivals"` frames the queue drops are offered too, with the queue
+//!   length they found (`SampleSet`).
 //! - A rate limiter (RL) holds the data segments of its flows in a FIFO and releases them at
 //!   the RP's current rate (`ReactionPoint::next_departure`), driven by one lazy release event
 //!   and one lazy RP-timer event per limiter; the byte counter is fed on release. Only TCP
