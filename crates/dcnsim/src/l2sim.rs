@@ -11,6 +11,8 @@
 //! - The CP samples every frame admitted to a CP-enabled egress queue (data, ACKs, UDP), with
 //!   the queue length in bytes after the enqueue (0 for a frame that starts at once). A CNM
 //!   goes to the source host of the sampled frame, routed like any frame.
+//!   With `qcn.sample = "arrivals"` frames the queue drops are offered too, with the queue
+//!   length they found (`SampleSet`).
 //! - A rate limiter (RL) holds the data segments of its flows in a FIFO and releases them at
 //!   the RP's current rate (`ReactionPoint::next_departure`), driven by one lazy release event
 //!   and one lazy RP-timer event per limiter; the byte counter is fed on release. Only TCP
@@ -23,8 +25,8 @@
 use crate::event::Event;
 use crate::l2::{
     class_priority, CongestionMemory, CongestionPoint, CpConfig, PauseConfig, PauseFrame,
-    PauseMode, PauseState, PauseWatermarks, ReactionPoint, RpConfig, Sampling, CNM_FRAME_BYTES,
-    PAUSE_FRAME_BYTES,
+    PauseMode, PauseState, PauseWatermarks, ReactionPoint, RpConfig, SampleSet, Sampling,
+    CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
 };
 use crate::net::NodeKind;
 use crate::packet::{Ecn, Kind, Packet, SackBlocks};
@@ -64,6 +66,14 @@ pub struct QcnCpCfg {
     pub detailed_sampling: Option<bool>,
     pub nov2007_p_min: Option<f64>,
     pub nov2007_p_max: Option<f64>,
+    /// Which frames the CP samples: "admitted" (default; frames the queue accepted, as the
+    /// public software models LINUX-QCN and OMNET-QCN) or "arrivals" (every arriving frame,
+    /// dropped ones included, as the Broadcom Soc_petra-B hardware CP; `SampleSet`).
+    pub sample: Option<String>,
+    /// Quantise |Fb| by dropping this many low-order bits (`Quantizer::MsbShift`, MODELS.md
+    /// §1.2 variant Q2, as the QCN-patched Linux qdisc with 13) instead of the default linear
+    /// `floor(63·|Fb|/FbMax)` (variant Q1). Default: absent (linear).
+    pub quantizer_shift: Option<u32>,
     /// Only these ports ("A->B"); default every switch egress port.
     pub ports: Option<Vec<String>>,
 }
@@ -157,6 +167,9 @@ pub struct Limiter {
     pub notified: u64,
     pub released: u64,
     pub max_held: u64,
+    /// RTOs of this limiter's flows that fired while the segment at `snd_una` was still held
+    /// here (never transmitted): timeouts caused by pacing, not by a loss.
+    pub rto_held: u64,
 }
 
 /// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
@@ -184,6 +197,7 @@ impl Limiter {
             notified: 0,
             released: 0,
             max_held: 0,
+            rto_held: 0,
         }
     }
     fn next_departure(&self, now: SimTime, bytes: u32) -> SimTime {
@@ -255,6 +269,8 @@ pub struct L2 {
     pub pause_mode: PauseMode,
     /// PAUSE/PFC on multi-queue ports and per-priority counters (`pfcsim.rs`).
     pub mqp: crate::pfcsim::MqPause,
+    /// Total of `Limiter::rto_held`.
+    pub rto_held: u64,
 }
 
 impl L2 {
@@ -295,6 +311,7 @@ impl L2 {
             cnm_ignored: 0,
             pause_mode: PauseMode::Pause,
             mqp: crate::pfcsim::MqPause::new(np),
+            rto_held: 0,
         }
     }
 
@@ -501,10 +518,10 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet) {
             arm_refresh(sim, node);
         }
     }
-    if cp_on && accepted {
+    if cp_on {
         let l2s = l2(sim);
         let cp = l2s.cp[oi].as_mut().expect("cp");
-        if let Some(c) = cp.on_enqueue(qlen, p.size, &mut l2s.rng) {
+        if let Some(c) = cp.on_arrival(qlen, p.size, accepted, &mut l2s.rng) {
             l2s.cnm_sent += 1;
             l2s.cnm_port[oi] += 1;
             let cnm = Packet {
@@ -775,6 +792,36 @@ fn on_rl_timer(sim: &mut Sim, idx: u32) {
     sync_rl(sim, idx);
 }
 
+/// True when the flow's RTO is about to fire while the segment at `snd_una` is still held in
+/// the flow's rate limiter (it never left the host). Called only with L2 on, only at an RTO.
+pub(crate) fn una_held_in_limiter(sim: &Sim, fid: u32) -> bool {
+    let l = match sim.l2.as_ref() {
+        Some(l) => l,
+        None => return false,
+    };
+    let idx = match l.rl_of_flow.get(fid as usize) {
+        Some(&i) if i != u32::MAX => i,
+        _ => return false,
+    };
+    let una = sim.flows[fid as usize].snd.snd_una;
+    l.rls[idx as usize]
+        .fifo
+        .iter()
+        .any(|p| p.flow == fid && p.kind == Kind::Data && p.seq == una)
+}
+
+/// Count an RTO of flow `fid` (one that `Flow::on_rto` counted as a timeout) whose `snd_una`
+/// segment was held in its limiter.
+pub(crate) fn count_held_rto(sim: &mut Sim, fid: u32) {
+    let l2s = l2(sim);
+    l2s.rto_held += 1;
+    if let Some(&i) = l2s.rl_of_flow.get(fid as usize) {
+        if i != u32::MAX {
+            l2s.rls[i as usize].rto_held += 1;
+        }
+    }
+}
+
 // --------------------------------------------------------------------- events
 
 pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
@@ -928,6 +975,20 @@ fn cp_config(c: &QcnCpCfg, err: ErrFn) -> Result<CpConfig, ScenarioError> {
         }
     }
     cfg.detailed = c.detailed_sampling.unwrap_or(false);
+    if let Some(shift) = c.quantizer_shift {
+        cfg.quantizer = crate::l2::Quantizer::MsbShift { shift };
+    }
+    cfg.sample = match c.sample.as_deref() {
+        None | Some("admitted") => SampleSet::Admitted,
+        Some("arrivals") => SampleSet::Arrivals,
+        Some(o) => {
+            return Err(err(
+                "topology",
+                "qcn",
+                format!("sample {o:?}: expected \"admitted\" or \"arrivals\""),
+            ))
+        }
+    };
     Ok(cfg)
 }
 
@@ -1272,6 +1333,17 @@ pub fn tables(sim: &Sim) -> Vec<crate::results::Table> {
             .collect(),
     )
     .i64(
+        "cp_samples_dropped",
+        idx.iter()
+            .map(|&i| {
+                l.cp[i]
+                    .as_ref()
+                    .map(|c| c.stats.dropped_samples as i64)
+                    .unwrap_or(0)
+            })
+            .collect(),
+    )
+    .i64(
         "pause_sent",
         idx.iter().map(|&i| l.pause_sent[i] as i64).collect(),
     )
@@ -1310,6 +1382,7 @@ pub fn tables(sim: &Sim) -> Vec<crate::results::Table> {
                 "max_held_pkts",
                 r.iter().map(|x| x.max_held as i64).collect(),
             )
+            .i64("rto_held", r.iter().map(|x| x.rto_held as i64).collect())
             .f64(
                 "final_rate_mbps",
                 r.iter().map(|x| x.rate_bps() / 1e6).collect(),
@@ -1360,6 +1433,7 @@ pub fn summary_columns(sim: &Sim, t: &mut crate::results::Table) {
     t.i64("cnm_sent", vec![l.cnm_sent as i64])
         .i64("cnm_received", vec![l.cnm_received as i64])
         .i64("cnm_ignored", vec![l.cnm_ignored as i64])
+        .i64("timeouts_held_in_limiter", vec![l.rto_held as i64])
         .i64("pause_sent", vec![l.pause_sent.iter().sum::<u64>() as i64])
         .i64(
             "pause_received",
@@ -1568,5 +1642,95 @@ mod tests {
             v
         };
         assert_eq!(strip(run(&s)), strip(run(&s)));
+    }
+
+    /// `qcn.sample = "arrivals"` offers the frames a full queue drops to the CP: a 9-to-1
+    /// CBR overload of a 150 KB buffer then gets samples on dropped frames, more CNMs and
+    /// fewer drops; "admitted" takes none on dropped frames.
+    #[test]
+    fn cp_sample_arrivals_sees_dropped_frames() {
+        let scen = |sample: &str| {
+            let mut s = nine_to_one(false, "150KB");
+            s = s.replace(
+                "switch_buffer = \"150KB\"\n",
+                &format!(
+                    "switch_buffer = \"150KB\"\nqcn = {{ sample = \"{sample}\" }}\n\
+                     [qcn]\nrp = {{ scope = \"flow\" }}\n"
+                ),
+            );
+            run(&s)
+        };
+        let adm = scen("admitted");
+        let arr = scen("arrivals");
+        let dropped = |t: &[Table]| {
+            col_f64(t, "l2_ports", "cp_samples_dropped")
+                .iter()
+                .sum::<f64>()
+        };
+        assert_eq!(dropped(&adm), 0.0);
+        assert!(dropped(&arr) > 0.0);
+        assert!(get(&arr, "summary", "drops") < get(&adm, "summary", "drops"));
+        // Same result as the default when the key is absent.
+        let default = run(&nine_to_one(false, "150KB").replace(
+            "switch_buffer = \"150KB\"\n",
+            "switch_buffer = \"150KB\"\nqcn = {}\n[qcn]\nrp = { scope = \"flow\" }\n",
+        ));
+        assert_eq!(
+            get(&default, "summary", "drops"),
+            get(&adm, "summary", "drops")
+        );
+        assert_eq!(
+            get(&default, "summary", "cnm_sent"),
+            get(&adm, "summary", "cnm_sent")
+        );
+        let e = crate::run_text(
+            &two_flows("qcn = { sample = \"some\" }"),
+            "x.toml",
+            &[],
+            &mut |_| true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("topology.qcn"), "{e}");
+        assert!(e.to_string().contains("arrivals"), "{e}");
+    }
+
+    /// `qcn.quantizer_shift` selects the MSB-shift quantiser: with 13 (q <= 20) the CPs send
+    /// a different number of CNMs than with the linear default on the same run.
+    #[test]
+    fn quantizer_shift_key_changes_the_feedback() {
+        let lin = run(&two_flows("qcn = {}\n[qcn]\nrp = {}"));
+        let msb = run(&two_flows("qcn = { quantizer_shift = 13 }\n[qcn]\nrp = {}"));
+        assert_ne!(
+            get(&lin, "summary", "cnm_sent"),
+            get(&msb, "summary", "cnm_sent")
+        );
+        let e = crate::run_text(
+            &two_flows("qcn = { quantizer_shift = 60 }"),
+            "x.toml",
+            &[],
+            &mut |_| true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("shift"), "{e}");
+    }
+
+    /// A 1 Mb/s fixed limiter holds each 1500-B segment 12 ms; with a 10 ms RTO (no backoff
+    /// growth) the RTO fires while the segment at snd_una is still in the limiter: those
+    /// timeouts are counted as held. At 100 Mb/s with the 200 ms default no RTO fires.
+    #[test]
+    fn timeouts_with_snd_una_held_in_the_limiter_are_counted() {
+        let t = run(&two_flows(
+            "[qcn]\nrp = { fixed_rate = \"1Mbps\" }\n[tcp]\nmin_rto = \"10ms\"\nmax_rto = \"10ms\"",
+        ));
+        let to = get(&t, "summary", "timeouts");
+        let held = get(&t, "summary", "timeouts_held_in_limiter");
+        assert!(held >= 2.0 && held <= to, "{held} {to}");
+        assert_eq!(
+            col_f64(&t, "limiters", "rto_held").iter().sum::<f64>(),
+            held
+        );
+        let ok = run(&two_flows("[qcn]\nrp = { fixed_rate = \"100Mbps\" }"));
+        assert_eq!(get(&ok, "summary", "timeouts"), 0.0);
+        assert_eq!(get(&ok, "summary", "timeouts_held_in_limiter"), 0.0);
     }
 }

@@ -514,6 +514,14 @@ impl Sim {
         } else {
             f.rcv.delack_timer.fire(now)
         };
+        // QCN limiters: note whether the segment at snd_una is still held in the flow's
+        // limiter (the RTO is then caused by pacing, not by a loss; l2sim.rs).
+        let held = due
+            && kind == TIMER_RTO
+            && self.l2.is_some()
+            && crate::l2sim::una_held_in_limiter(self, fid);
+        let f = &mut self.flows[fid as usize];
+        let timeouts0 = f.stats.timeouts;
         if due {
             let mut out = std::mem::take(&mut self.out);
             let host = if kind == TIMER_RTO {
@@ -525,6 +533,9 @@ impl Sim {
             };
             self.flush_out(host, &mut out);
             self.out = out;
+            if held && self.flows[fid as usize].stats.timeouts > timeouts0 {
+                crate::l2sim::count_held_rto(self, fid);
+            }
         }
         self.sync_timers(fid);
     }

@@ -27,6 +27,7 @@ pub use pause::{
     MAX_PAUSE_QUANTA, PAUSE_FRAME_BYTES, PAUSE_FRAME_WIRE_BITS, PAUSE_QUANTUM_BITS, PFC_PRIORITIES,
 };
 pub use qcn_cp::{
-    Cnm, CongestionMemory, CongestionPoint, CpConfig, CpStats, Quantizer, Sampling, CNM_FRAME_BYTES,
+    Cnm, CongestionMemory, CongestionPoint, CpConfig, CpStats, Quantizer, SampleSet, Sampling,
+    CNM_FRAME_BYTES,
 };
 pub use qcn_rp::{Phase, ReactionPoint, RpConfig, RpStats};

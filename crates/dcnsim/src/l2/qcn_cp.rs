@@ -17,8 +17,9 @@
 //! A congestion notification message ([`Cnm`]) is produced only at a sampling instant with
 //! `q > 0`; the caller addresses it to the source (reaction point) of the packet it passed to
 //! [`CongestionPoint::on_enqueue`], i.e. the sampled packet. `qold` is updated at every
-//! sample, whether a CNM is sent or not. Packets dropped at the tail must not be passed in
-//! (they are not sampled). The CP takes no action on dequeue except for M1's crossing
+//! sample, whether a CNM is sent or not. Packets dropped at the tail must not be passed to
+//! `on_enqueue`; [`CongestionPoint::on_arrival`] takes every arrival and offers dropped ones
+//! to the sampler only with [`SampleSet::Arrivals`]. The CP takes no action on dequeue except for M1's crossing
 //! detector ([`CongestionPoint::on_dequeue`]).
 
 use crate::rng::Rng;
@@ -76,6 +77,28 @@ pub enum Sampling {
     },
     /// Sample every admitted packet: the seed thesis's first experiment (ch. IV-B).
     EveryPacket,
+}
+
+/// Which arriving frames are offered to the CP's sampler.
+///
+/// `Admitted` is the reading of the two public software models (LINUX-QCN, OMNET-QCN: the CP
+/// runs after the tail-drop check, `MODELS.md` §1.2). `Arrivals` offers every frame that
+/// arrives at the CP's queue, including frames the queue then drops: the reading of a
+/// hardware CP, Broadcom's Soc_petra-B IQM "CNM parameters" table (`CpSampleBase`: "the
+/// minimal number of packet's bytes that should arrive to the Q (enqueued or discarded)
+/// between two consecutive CNM packets"; Broadcom DPP SDK, index file id 27220476294), and
+/// consistent with the IEEE 802.1Q CN MIB, which counts frames "passed on to the queue
+/// controlled by this Congestion Point" separately from those "discarded by the queue"
+/// (`ieee8021CnCpTransmittedFrames` / `ieee8021CnCpDiscardedFrames`). The 802.1Qau clause
+/// itself could not be retrieved; the thesis (seed 000) does not say. A dropped frame is
+/// sampled with the queue length it found (which does not include it), and a CNM goes to its
+/// source as for an admitted frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleSet {
+    /// Only frames admitted to the queue (default: preserves every published dcnsim result).
+    Admitted,
+    /// Every arriving frame, admitted or dropped.
+    Arrivals,
 }
 
 impl Sampling {
@@ -146,6 +169,9 @@ pub struct CpConfig {
     /// [`Sampling::EveryPacket`]; with [`Sampling::Nov2007`] it multiplies the sampling
     /// probability by `2^Mem` (capped at 1; the floor is not used there).
     pub memory: Option<CongestionMemory>,
+    /// Which frames are offered to the sampler. Default [`SampleSet::Admitted`] (the public
+    /// software models; see [`SampleSet`] for the sources of both readings).
+    pub sample: SampleSet,
 }
 
 impl Default for CpConfig {
@@ -158,6 +184,7 @@ impl Default for CpConfig {
             jitter: 0.15,
             detailed: false,
             memory: None,
+            sample: SampleSet::Admitted,
         }
     }
 }
@@ -251,6 +278,8 @@ pub struct CpStats {
     pub cnms: u64,
     /// M1 congestion events (upward crossings of QSC); 0 when M1 is off.
     pub congestion_events: u64,
+    /// Sampling instants taken on frames the queue dropped ([`SampleSet::Arrivals`] only).
+    pub dropped_samples: u64,
 }
 
 /// QCN congestion point of one egress queue.
@@ -447,6 +476,30 @@ impl CongestionPoint {
         Some(Cnm { q, qoff, qdelta })
     }
 
+    /// A frame of `pkt_bytes` arrived at the queue. `admitted`: the queue accepted it and
+    /// `qlen_bytes` includes it; otherwise it was dropped and `qlen_bytes` is the queue length
+    /// it found. With [`SampleSet::Admitted`] a dropped frame is ignored (no state change, no
+    /// random draw); with [`SampleSet::Arrivals`] it is offered like an admitted one
+    /// ([`CongestionPoint::on_enqueue`]).
+    pub fn on_arrival(
+        &mut self,
+        qlen_bytes: u64,
+        pkt_bytes: u32,
+        admitted: bool,
+        rng: &mut Rng,
+    ) -> Option<Cnm> {
+        if admitted {
+            return self.on_enqueue(qlen_bytes, pkt_bytes, rng);
+        }
+        if self.cfg.sample == SampleSet::Admitted {
+            return None;
+        }
+        let samples = self.stats.samples;
+        let r = self.on_enqueue(qlen_bytes, pkt_bytes, rng);
+        self.stats.dropped_samples += self.stats.samples - samples;
+        r
+    }
+
     /// A packet left the queue, which now holds `qlen_bytes_after`. QCN itself takes no action
     /// on dequeue; with M1 this re-arms the crossing detector when the queue is at or below
     /// QSC, so that crossings are detected exactly. Optional: without it the detector re-arms
@@ -604,7 +657,8 @@ mod tests {
             CpStats {
                 samples: 7,
                 cnms: 4,
-                congestion_events: 0
+                congestion_events: 0,
+                dropped_samples: 0
             }
         );
     }
@@ -884,5 +938,104 @@ mod tests {
         assert_eq!(m.memory(), 2);
         assert!((m.sample_probability(0) - 0.04).abs() < 1e-15);
         assert!((m.sample_probability(63) - 0.40).abs() < 1e-15);
+    }
+
+    /// Scripted arrivals at a full queue, no jitter: with `Admitted` the dropped frames are
+    /// invisible to the CP; with `Arrivals` their bytes count towards the budget and one of
+    /// them is sampled, with the queue length it found.
+    #[test]
+    fn sample_set_admitted_vs_arrivals() {
+        let script = |set: SampleSet| {
+            let mut cp = CongestionPoint::new(CpConfig {
+                jitter: 0.0,
+                sample: set,
+                ..CpConfig::default()
+            })
+            .unwrap();
+            let mut rng = Rng::new(3, 7);
+            let mut cnms = Vec::new();
+            // 99 admitted 1500-B frames at qlen 10000 (q = 0): budget 150000 -> 1500 left.
+            for _ in 0..99 {
+                assert_eq!(cp.on_arrival(10_000, 1500, true, &mut rng), None);
+            }
+            assert_eq!(cp.sample_left(), 1500);
+            assert_eq!(cp.stats.samples, 0);
+            // Two frames dropped at a full queue of 150000 B.
+            for _ in 0..2 {
+                if let Some(c) = cp.on_arrival(150_000, 1500, false, &mut rng) {
+                    cnms.push(c);
+                }
+            }
+            // One admitted frame at 150000 B.
+            if let Some(c) = cp.on_arrival(150_000, 1500, true, &mut rng) {
+                cnms.push(c);
+            }
+            (cp, cnms)
+        };
+        // Admitted: the drops change nothing; the admitted frame uses the last 1500 B of the
+        // budget and is sampled: qoff 117000, qdelta 150000, Fb = -417000 -> clamp -> q 63.
+        let (cp, cnms) = script(SampleSet::Admitted);
+        assert_eq!(
+            cnms,
+            vec![Cnm {
+                q: 63,
+                qoff: 117_000,
+                qdelta: 150_000
+            }]
+        );
+        assert_eq!(
+            cp.stats,
+            CpStats {
+                samples: 1,
+                cnms: 1,
+                congestion_events: 0,
+                dropped_samples: 0
+            }
+        );
+        assert_eq!(cp.qold(), 150_000);
+        assert_eq!(cp.sample_left(), 18_500);
+        // Arrivals: the first dropped frame exhausts the budget and is sampled (same Fb, the
+        // CNM goes to its source); the reload is 18500 (q 63), so the second drop and the
+        // admitted frame are not sampled: 18500 - 3000 = 15500 left.
+        let (cp, cnms) = script(SampleSet::Arrivals);
+        assert_eq!(
+            cnms,
+            vec![Cnm {
+                q: 63,
+                qoff: 117_000,
+                qdelta: 150_000
+            }]
+        );
+        assert_eq!(
+            cp.stats,
+            CpStats {
+                samples: 1,
+                cnms: 1,
+                congestion_events: 0,
+                dropped_samples: 1
+            }
+        );
+        assert_eq!(cp.sample_left(), 15_500);
+        // A long run of drops at a full queue: with Admitted no sample at all. With Arrivals
+        // the first (150000-B) arrival samples at q 63 (qdelta 150000) and reloads 18500: the
+        // 13th 1500-B drop samples (12 leave 500). From then on qdelta = 0, Fb = -117000,
+        // q = floor(63·117000/165000) = 44 -> level 5 -> 25000 B: every 17th drop samples
+        // (16 leave 1000). 130 drops: 1 + floor((130 - 13)/17) = 1 + 6 = 7 CNMs.
+        for (set, expect) in [(SampleSet::Admitted, 0u64), (SampleSet::Arrivals, 7)] {
+            let mut cp = CongestionPoint::new(CpConfig {
+                jitter: 0.0,
+                sample: set,
+                ..CpConfig::default()
+            })
+            .unwrap();
+            let mut rng = Rng::new(3, 8);
+            // First sample on one 150000-B arrival at a full queue.
+            cp.on_arrival(150_000, 150_000, false, &mut rng);
+            let before = cp.stats.cnms;
+            for _ in 0..130 {
+                cp.on_arrival(150_000, 1500, false, &mut rng);
+            }
+            assert_eq!(cp.stats.cnms - before, expect, "{set:?}");
+        }
     }
 }
