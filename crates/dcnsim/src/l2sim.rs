@@ -832,7 +832,7 @@ pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
         EV_PAUSE_REFRESH => on_refresh(sim, idx),
         EV_RATE_CHANGE => {
             let (_, pid, r) = l2(sim).rate_changes[idx as usize];
-            sim.ports[pid as usize].rate = r;
+            sim.ports[pid as usize].set_rate(r);
         }
         EV_SAMPLE_RP => {
             let l2s = l2(sim);

@@ -89,7 +89,11 @@ pub struct Port {
     pub node: u32,
     pub peer_node: u32,
     pub peer_port: u32,
+    /// Link rate. Change it with [`Port::set_rate`] (keeps `ps_per_byte` in step).
     pub rate: RateBps,
+    /// Picoseconds per byte when the rate divides 8·10¹² exactly (every common rate: 1, 10,
+    /// 40, 100 Gb/s, 500 Mb/s), else 0 (then `tx_time` divides). Saves a division per packet.
+    ps_per_byte: u64,
     pub delay: SimTime,
     /// Egress queue (FIFO) and its occupancy in bytes.
     pub queue: VecDeque<Packet>,
@@ -124,6 +128,7 @@ impl Port {
             peer_node,
             peer_port: u32::MAX,
             rate,
+            ps_per_byte: exact_ps_per_byte(rate),
             delay,
             queue: VecDeque::with_capacity(64),
             queued_bytes: 0,
@@ -141,10 +146,31 @@ impl Port {
         }
     }
 
+    /// Change the link rate (service-rate changes).
+    pub fn set_rate(&mut self, rate: RateBps) {
+        self.rate = rate;
+        self.ps_per_byte = exact_ps_per_byte(rate);
+    }
+
+    /// Serialisation time of `bytes` at the port's rate (same value as `rate.tx_time`).
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> SimTime {
+        debug_assert_eq!(
+            self.ps_per_byte,
+            exact_ps_per_byte(self.rate),
+            "use set_rate"
+        );
+        if self.ps_per_byte != 0 {
+            SimTime(bytes as u64 * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(bytes)
+        }
+    }
+
     /// Start serializing `p` at `now`; returns the arrival time at the far end.
     #[inline]
     pub fn start_tx(&mut self, now: SimTime, p: Packet) -> SimTime {
-        let end = now + self.rate.tx_time(p.size);
+        let end = now + self.tx_time(p.size);
         self.busy_until = end;
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += p.size as u64;
@@ -157,6 +183,17 @@ impl Port {
         let arrive = end + self.delay;
         self.wire.push_back((arrive, p));
         arrive
+    }
+}
+
+/// `8·10¹² / rate` when that is an integer (bytes × it is then the exact serialisation time
+/// in ps, no overflow below 2.3 MB for rates ≥ 1 b/s), else 0.
+fn exact_ps_per_byte(rate: RateBps) -> u64 {
+    let ps8 = 8 * SimTime::PS_PER_S;
+    if rate.0 != 0 && ps8 % rate.0 == 0 {
+        ps8 / rate.0
+    } else {
+        0
     }
 }
 
@@ -202,5 +239,33 @@ pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
             }
             nodes[u].route[dst] = best;
         }
+    }
+}
+
+#[cfg(test)]
+mod port_rate_tests {
+    use super::*;
+
+    #[test]
+    fn cached_serialisation_time_equals_the_division() {
+        let mut p = Port::new("a->b".into(), 0, 1, RateBps(10_000_000_000), SimTime::ZERO);
+        for r in [
+            1u64,
+            3,
+            999_983,
+            500_000_000,
+            1_000_000_000,
+            8_500_000_000,
+            40_000_000_000,
+        ] {
+            p.set_rate(RateBps(r));
+            for b in [0u32, 1, 64, 84, 1500, 9000, 65_535] {
+                assert_eq!(p.tx_time(b), RateBps(r).tx_time(b), "rate {r} bytes {b}");
+            }
+        }
+        p.set_rate(RateBps(10_000_000_000));
+        assert_eq!(p.ps_per_byte, 800);
+        p.set_rate(RateBps(8_500_000_000));
+        assert_eq!(p.ps_per_byte, 0);
     }
 }

@@ -315,7 +315,7 @@ impl Sim {
                     }
                 }
                 if port.queue.is_empty() {
-                    let idle_at = now + port.rate.tx_time(p.size);
+                    let idle_at = now + port.tx_time(p.size);
                     port.aqm.on_queue_empty(idle_at);
                 }
             }
