@@ -240,6 +240,16 @@ impl MultiQueue {
                 .sched
                 .dequeue(&mut self.queues, now, &mut sched::NoObserver),
         };
+        self.account_dequeued(now, r)
+    }
+
+    /// Backlog accounting for a packet the scheduler handed out (and MQ-ECN's drain).
+    #[inline]
+    fn account_dequeued(
+        &mut self,
+        now: SimTime,
+        r: Option<(usize, Packet)>,
+    ) -> Option<(usize, Packet)> {
         if let Some((_, p)) = &r {
             self.bytes -= p.size as u64;
             self.pkts -= 1;
@@ -286,16 +296,7 @@ impl MultiQueue {
                 &eligible,
             ),
         };
-        if let Some((_, p)) = &r {
-            self.bytes -= p.size as u64;
-            self.pkts -= 1;
-            if self.pkts == 0 {
-                if let Some(o) = self.mqecn.as_mut() {
-                    o.port_drained(now);
-                }
-            }
-        }
-        r
+        self.account_dequeued(now, r)
     }
 }
 

@@ -254,34 +254,8 @@ impl Dwrr {
         now: SimTime,
         obs: &mut O,
     ) -> Option<(usize, Packet)> {
-        if let Some(q) = strict_head(queues, self.strict) {
-            return queues[q].pop().map(|p| (q, p));
-        }
-        // Each pass adds a quantum to some queue, so this ends within
-        // ceil(max packet / min quantum) passes over the active list.
-        loop {
-            let q = *self.active.front()? as usize;
-            if !self.turn[q] {
-                self.deficit[q] += self.quanta[q] as u64;
-                self.turn[q] = true;
-            }
-            let size = queues[q].head_size() as u64;
-            if size <= self.deficit[q] {
-                let p = queues[q].pop()?;
-                self.deficit[q] -= size;
-                if queues[q].is_empty() {
-                    self.active.pop_front();
-                    self.deficit[q] = 0;
-                    self.turn[q] = false;
-                    obs.emptied(q, now, p.size);
-                }
-                return Some((q, p));
-            }
-            self.active.pop_front();
-            self.turn[q] = false;
-            obs.turn_ended(q, now);
-            self.active.push_back(q as u16);
-        }
+        // Every queue eligible: the general loop below with its skip branch compiled out.
+        self.dequeue_eligible(queues, now, obs, &|_: &ClassQueue| true)
     }
 }
 
