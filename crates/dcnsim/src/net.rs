@@ -190,7 +190,7 @@ impl Port {
 /// in ps, no overflow below 2.3 MB for rates ≥ 1 b/s), else 0.
 fn exact_ps_per_byte(rate: RateBps) -> u64 {
     let ps8 = 8 * SimTime::PS_PER_S;
-    if rate.0 != 0 && ps8 % rate.0 == 0 {
+    if rate.0 != 0 && ps8.is_multiple_of(rate.0) {
         ps8 / rate.0
     } else {
         0

@@ -199,12 +199,18 @@ impl Sim {
     /// Offer a packet to a port's egress queue at `now` (AQM at enqueue if configured,
     /// then tail drop at the byte limit).
     #[inline]
-    pub fn enqueue(&mut self, pid: u32, mut p: Packet) {
+    pub fn enqueue(&mut self, pid: u32, p: Packet) {
+        if self.ports[pid as usize].mq.is_some() {
+            self.mq_enqueue(pid, p)
+        } else {
+            self.fifo_enqueue(pid, p)
+        }
+    }
+
+    /// `enqueue` on a single-FIFO port.
+    fn fifo_enqueue(&mut self, pid: u32, mut p: Packet) {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
-        if port.mq.is_some() {
-            return self.mq_enqueue(pid, p);
-        }
         port.stats.enq_pkts += 1;
         let mut mark = false;
         if port.aqm_at != AqmAt::Off {
