@@ -196,13 +196,14 @@ impl MqPort {
         }
         if self.record_estimates && matches!(self.mark, QueueMark::MqEcn) {
             // MQ-ECN ports record the round-time capacity estimate instead (Fig. 2),
-            // once per new round-time sample.
+            // once per new round-time sample. T_round is one per port, so every sample
+            // (whichever queue's turn produced it) is a sample for every round-robin
+            // queue: one row per queue with a quantum, `sample` = quantum / round sample,
+            // `avg` = min(quantum / T_round, C) (`mqecn_estimates`).
             if let Some(m) = self.mq.mqecn() {
                 if m.samples() != self.mqecn_samples_seen {
                     self.mqecn_samples_seen = m.samples();
-                    if let Some(c) = m.capacity_estimate_bps(q) {
-                        self.estimates.push((now, q as u8, c, c));
-                    }
+                    crate::mq::mqecn::push_estimates(m, now, &mut self.estimates);
                 }
             }
         }

@@ -255,7 +255,7 @@ impl MultiQueue {
             self.pkts -= 1;
             if self.pkts == 0 {
                 if let Some(m) = self.mqecn.as_mut() {
-                    m.port_drained(now);
+                    m.last_packet_dequeued(now, p.size);
                 }
             }
         }

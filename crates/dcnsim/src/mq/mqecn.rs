@@ -69,6 +69,8 @@ pub struct MqEcn {
     last_idle: SimTime,
     t_idle: SimTime,
     samples: u64,
+    /// The latest round-time sample in seconds (0 before the first).
+    last_sample: f64,
 }
 
 impl MqEcn {
@@ -97,6 +99,7 @@ impl MqEcn {
             last_idle: SimTime::ZERO,
             t_idle,
             samples: 0,
+            last_sample: 0.0,
         })
     }
 
@@ -122,7 +125,42 @@ impl MqEcn {
         Some(quantum * 8.0 / self.round)
     }
 
+    /// The latest round-time sample in seconds (0 before the first).
+    pub fn last_sample(&self) -> f64 {
+        self.last_sample
+    }
+    /// Quantum of queue `q` in bytes (0 for strict-priority queues or out of range).
+    pub fn quantum(&self, q: usize) -> u32 {
+        self.cfg.quanta.get(q).copied().unwrap_or(0)
+    }
+
+    /// The capacity MQ-ECN attributes to queue `q`: `min(quantum·8 / T_round, C)` (b/s),
+    /// the rate its threshold is computed from (`K_q = min(quantum_q/T_round, C)·RTT·λ`,
+    /// MODELS.md §5.3). Quantum / T_round alone exceeds C whenever the rounds are shorter
+    /// than one quantum at line rate — a queue alone, or one sending a single packet per
+    /// visit — and MQ-ECN then uses C. `None` before the first sample and for queues
+    /// without a quantum.
+    pub fn capped_capacity_bps(&self, q: usize) -> Option<f64> {
+        if self.quantum(q) == 0 {
+            return None;
+        }
+        let c = self.capacity_estimate_bps(q)?;
+        Some(c.min(self.cfg.link.0 as f64))
+    }
+
+    /// Capacity of queue `q` implied by the latest round-time sample alone:
+    /// `quantum·8 / sample` (b/s, not capped). `None` before the first sample, after a
+    /// zero-length sample and for queues without a quantum.
+    pub fn sample_capacity_bps(&self, q: usize) -> Option<f64> {
+        let quantum = self.quantum(q);
+        if quantum == 0 || self.last_sample < 1e-12 {
+            return None;
+        }
+        Some(quantum as f64 * 8.0 / self.last_sample)
+    }
+
     fn sample(&mut self, s: f64) {
+        self.last_sample = s;
         let b = self.cfg.beta;
         self.round = b * self.round + (1.0 - b) * s;
         self.samples += 1;
@@ -160,9 +198,20 @@ impl MqEcn {
         self.round *= self.cfg.beta.powi(n);
     }
 
-    /// A dequeue left every queue of the port empty.
+    /// The link of the port went idle at `now` (every queue empty, nothing being sent).
     pub fn port_drained(&mut self, now: SimTime) {
         self.last_idle = now;
+    }
+
+    /// A dequeue at `now` took the last packet (`size` bytes) of the port: the link goes
+    /// idle when that packet's transmission ends, at `now + size·8/C`. This is the moment
+    /// the reference sets `last_idle_time` (MQECN-NS2 `dwrr.cc`: ns-2 calls `deque()` again
+    /// from `Queue::resume()` when the link finishes the packet, and the empty `deque()`
+    /// stamps the idle time). Stamping the dequeue instant instead would count the last
+    /// packet's own transmission as idle time, so a packet arriving back to back behind it
+    /// (a busy link) would decay T_round by β — see `back_to_back_arrivals_are_not_idle`.
+    pub fn last_packet_dequeued(&mut self, now: SimTime, size: u32) {
+        self.last_idle = now + self.cfg.link.tx_time(size);
     }
 }
 
@@ -180,6 +229,19 @@ impl RoundObserver for MqEcn {
         let s = (end.ps() as f64 - self.start[q].ps() as f64) / SimTime::PS_PER_S as f64;
         self.sample(s);
         self.start[q] = end;
+    }
+}
+
+/// Append one `(now, queue, sample_bps, estimate_bps)` row per queue with a quantum for the
+/// latest round-time sample of `m` (the `estimates` table of seed 002 Fig. 2): `sample_bps`
+/// = quantum / that sample (uncapped), `estimate_bps` = min(quantum / T_round, C). Only
+/// called when a port records estimates.
+pub fn push_estimates(m: &MqEcn, now: SimTime, out: &mut Vec<(SimTime, u8, f64, f64)>) {
+    for q in 0..m.num_queues() {
+        let (Some(s), Some(c)) = (m.sample_capacity_bps(q), m.capped_capacity_bps(q)) else {
+            continue;
+        };
+        out.push((now, q as u8, s, c));
     }
 }
 
@@ -312,15 +374,104 @@ mod tests {
         let m = mq.mqecn().unwrap();
         assert_eq!(m.samples(), 1);
         assert!(close(m.round_time(), 0.25 * 1.2e-6));
-        // The port drained at 0; an arrival at 12 µs (10 T_idle) decays T by 0.75^10.
+        // The link went idle when that packet left the wire, at 1.2 µs; an arrival at
+        // 12 µs (10.8 µs idle = 9 T_idle) decays T by 0.75^9.
         let before = m.round_time();
         let mut p = pkt(1, 1500);
         p.enq_time = SimTime::from_us(12);
         mq.enqueue(1, p);
         assert!(close(
             mq.mqecn().unwrap().round_time(),
-            before * 0.75f64.powi(10)
+            before * 0.75f64.powi(9)
         ));
+    }
+
+    /// Packets arriving one at a time at an empty port, each exactly when the previous one
+    /// has left the wire: the link never idles, so T_round must not decay. A packet that
+    /// arrives while the last one is still on the wire does not decay it either; a real gap
+    /// decays it by β^⌊gap / T_idle⌋, the gap counted from the end of the transmission.
+    #[test]
+    fn back_to_back_arrivals_are_not_idle() {
+        let cfg = SchedConfig::Dwrr {
+            quanta: vec![18_000, 18_000],
+        };
+        let mut mq = MultiQueue::new(2, &cfg, 8).unwrap();
+        mq.set_mqecn(MqEcn::new(MqEcnConfig::new(G10, vec![18_000, 18_000])).unwrap())
+            .unwrap();
+        let at = SimTime::from_ns;
+        let send = |mq: &mut MultiQueue, q: usize, t: SimTime| {
+            let mut p = pkt(q as u8, 1500);
+            p.enq_time = t;
+            mq.enqueue(q, p);
+            mq.dequeue(t).unwrap();
+        };
+        // 0: one packet, sent at once; it empties queue 0: sample 1.2 µs.
+        send(&mut mq, 0, at(0));
+        let t1 = 0.25 * 1.2e-6;
+        assert!(close(mq.mqecn().unwrap().round_time(), t1));
+        // 1.2 µs: the next arrives as the first leaves the wire — no decay, sample 1.2 µs.
+        send(&mut mq, 0, at(1200));
+        let t2 = 0.75 * t1 + 0.25 * 1.2e-6;
+        assert!(close(mq.mqecn().unwrap().round_time(), t2));
+        // 3.0 µs: the link has been idle since 2.4 µs, 0.6 µs < T_idle — no decay.
+        send(&mut mq, 1, at(3000));
+        let t3 = 0.75 * t2 + 0.25 * 1.2e-6;
+        assert!(close(mq.mqecn().unwrap().round_time(), t3));
+        // 3.6 µs: while the 3.0 µs packet is on the wire (until 4.2 µs): no decay.
+        send(&mut mq, 0, at(3600));
+        let t4 = 0.75 * t3 + 0.25 * 1.2e-6;
+        assert!(close(mq.mqecn().unwrap().round_time(), t4));
+        // That packet leaves the wire at 4.8 µs; an arrival at 4.8 + 3.6 + 0.5 µs
+        // (idle 4.1 µs = 3.42 T_idle) decays T_round by β³ before its own sample.
+        let m = mq.mqecn().unwrap().clone();
+        let mut p = pkt(1, 1500);
+        p.enq_time = at(8900);
+        mq.enqueue(1, p);
+        assert!(close(
+            mq.mqecn().unwrap().round_time(),
+            m.round_time() * 0.75f64.powi(3)
+        ));
+        assert_eq!(mq.mqecn().unwrap().samples(), 4);
+    }
+
+    /// The Fig. 2 rows: one per round-robin queue for every round-time sample, the
+    /// sample as quantum / sample (uncapped) and the estimate min(quantum / T_round, C).
+    #[test]
+    fn estimate_rows_per_queue_sample_and_capped_estimate() {
+        // Queues: 18 KB, 9 KB, and a strict-priority queue (quantum 0, no row).
+        let mut m = MqEcn::new(MqEcnConfig::new(G10, vec![18_000, 9_000, 0])).unwrap();
+        let mut rows = Vec::new();
+        push_estimates(&m, SimTime::ZERO, &mut rows);
+        assert!(rows.is_empty(), "no sample yet");
+        // Queue 0 alone: its turn lasts one quantum at line rate, 14.4 µs.
+        m.activated(0, SimTime::ZERO);
+        m.turn_ended(0, SimTime::from_ns(14_400));
+        push_estimates(&m, SimTime::from_ns(14_400), &mut rows);
+        // T_round = 0.25 · 14.4 µs = 3.6 µs: 18 KB / 3.6 µs = 40 Gb/s → capped at 10.
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].1, 0);
+        assert!(close(rows[0].2, 10e9), "{}", rows[0].2);
+        assert_eq!(rows[0].3, 10e9);
+        assert_eq!(rows[1].1, 1);
+        assert!(close(rows[1].2, 5e9));
+        // 9 KB / 3.6 µs = 20 Gb/s, also capped.
+        assert_eq!(rows[1].3, 10e9);
+        // Rounds of 43.2 µs (both round-robin queues backlogged, 27 KB per round): after
+        // k samples T = 43.2 − (43.2 − 3.6)·0.75^k µs; queue 0's estimate tends to
+        // 18 KB / 43.2 µs = 3.33 Gb/s, queue 1's to 1.67 Gb/s.
+        let mut t = 14_400u64;
+        for _ in 0..40 {
+            t += 43_200;
+            m.turn_ended(0, SimTime::from_ns(t));
+        }
+        rows.clear();
+        push_estimates(&m, SimTime::from_ns(t), &mut rows);
+        let want_t = 43.2e-6 - (43.2e-6 - 3.6e-6) * 0.75f64.powi(40);
+        assert!(close(m.round_time(), want_t));
+        assert!(close(rows[0].2, 18_000.0 * 8.0 / 43.2e-6));
+        assert!(close(rows[0].3, 18_000.0 * 8.0 / want_t));
+        assert!(close(rows[1].3, 9_000.0 * 8.0 / want_t));
+        assert!((rows[0].3 - 3.333e9).abs() < 0.01e9);
     }
 
     #[test]
