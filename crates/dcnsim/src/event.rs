@@ -216,7 +216,7 @@ impl EventQueue {
     /// relative order, so the run is unchanged); called before the 40-bit counter wraps.
     fn renumber(&mut self) {
         let mut keys: Vec<Key> = (0..self.len).map(|h| self.get(h)).collect();
-        keys.sort_by(|a, b| (a.time, a.tag).cmp(&(b.time, b.tag)));
+        keys.sort_by_key(|k| (k.time, k.tag));
         for (i, k) in keys.iter_mut().enumerate() {
             k.tag = ((i as u64) << SLOT_BITS) | (k.tag & SLOT_MASK);
         }
