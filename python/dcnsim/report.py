@@ -20,6 +20,7 @@ from . import _toml
 from . import report_odctcp as _odctcp
 from . import report_panels as _panels
 from . import report_qcn as _qcn
+from . import report_qcn_baseline as _qcn_baseline
 from . import report_tcn as _tcn
 from ._tables import format_table, human, write_csv
 from .errors import UserError
@@ -286,6 +287,9 @@ REPORTS: dict[str, ReportKind] = {
                    _qcn.check_qcn_incast, _qcn.write_qcn_incast),
         ReportKind("variant-table", "one metric, a row per axis value, a column per variant",
                    _qcn.check_variant_table, _qcn.write_variant_table),
+        ReportKind("qcn-baseline", "variant table plus per-flow rates, RP rates and queue over "
+                   "time, group means and rate spread during congestion",
+                   _qcn_baseline.check_qcn_baseline, _qcn_baseline.write_qcn_baseline),
     )
 }
 

@@ -12,6 +12,10 @@ scenario gives them:
     source_table3 = { 2 = [512.19, 1024.37, 966.61, 0], ... }   # minrate, x n, goodput, TO/flow
     source_cnms = { 2 = 4740, ... }                               # Table VI row
     source_timeouts_per_flow = { 16 = 0.12, ... }                 # Table VII row
+    source_mean_queue_below_pkts = 1    # Fig. 20: "mean queue < 1 packet"
+
+When the engine reports ``mean_queue_pkts`` (``[measure] mean_queue_port``), the mean
+queue of that port is printed per buffer and n, and checked against the source's bound.
 """
 
 from __future__ import annotations
@@ -39,6 +43,10 @@ def check_qcn_incast(scn: Scenario) -> None:
     col = cfg.get("goodput_column")
     if col is not None and not isinstance(col, str):
         raise scn.error("report", "goodput_column", f"expected a summary column name, got {col!r}")
+    bound = cfg.get("source_mean_queue_below_pkts")
+    if bound is not None and (not _num(bound) or bound <= 0):
+        raise scn.error("report", "source_mean_queue_below_pkts",
+                        f"expected a positive number of packets, got {bound!r}")
     buf = cfg.get("table_buffer", 131072)
     if not _num(buf) or buf <= 0:
         raise scn.error("report", "table_buffer", f"expected a buffer size in bytes, got {buf!r}")
@@ -57,6 +65,41 @@ def check_qcn_incast(scn: Scenario) -> None:
             if not ok:
                 want = f"an array of {width} numbers" if width else "a number"
                 raise scn.error("report", key, f"entry {flows}: expected {want}, got {values!r}")
+
+
+def _print_mean_queue(ctx: ReportContext) -> None:
+    """Mean queue (packets) per buffer (columns) and n (rows), when measured."""
+    from .report import _kb, _summaries
+
+    sums = [s for s in _summaries(ctx) if _num(s.get("mean_queue_pkts"))]
+    if not sums:
+        return
+    cells: dict[tuple[int, int], list[float]] = {}
+    for s in sums:
+        key = (int(s["switch_buffer_bytes"]), int(s["servers"]))
+        cells.setdefault(key, []).append(float(s["mean_queue_pkts"]))
+    buffers = sorted({b for b, _ in cells})
+    flows = sorted({n for _, n in cells})
+    bound = ctx.config.get("source_mean_queue_below_pkts")
+    rows = []
+    above = 0
+    for n in flows:
+        line = [str(n)]
+        for b in buffers:
+            vals = cells.get((b, n))
+            if not vals:
+                line.append("")
+                continue
+            v = sum(vals) / len(vals)
+            above += int(isinstance(bound, (int, float)) and v >= float(bound))
+            line.append(f"{v:.3f}")
+        rows.append(line)
+    port = ctx.scenario.data.get("measure", {}).get("mean_queue_port", "the measured port")
+    ctx.print()
+    ctx.print(f"Mean queue at {port} (packets, time average over the run)"
+              + (f"; source: < {bound:g} packet; {above} cell(s) at or above" if _num(bound)
+                 else ""))
+    ctx.print(format_table(["flows"] + [_kb(b) for b in buffers], rows))
 
 
 def _f(v: float | None, spec: str = "{:.2f}") -> str:
@@ -83,6 +126,7 @@ def write_qcn_incast(ctx: ReportContext) -> list[Path]:
             records.append({**rec, "summary": s})
         ctx = replace(ctx, records=records)
     written = write_incast(ctx)
+    _print_mean_queue(ctx)
     buf = int(cfg.get("table_buffer", 131072))
     rows: dict[int, list[dict[str, Any]]] = {}
     for s in _summaries(ctx):
@@ -170,6 +214,25 @@ def check_variant_table(scn: Scenario) -> None:
             raise scn.error("report", "source", f"entry {label!r}: expected {want}")
 
 
+# Metrics computed from summary columns (Table VII reports timeouts per flow).
+DERIVED = {"timeouts_per_flow": ("timeouts", "servers")}
+
+
+def derived_metric(summary: dict[str, Any], name: str) -> Any:
+    """A summary column, or a derived metric (``DERIVED``: numerator / denominator)."""
+    if name in summary or name not in DERIVED:
+        return summary.get(name)
+    num, den = (summary.get(k) for k in DERIVED[name])
+    if isinstance(num, (int, float)) and isinstance(den, (int, float)) and den:
+        return float(num) / float(den)
+    return None
+
+
+def _cell_text(v: float) -> str:
+    """Whole numbers as integers; small fractional values (per-flow rates) with 2 decimals."""
+    return f"{v:.2f}" if abs(v) < 1000 and v != int(v) else f"{v:.0f}"
+
+
 def write_variant_table(ctx: ReportContext) -> list[Path]:
     from ._toml import display
     from .report import write_generic
@@ -191,7 +254,7 @@ def write_variant_table(ctx: ReportContext) -> list[Path]:
             row_values.append(row)
         label = variant_of(scn, rec["overrides"])
         for m in metrics:
-            cells[(m, row, str(label))] = rec["summary"].get(m)
+            cells[(m, row, str(label))] = derived_metric(rec["summary"], m)
     for m in metrics:
         body = []
         for row in row_values:
@@ -200,7 +263,7 @@ def write_variant_table(ctx: ReportContext) -> list[Path]:
                 ours = cells.get((m, row, label))
                 src = source.get(label)
                 theirs = src if rows_axis is None else (src or {}).get(row)
-                text = "" if ours is None else (f"{ours:.0f}" if _num(ours) else str(ours))
+                text = "" if ours is None else (_cell_text(ours) if _num(ours) else str(ours))
                 if m == cfg.get("metric", metrics[0]) and _num(theirs):
                     text += f" ({theirs:g})"
                 line.append(text)

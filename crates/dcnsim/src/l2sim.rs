@@ -262,6 +262,10 @@ pub struct L2 {
     pub flow_interval: SimTime,
     pub flow_last: Vec<u64>,
     pub flow_samples: Vec<(SimTime, u32, f64)>,
+    /// UDP CBR apps sampled with the flows: bytes received at the last sample, and
+    /// (time, app, Mb/s received in the interval) (table `app_rate`).
+    pub app_last: Vec<u64>,
+    pub app_samples: Vec<(SimTime, u32, f64)>,
     pub cnm_sent: u64,
     pub cnm_received: u64,
     pub cnm_ignored: u64,
@@ -306,6 +310,8 @@ impl L2 {
             flow_interval: SimTime::ZERO,
             flow_last: vec![0; sim.flows.len()],
             flow_samples: Vec::new(),
+            app_last: Vec::new(),
+            app_samples: Vec::new(),
             cnm_sent: 0,
             cnm_received: 0,
             cnm_ignored: 0,
@@ -870,6 +876,7 @@ pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
                 let mbps = (d - prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
                 l2s.flow_samples.push((now, fid as u32, mbps));
             }
+            sample_cbr_apps(sim, now, dt);
             sim.events.schedule(
                 now + dt,
                 Event::L2 {
@@ -879,6 +886,22 @@ pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
             );
         }
         _ => {}
+    }
+}
+
+/// Delivered rate of every UDP CBR app over the last `dt` (CBR traffic is not a TCP flow, so
+/// `flow_rate` does not see it; seed 000's baselines plot per-source CBR throughput).
+fn sample_cbr_apps(sim: &mut Sim, now: SimTime, dt: SimTime) {
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    if l2s.app_last.len() != sim.apps.len() {
+        l2s.app_last.resize(sim.apps.len(), 0);
+    }
+    for (i, a) in sim.apps.iter().enumerate() {
+        if let crate::app::App::Cbr(c) = a {
+            let prev = std::mem::replace(&mut l2s.app_last[i], c.received_bytes);
+            let mbps = c.received_bytes.saturating_sub(prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
+            l2s.app_samples.push((now, i as u32, mbps));
+        }
     }
 }
 
@@ -1414,6 +1437,24 @@ pub fn tables(sim: &Sim) -> Vec<crate::results::Table> {
             .i64("flow", s.iter().map(|x| x.1 as i64).collect())
             .f64("rate_mbps", s.iter().map(|x| x.2).collect());
         out.push(t);
+        if !l.app_samples.is_empty() {
+            let s = &l.app_samples;
+            let ends = |x: &(SimTime, u32, f64), src: bool| -> String {
+                match &sim.apps[x.1 as usize] {
+                    crate::app::App::Cbr(c) => sim.nodes[if src { c.src } else { c.dst } as usize]
+                        .name
+                        .clone(),
+                    _ => String::new(),
+                }
+            };
+            let mut t = Table::new("app_rate");
+            t.f64("time_s", s.iter().map(|x| x.0.as_secs_f64()).collect())
+                .i64("app", s.iter().map(|x| x.1 as i64).collect())
+                .str("src", s.iter().map(|x| ends(x, true)).collect())
+                .str("dst", s.iter().map(|x| ends(x, false)).collect())
+                .f64("rate_mbps", s.iter().map(|x| x.2).collect());
+            out.push(t);
+        }
     }
     out
 }
@@ -1732,5 +1773,36 @@ mod tests {
         let ok = run(&two_flows("[qcn]\nrp = { fixed_rate = \"100Mbps\" }"));
         assert_eq!(get(&ok, "summary", "timeouts"), 0.0);
         assert_eq!(get(&ok, "summary", "timeouts_held_in_limiter"), 0.0);
+    }
+
+    #[test]
+    fn cbr_apps_get_a_delivered_rate_series() {
+        // One 100 Mb/s CBR of 1500-B frames: one frame every 120 us, so every 6 ms window
+        // holds exactly 50 arrivals (the first frame arrives well inside the first window).
+        let t = run(
+            "[sim]\nduration = \"40ms\"\n[topology]\nkind = \"star\"\nservers = 1\n\
+             link_rate = \"1Gbps\"\nlink_delay = \"5us\"\nswitch_buffer = \"150KB\"\n\
+             [[apps]]\nkind = \"cbr\"\nsrc = \"server1\"\ndst = \"client\"\nrate = \"100Mbps\"\n\
+             packet_size = 1500\n[measure]\nflow_rate_interval = \"6ms\"\n",
+        );
+        let rate = col_f64(&t, "app_rate", "rate_mbps");
+        let time = col_f64(&t, "app_rate", "time_s");
+        assert!(rate.len() >= 6, "{rate:?}");
+        assert!((time[0] - 0.006).abs() < 1e-12 && (time[1] - 0.012).abs() < 1e-12);
+        for r in &rate {
+            assert_eq!(*r, rate[0], "{rate:?}");
+        }
+        // 50 payloads in 6 ms: just under 100 Mb/s (headers are not payload).
+        assert!(rate[0] > 95.0 && rate[0] < 100.0, "{}", rate[0]);
+        let tab = t.iter().find(|x| x.name == "app_rate").expect("app_rate");
+        match (tab.get("src"), tab.get("dst")) {
+            (Some(Column::Str(s)), Some(Column::Str(d))) => {
+                assert_eq!((s[0].as_str(), d[0].as_str()), ("server1", "client"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without the interval: no table.
+        let off = run(&nine_to_one(false, "150KB"));
+        assert!(off.iter().all(|x| x.name != "app_rate"));
     }
 }

@@ -17,6 +17,7 @@ pub mod mqport;
 pub mod net;
 pub mod packet;
 pub mod pfcsim;
+pub mod queue_mean;
 pub mod results;
 pub mod results_odctcp;
 pub mod rng;

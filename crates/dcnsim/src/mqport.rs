@@ -340,6 +340,9 @@ impl crate::sim::Sim {
                 self.ports[pid as usize].queued_bytes = 0;
                 return;
             };
+            if let Some(m) = self.queue_mean.as_mut() {
+                m.on_leave(pid, now, &p);
+            }
             if let Some(l) = self.l2.as_mut() {
                 // PAUSE/PFC input accounting (`pfcsim.rs`).
                 l.mq_left(now, self.ports[pid as usize].node, pid, q, &p);

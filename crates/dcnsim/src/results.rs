@@ -182,6 +182,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             .f64("utilisation_mbps", vec![f.sum_mbps]);
     }
     crate::l2sim::summary_columns(sim, &mut summary);
+    crate::queue_mean::summary_columns(sim, &mut summary);
     if sim.apps.iter().any(|a| matches!(a, App::Cbr(_)))
         && sim.apps.iter().any(|a| matches!(a, App::Incast(_)))
     {

@@ -461,6 +461,10 @@ pub struct MeasureCfg {
     pub rp_series: Option<bool>,
     /// Per-flow throughput sampled every interval as table `flow_rate` (default off).
     pub flow_rate_interval: Option<Dur>,
+    /// Port "A->B" whose exact time-averaged queue is reported as summary columns
+    /// `mean_queue_bytes` / `mean_queue_pkts` (`queue_mean.rs`); default off. Seed 000 Fig. 20
+    /// states "mean queue < 1 packet".
+    pub mean_queue_port: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -1553,6 +1557,10 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         sim.samplers.queue_ports.push(pid);
     }
     sim.samplers.queue_interval = m.queue_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    if let Some(name) = &m.mean_queue_port {
+        let pid = port(&sim, name, "mean_queue_port")?;
+        sim.queue_mean = Some(Box::new(crate::queue_mean::QueueMean::new(pid)));
+    }
     for &f in &m.cwnd_flows {
         if f as usize >= sim.flows.len() {
             return Err(ctx.err(

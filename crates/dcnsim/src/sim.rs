@@ -90,6 +90,9 @@ pub struct Sim {
     /// Let a packet that finds a multi-queue port idle and empty skip the FIFO round trip
     /// (`mqport.rs`; results are identical either way — tested). Default true.
     pub mq_pass_through: bool,
+    /// Exact time-averaged queue of one port (`queue_mean.rs`, `[measure] mean_queue_port`);
+    /// `None`: off (one pointer test per dequeue).
+    pub queue_mean: Option<Box<crate::queue_mean::QueueMean>>,
 }
 
 impl Sim {
@@ -117,6 +120,7 @@ impl Sim {
             l2: None,
             last_in_port: u32::MAX,
             mq_pass_through: true,
+            queue_mean: None,
         }
     }
 
@@ -302,6 +306,9 @@ impl Sim {
         }
         while let Some(mut p) = port.queue.pop_front() {
             port.queued_bytes -= p.size as u64;
+            if let Some(m) = self.queue_mean.as_mut() {
+                m.on_leave(pid, now, &p);
+            }
             if port.aqm_at != AqmAt::Off {
                 if port.aqm_at == AqmAt::Dequeue {
                     let q = port.queue.len() as u64;
