@@ -1487,28 +1487,7 @@ pub fn summary_columns(sim: &Sim, t: &mut crate::results::Table) {
 #[cfg(test)]
 mod tests {
     use crate::results::{Column, Table};
-
-    fn run(text: &str) -> Vec<Table> {
-        crate::run_text(text, "test.toml", &[], &mut |_| true).expect("scenario runs")
-    }
-    fn get(tables: &[Table], table: &str, col: &str) -> f64 {
-        tables
-            .iter()
-            .find(|t| t.name == table)
-            .and_then(|t| t.get_f64(col))
-            .unwrap_or_else(|| panic!("{table}.{col} missing"))
-    }
-    fn col_f64(tables: &[Table], table: &str, col: &str) -> Vec<f64> {
-        match tables
-            .iter()
-            .find(|t| t.name == table)
-            .and_then(|t| t.get(col))
-        {
-            Some(Column::F64(v)) => v.clone(),
-            Some(Column::I64(v)) => v.iter().map(|&x| x as f64).collect(),
-            _ => panic!("{table}.{col} missing"),
-        }
-    }
+    use crate::testkit::{col_f64, get, run};
 
     /// Nine 1 Gb/s CBR senders into one 1 Gb/s receiver for 50 ms.
     fn nine_to_one(pause: bool, buffer: &str) -> String {

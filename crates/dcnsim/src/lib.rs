@@ -27,6 +27,8 @@ pub mod scenario_workload;
 pub mod sim;
 pub mod stats;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod trace;
 pub mod units;
 pub mod workload;

@@ -311,27 +311,7 @@ mod tests {
     use crate::results::{Column, Table};
     use crate::units::SimTime;
 
-    fn run(text: &str) -> Vec<Table> {
-        crate::run_text(text, "test.toml", &[], &mut |_| true).expect("scenario runs")
-    }
-    fn get(tables: &[Table], table: &str, col: &str) -> f64 {
-        tables
-            .iter()
-            .find(|t| t.name == table)
-            .and_then(|t| t.get_f64(col))
-            .unwrap_or_else(|| panic!("{table}.{col} missing"))
-    }
-    fn col(tables: &[Table], table: &str, c: &str) -> Vec<f64> {
-        match tables
-            .iter()
-            .find(|t| t.name == table)
-            .and_then(|t| t.get(c))
-        {
-            Some(Column::F64(v)) => v.clone(),
-            Some(Column::I64(v)) => v.iter().map(|&x| x as f64).collect(),
-            _ => panic!("{table}.{c} missing"),
-        }
-    }
+    use crate::testkit::{col_f64 as col, get, run};
     fn col_str(tables: &[Table], table: &str, c: &str) -> Vec<String> {
         match tables
             .iter()

@@ -247,20 +247,6 @@ impl Dwrr {
             obs.activated(q, now);
         }
     }
-
-    fn dequeue<O: RoundObserver>(
-        &mut self,
-        queues: &mut [ClassQueue],
-        now: SimTime,
-        obs: &mut O,
-    ) -> Option<(usize, Packet)> {
-        // Every queue eligible: the general loop below with its skip branch compiled out.
-        self.dequeue_eligible(queues, now, obs, &|_: &ClassQueue| true)
-    }
-}
-
-fn strict_head(queues: &[ClassQueue], strict: usize) -> Option<usize> {
-    queues[..strict].iter().position(|c| !c.is_empty())
 }
 
 /// ns-2's address mixing `(k + (k>>8) + ~(k>>4)) % m` in C `int` arithmetic.
@@ -474,67 +460,8 @@ impl Scheduler {
         now: SimTime,
         obs: &mut O,
     ) -> Option<(usize, Packet)> {
-        match self {
-            Scheduler::Sp => {
-                let q = strict_head(queues, queues.len())?;
-                queues[q].pop().map(|p| (q, p))
-            }
-            Scheduler::Wfq(w) => {
-                if let Some(q) = strict_head(queues, w.strict) {
-                    return queues[q].pop().map(|p| (q, p));
-                }
-                let mut best = usize::MAX;
-                let mut min = f64::INFINITY;
-                for (i, c) in queues.iter().enumerate().skip(w.strict) {
-                    if !c.is_empty() && (w.finish[i] < min || best == usize::MAX) {
-                        best = i;
-                        min = w.finish[i];
-                    }
-                }
-                if best == usize::MAX {
-                    return None;
-                }
-                let p = queues[best].pop()?;
-                match queues[best].head() {
-                    Some(h) => {
-                        w.finish[best] += h.size as f64 / w.weights[best];
-                        if w.vt < w.finish[best] {
-                            w.vt = w.finish[best];
-                        }
-                    }
-                    None => w.finish[best] = f64::INFINITY,
-                }
-                Some((best, p))
-            }
-            Scheduler::Dwrr(d) => d.dequeue(queues, now, obs),
-            Scheduler::Drr(d) => d.rr.dequeue(queues, now, &mut NoObserver),
-            Scheduler::Wrr(w) => {
-                let q = *w.active.front()? as usize;
-                if !w.turn[q] {
-                    w.credit[q] = w.weights[q];
-                    w.turn[q] = true;
-                }
-                let p = queues[q].pop()?;
-                w.credit[q] -= 1;
-                if queues[q].is_empty() || w.credit[q] == 0 {
-                    w.active.pop_front();
-                    w.turn[q] = false;
-                    if !queues[q].is_empty() {
-                        w.active.push_back(q as u16);
-                    }
-                }
-                Some((q, p))
-            }
-            Scheduler::Sfq(s) => {
-                let q = *s.active.front()? as usize;
-                let p = queues[q].pop()?;
-                s.active.pop_front();
-                if !queues[q].is_empty() {
-                    s.active.push_back(q as u16);
-                }
-                Some((q, p))
-            }
-        }
+        // Every queue eligible: the general picker with its skip branches compiled out.
+        self.dequeue_eligible(queues, now, obs, &|_: &ClassQueue| true)
     }
 }
 
