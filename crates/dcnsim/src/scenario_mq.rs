@@ -52,6 +52,11 @@ pub struct QueuesCfg {
     pub port_marking: Option<AqmCfg>,
     /// Attach Algorithm-1 estimators to every queue and record their samples.
     pub record_estimates: Option<bool>,
+    /// Only in `[topology] queues`: give every host NIC the same configuration (default
+    /// false). ns-2's `duplex-link` puts one queue of the link's type at *both* ends, so the
+    /// seed-002 simulations mark and limit at the sender's NIC too; without it a DCTCP
+    /// sender whose NIC is its bottleneck sees no marks and its window grows without bound.
+    pub hosts: Option<bool>,
 }
 
 /// `marking = { kind = ..., ... }` of a multi-queue port.
@@ -468,14 +473,23 @@ pub(super) fn apply(
                 "`port` belongs in [[topology.queue_ports]] entries",
             ));
         }
+        let hosts = q.hosts.unwrap_or(false);
         for pid in 0..sim.ports.len() as u32 {
             let node = sim.ports[pid as usize].node;
-            if sim.nodes[node as usize].kind == NodeKind::Switch {
+            let kind = sim.nodes[node as usize].kind;
+            if kind == NodeKind::Switch || (hosts && kind == NodeKind::Host) {
                 build_port(ctx, "topology.queues", q, sim, pid, &mut pools)?;
             }
         }
     }
     for (i, q) in ports.iter().enumerate() {
+        if q.hosts.is_some() {
+            return Err(ctx.err(
+                "topology.queue_ports",
+                "hosts",
+                format!("entry {i}: `hosts` belongs in [topology] queues (all host NICs)"),
+            ));
+        }
         let name = q.port.as_deref().ok_or_else(|| {
             ctx.err(
                 "topology.queue_ports",
@@ -493,4 +507,56 @@ pub(super) fn apply(
         build_port(ctx, "topology.queue_ports", q, sim, pid, &mut pools)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    const BASE: &str = "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"leafspine\"\n\
+        hosts_per_leaf = 2\nleaves = 2\nspines = 2\nlink_rate = \"10Gbps\"\n\
+        base_rtt = \"20us\"\nhost_delay = \"10us\"\n";
+
+    fn build(extra: &str) -> Result<crate::sim::Sim, crate::scenario::ScenarioError> {
+        let text =
+            format!("{BASE}{extra}[[apps]]\nkind = \"bulk\"\nsrc = \"host1\"\ndst = \"host4\"\n");
+        let loaded = crate::scenario::load(&text, "t.toml", &[])?;
+        crate::scenario::build(&loaded).map(|(sim, _)| sim)
+    }
+
+    fn nic_has_queues(sim: &crate::sim::Sim) -> (usize, usize) {
+        let mut host = 0;
+        let mut switch = 0;
+        for p in &sim.ports {
+            if p.mq.is_some() {
+                if sim.nodes[p.node as usize].kind == crate::net::NodeKind::Host {
+                    host += 1;
+                } else {
+                    switch += 1;
+                }
+            }
+        }
+        (host, switch)
+    }
+
+    #[test]
+    fn hosts_key_puts_the_queues_on_every_nic() {
+        let q = "queues = { count = 4, scheduler = \"sp_dwrr\", strict = 1, quantum = 1500";
+        let off = build(&format!("{q} }}\n")).unwrap();
+        let on = build(&format!("{q}, hosts = true }}\n")).unwrap();
+        // 4 hosts; 2 leaves x (2 down + 2 up) + 2 spines x 2 down = 12 switch ports.
+        assert_eq!(nic_has_queues(&off), (0, 12));
+        assert_eq!(nic_has_queues(&on), (4, 12));
+    }
+
+    #[test]
+    fn hosts_key_is_refused_per_port() {
+        let e =
+            build("[[topology.queue_ports]]\nport = \"leaf1->spine1\"\ncount = 2\nhosts = true\n")
+                .err()
+                .expect("refused");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("hosts") && msg.contains("queue_ports"),
+            "{msg}"
+        );
+    }
 }
