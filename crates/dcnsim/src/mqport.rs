@@ -274,12 +274,8 @@ impl crate::sim::Sim {
             // the stored-then-dequeued packet would leave (a backlog of `p.size` for an
             // instant); `tests::pass_through_matches_the_queued_path` checks identity.
             let size = p.size as u64;
-            if size > m.qstats[q].max_bytes {
-                m.qstats[q].max_bytes = size;
-            }
-            if size > port.stats.max_queue_bytes {
-                port.stats.max_queue_bytes = size;
-            }
+            m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
+            port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
             self.mq_transmit(pid, q, p);
             return;
         }
@@ -304,13 +300,9 @@ impl crate::sim::Sim {
             m.scratch = tmp;
         }
         let qb = m.mq.queue(q).bytes();
-        if qb > m.qstats[q].max_bytes {
-            m.qstats[q].max_bytes = qb;
-        }
+        m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(qb);
         port.queued_bytes = m.mq.bytes();
-        if port.queued_bytes > port.stats.max_queue_bytes {
-            port.stats.max_queue_bytes = port.queued_bytes;
-        }
+        port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(port.queued_bytes);
         if self.l2.is_some() {
             // PAUSE/PFC: frames to send, and the transmitter decides (`pfcsim.rs`).
             return crate::pfcsim::mq_after_enqueue(self, pid);
