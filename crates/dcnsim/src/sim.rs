@@ -601,7 +601,14 @@ impl Sim {
 
     #[inline]
     fn dispatch(&mut self, ev: Event) {
-        match ev {
+        let r = ev.encode();
+        self.dispatch_raw(r.head, r.a, r.b);
+    }
+
+    /// Handle one event given as its stored words (see `event::RawEvent`).
+    #[inline(never)]
+    fn dispatch_raw(&mut self, head: u32, a: u32, b: u32) {
+        match Event::decode(crate::event::RawEvent { head, a, b }) {
             Event::PortTxDone(p) => self.on_port_tx_done(p),
             Event::LinkArrive(p) => self.on_link_arrive(p),
             Event::TcpTimer { flow, kind } => self.on_tcp_timer(flow, kind),
@@ -655,12 +662,12 @@ impl Sim {
     pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> bool {
         let end = self.end;
         let mut budget: u32 = 1 << 20;
-        while let Some((t, ev)) = self.events.pop() {
-            if t > end || ev == Event::Stop {
+        while let Some((t, r)) = self.events.pop_raw() {
+            if t > end || Event::decode(r) == Event::Stop {
                 break;
             }
             self.now = t;
-            self.dispatch(ev);
+            self.dispatch_raw(r.head, r.a, r.b);
             budget -= 1;
             if budget == 0 {
                 budget = 1 << 20;
