@@ -469,6 +469,16 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    /// Pop every pending `Sample` event as (time, sample number).
+    fn drain_samples(q: &mut EventQueue) -> Vec<(u64, u32)> {
+        std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| match e {
+                Event::Sample(i) => (t.0, i),
+                _ => unreachable!(),
+            })
+            .collect()
+    }
+
     #[test]
     fn orders_by_time_then_sequence() {
         let mut q = EventQueue::new();
@@ -533,12 +543,7 @@ mod tests {
         all.push((3, 50));
         all.push((0, 51));
         all.sort_by_key(|&(t, i)| (t, if i >= 50 { 1 } else { 0 }, i));
-        let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
-            .map(|(t, e)| match e {
-                Event::Sample(i) => (t.0, i),
-                _ => unreachable!(),
-            })
-            .collect();
+        let got: Vec<(u64, u32)> = drain_samples(&mut q);
         assert_eq!(got, all);
         assert!(q.seq < 100);
     }
@@ -612,12 +617,7 @@ mod tests {
             .collect();
         expect.push((2, 40));
         expect.sort();
-        let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
-            .map(|(t, e)| match e {
-                Event::Sample(i) => (t.0, i),
-                _ => unreachable!(),
-            })
-            .collect();
+        let got: Vec<(u64, u32)> = drain_samples(&mut q);
         assert_eq!(got, expect);
     }
 
