@@ -1,4 +1,5 @@
-//! The pending-event set: a 4-ary min-heap ordered by (time, insertion sequence).
+//! The pending-event set, ordered by (time, insertion sequence): the next event held apart,
+//! a calendar of near-future buckets and a 4-ary min-heap behind it (see [`EventQueue`]).
 //!
 //! Ties in time are broken by the order of scheduling, so a run is a pure function of the
 //! scenario and its seed. Events are small plain values that name their target by index.
@@ -324,8 +325,14 @@ impl Calendar {
 /// 16-ns buckets, where a push and a pop cost a few loads on lines that are read in time
 /// order; later events, and the rare fifth event in one bucket, wait in a 4-ary heap. A pop
 /// takes the smaller of the two candidates' keys. The events themselves are in a slab that
-/// never moves.
+/// never moves. The smallest key is kept apart (`staged`): the caller can see the next
+/// event ([`EventQueue::peek_raw`]) while it handles the current one, and prefetch.
 pub struct EventQueue {
+    /// The smallest pending key, held outside the calendar and the heap (valid iff
+    /// `has_staged`; then it is the minimum of everything pending). Knowing the next event
+    /// one event ahead lets `Sim::run` prefetch the memory it will touch.
+    staged: Key,
+    has_staged: bool,
     cal: Calendar,
     heap: Heap,
     slab: Vec<RawEvent>,
@@ -344,6 +351,8 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
+            staged: Key::default(),
+            has_staged: false,
             cal: Calendar::new(),
             heap: Heap::new(),
             slab: Vec::with_capacity(1024),
@@ -387,8 +396,15 @@ impl EventQueue {
             tag: (self.seq << SLOT_BITS) | slot,
         };
         self.seq += 1;
-        if !self.cal.try_push(key) {
-            self.heap.push(key);
+        if !self.has_staged {
+            // Nothing pending: the new key is the minimum.
+            self.staged = key;
+            self.has_staged = true;
+        } else if key.before(self.staged) {
+            let s = std::mem::replace(&mut self.staged, key);
+            self.store(s);
+        } else {
+            self.store(key);
         }
         let len = self.len();
         if len > self.peak_len {
@@ -401,11 +417,18 @@ impl EventQueue {
         self.pop_raw().map(|(t, r)| (t, Event::decode(r)))
     }
 
-    /// The earliest event in its stored form (`Sim::run` dispatches it without rebuilding
-    /// the enum).
-    #[inline]
-    pub fn pop_raw(&mut self) -> Option<(SimTime, RawEvent)> {
-        let top = if self.cal.len > 0 {
+    /// Put a key that is not the minimum into the calendar or the heap.
+    #[inline(always)]
+    fn store(&mut self, key: Key) {
+        if !self.cal.try_push(key) {
+            self.heap.push(key);
+        }
+    }
+
+    /// Remove and return the smallest key of the calendar and the heap.
+    #[inline(always)]
+    fn take_min(&mut self) -> Option<Key> {
+        let k = if self.cal.len > 0 {
             let b = self.cal.first_bucket();
             let (i, k) = self.cal.min_in(b);
             match self.heap.peek() {
@@ -420,8 +443,26 @@ impl EventQueue {
         } else {
             return None;
         };
-        // Every pending key is at or after `top`, so the calendar may start at its slot.
-        self.cal.base = top.time >> BUCKET_SHIFT;
+        // Every key left in the calendar and the heap is at or after `k`, so the calendar
+        // may start at its slot. `base` never moves back: a key pushed below the staged one
+        // (it takes its place) may lie before `base`; such keys went to the heap, and
+        // moving `base` back to one of them would put the calendar's far keys out of order.
+        self.cal.base = self.cal.base.max(k.time >> BUCKET_SHIFT);
+        Some(k)
+    }
+
+    /// The earliest event in its stored form (`Sim::run` dispatches it without rebuilding
+    /// the enum).
+    #[inline]
+    pub fn pop_raw(&mut self) -> Option<(SimTime, RawEvent)> {
+        if !self.has_staged {
+            return None;
+        }
+        let top = self.staged;
+        match self.take_min() {
+            Some(k) => self.staged = k,
+            None => self.has_staged = false,
+        }
         let slot = top.slot();
         let ev = self.slab[slot];
         self.free.push(slot as u32);
@@ -429,18 +470,19 @@ impl EventQueue {
         Some((SimTime(top.time), ev))
     }
 
+    /// The event that `pop_raw` will return next if nothing earlier is scheduled first
+    /// (for prefetching; it stays pending).
+    #[inline(always)]
+    pub fn peek_raw(&self) -> Option<RawEvent> {
+        self.has_staged.then(|| self.slab[self.staged.slot()])
+    }
+
     pub fn peek_time(&self) -> Option<SimTime> {
-        let c = (self.cal.len > 0).then(|| self.cal.min_in(self.cal.first_bucket()).1);
-        match (c, self.heap.peek()) {
-            (Some(c), Some(h)) => Some(if h.before(c) { h.time } else { c.time }),
-            (Some(k), None) | (None, Some(k)) => Some(k.time),
-            (None, None) => None,
-        }
-        .map(SimTime)
+        self.has_staged.then_some(SimTime(self.staged.time))
     }
 
     pub fn len(&self) -> usize {
-        self.cal.len + self.heap.len
+        self.cal.len + self.heap.len + self.has_staged as usize
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -450,6 +492,10 @@ impl EventQueue {
     /// relative order, so the run is unchanged); called before the 40-bit counter wraps.
     fn renumber(&mut self) {
         let mut keys = Vec::with_capacity(self.len());
+        if self.has_staged {
+            keys.push(self.staged);
+            self.has_staged = false;
+        }
         self.cal.drain_keys(&mut keys);
         self.heap.drain_keys(&mut keys);
         keys.sort_by_key(|k| (k.time, k.tag));
@@ -457,10 +503,14 @@ impl EventQueue {
             k.tag = ((i as u64) << SLOT_BITS) | (k.tag & SLOT_MASK);
         }
         self.seq = keys.len() as u64;
+        let mut keys = keys.into_iter();
+        if let Some(first) = keys.next() {
+            self.staged = first;
+            self.has_staged = true;
+            self.cal.base = self.cal.base.max(first.time >> BUCKET_SHIFT);
+        }
         for k in keys {
-            if !self.cal.try_push(k) {
-                self.heap.push(k);
-            }
+            self.store(k);
         }
     }
 }
@@ -586,6 +636,27 @@ mod tests {
             assert_eq!(q.pop().unwrap(), (SimTime(t), Event::Sample(s)));
         }
         assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn a_key_pushed_below_the_staged_one_does_not_move_the_calendar_back() {
+        // After a pop stages S (slot 20) the calendar starts at S's slot. K (slot 12) then
+        // takes S's place as the next event and K2 (slot 15, before the calendar's start)
+        // goes to the heap; F, one slot short of a full lap after S, shares a bucket index
+        // just below S's. If popping K2 moved the calendar's start back to slot 15, F's
+        // bucket would be scanned before S's.
+        let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
+        let mut q = EventQueue::new();
+        q.schedule(at(10), Event::Sample(0));
+        q.schedule(at(20), Event::Sample(1));
+        assert_eq!(q.pop().unwrap(), (at(10), Event::Sample(0)));
+        q.schedule(at(12), Event::Sample(2));
+        q.schedule(at(15), Event::Sample(3));
+        q.schedule(at(20 + BUCKETS as u64 - 1), Event::Sample(4));
+        assert_eq!(q.peek_time(), Some(at(12)));
+        let got: Vec<(u64, u32)> = drain_samples(&mut q);
+        let slots: Vec<(u64, u32)> = got.iter().map(|&(t, i)| (t >> BUCKET_SHIFT, i)).collect();
+        assert_eq!(slots, vec![(12, 2), (15, 3), (20, 1), (4115, 4)]);
     }
 
     #[test]

@@ -349,9 +349,7 @@ fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
     let port = &mut sim.ports[pid as usize];
     if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
         let arrive = port.start_tx(now, p);
-        if port.wire.len() == 1 {
-            sim.events.schedule(arrive, Event::LinkArrive(pid));
-        }
+        crate::sim::arm_arrival(&mut sim.events, &sim.nodes, &sim.ecmp, port, pid, arrive);
         return;
     }
     p.enq_time = now;

@@ -397,10 +397,7 @@ impl crate::sim::Sim {
         port.queued_bytes = m.mq.bytes();
         let more = !m.mq.is_empty();
         let arrive = port.start_tx(now, p);
-        if port.wire.len() == 1 {
-            self.events
-                .schedule(arrive, crate::event::Event::LinkArrive(pid));
-        }
+        crate::sim::arm_arrival(&mut self.events, &self.nodes, &self.ecmp, port, pid, arrive);
         if more {
             port.tx_pending = true;
             let at = port.busy_until;

@@ -118,6 +118,11 @@ pub struct Port {
     /// No data frame may start before this time (IEEE 802.3x PAUSE received from the peer;
     /// `l2sim.rs`). Control frames (PAUSE, CNM) are not paused.
     pub paused_until: SimTime,
+    /// The output port the peer switch forwards the wire's head packet to (u32::MAX: the
+    /// peer is a host or has no route). Kept by `sim::arm_arrival` and `on_link_arrive`
+    /// whenever the head changes, so the arrival needs no route lookup and the event loop
+    /// can prefetch that port one event ahead.
+    pub head_out: u32,
 }
 
 impl Port {
@@ -130,19 +135,20 @@ impl Port {
             rate,
             ps_per_byte: exact_ps_per_byte(rate),
             delay,
-            queue: VecDeque::with_capacity(64),
+            queue: VecDeque::with_capacity(4),
             queued_bytes: 0,
             limit_bytes: u64::MAX,
             limit_pkts: u64::MAX,
             busy_until: SimTime::ZERO,
             tx_pending: false,
-            wire: VecDeque::with_capacity(64),
+            wire: VecDeque::with_capacity(4),
             stats: PortStats::default(),
             silent: None,
             aqm: Aqm::None,
             aqm_at: AqmAt::Off,
             mq: None,
             paused_until: SimTime::ZERO,
+            head_out: u32::MAX,
         }
     }
 

@@ -210,9 +210,7 @@ pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
         if let Some(c) = port.queue.pop_front() {
             l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);
             let arrive = port.start_tx(now, c);
-            if port.wire.len() == 1 {
-                sim.events.schedule(arrive, Event::LinkArrive(pid));
-            }
+            crate::sim::arm_arrival(&mut sim.events, &sim.nodes, &sim.ecmp, port, pid, arrive);
             let more = !port.queue.is_empty() || port.mq.as_ref().is_some_and(|m| !m.mq.is_empty());
             if more {
                 port.tx_pending = true;
