@@ -142,6 +142,9 @@ def collect(ctx: ReportContext) -> list[dict[str, Any]]:
                 row[name] = float(v) * 1e6 if v is not None else math.nan
             row["messages_done"] = summ.get("messages_done", math.nan)
             row["timeouts"] = summ.get("timeouts", math.nan)
+            # The paper's timeout counts are of small flows (seed 002 §6.2: "589 TCP
+            # timeouts for small flows"): RTOs during messages of at most 100 KB.
+            row["timeouts_small"] = summ.get("timeouts_small", math.nan)
         rows.append(row)
     if fig == "fct":
         _normalise(ctx, rows)

@@ -91,6 +91,12 @@ pub struct Message {
     pub bytes: u64,
     pub arrival: SimTime,
     pub end: Option<SimTime>,
+    /// Retransmission timeouts of its connection while the message was in progress (from
+    /// its write until the receiver had all its bytes): the per-flow count of the ns-2
+    /// scripts, whose persistent connections reset it per flow. Set at completion.
+    pub timeouts: u32,
+    /// The connection's timeout counter when the message was written.
+    timeouts_base: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -211,6 +217,8 @@ impl Workload {
             bytes,
             arrival: sim.now,
             end: None,
+            timeouts: 0,
+            timeouts_base: 0,
         });
         self.conns[ci as usize].queue.push_back(mi);
         if !self.conns[ci as usize].busy {
@@ -265,6 +273,7 @@ impl Workload {
         let fid = conn.flow;
         let m = self.messages[mi as usize];
         let f = &mut sim.flows[fid as usize];
+        self.messages[mi as usize].timeouts_base = f.stats.timeouts;
         f.class = m.class;
         let msg_start = f.snd.app_limit;
         if let Some(th) = self.pias_threshold {
@@ -290,6 +299,8 @@ impl Workload {
         };
         let m = &mut self.messages[mi as usize];
         m.end = Some(sim.now);
+        let n = sim.flows[fid as usize].stats.timeouts - m.timeouts_base;
+        m.timeouts = n.min(u32::MAX as u64) as u32;
         sim.completion_service.push((
             sim.completions.len().saturating_sub(1) as u32,
             m.service as u32,
@@ -311,12 +322,17 @@ pub struct FctSummary {
     pub all_mean: f64,
     /// (mean, p99) per bin: small, medium, large (NaN for an empty bin).
     pub bins: Vec<(f64, f64)>,
+    /// Timeouts of finished small messages (the first bin) and how many of them had any.
+    pub small_timeouts: u64,
+    pub small_with_timeout: u64,
 }
 
 pub fn fct_summary(sim: &Sim) -> Option<FctSummary> {
     let mut any = false;
     let mut messages = 0u64;
     let mut pairs = Vec::new();
+    let bins = crate::stats::SizeBins::tcn_default();
+    let (mut small_timeouts, mut small_with_timeout) = (0u64, 0u64);
     for a in &sim.apps {
         if let crate::app::App::Workload(w) = a {
             any = true;
@@ -324,6 +340,10 @@ pub fn fct_summary(sim: &Sim) -> Option<FctSummary> {
             for m in &w.messages {
                 if let Some(e) = m.end {
                     pairs.push((m.bytes.max(1), (e - m.arrival).as_secs_f64()));
+                    if bins.bin_of(m.bytes.max(1)) == 0 {
+                        small_timeouts += m.timeouts as u64;
+                        small_with_timeout += (m.timeouts > 0) as u64;
+                    }
                 }
             }
         }
@@ -331,7 +351,6 @@ pub fn fct_summary(sim: &Sim) -> Option<FctSummary> {
     if !any {
         return None;
     }
-    let bins = crate::stats::SizeBins::tcn_default();
     let all: Vec<f64> = pairs.iter().map(|p| p.1).collect();
     let summ = crate::stats::fct_by_bin(&pairs, &bins).unwrap_or_default();
     Some(FctSummary {
@@ -342,6 +361,8 @@ pub fn fct_summary(sim: &Sim) -> Option<FctSummary> {
             .iter()
             .map(|b| (b.mean.unwrap_or(f64::NAN), b.p99.unwrap_or(f64::NAN)))
             .collect(),
+        small_timeouts,
+        small_with_timeout,
     })
 }
 
@@ -354,6 +375,8 @@ pub fn result_tables(
     summary
         .i64("messages", vec![s.messages as i64])
         .i64("messages_done", vec![s.done as i64])
+        .i64("timeouts_small", vec![s.small_timeouts as i64])
+        .i64("small_with_timeout", vec![s.small_with_timeout as i64])
         .f64("fct_mean_s", vec![s.all_mean]);
     for (i, name) in ["small", "medium", "large"].iter().enumerate() {
         let (m, p) = s.bins.get(i).copied().unwrap_or((f64::NAN, f64::NAN));
@@ -364,6 +387,7 @@ pub fn result_tables(
     let mut t = crate::results::Table::new("messages");
     let (mut app, mut flow, mut svc, mut class, mut bytes, mut st, mut en) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut tos = vec![];
     for (ai, a) in sim.apps.iter().enumerate() {
         if let crate::app::App::Workload(w) = a {
             for m in &w.messages {
@@ -374,6 +398,7 @@ pub fn result_tables(
                 bytes.push(m.bytes as i64);
                 st.push(m.arrival.as_secs_f64());
                 en.push(m.end.map_or(f64::NAN, |e| e.as_secs_f64()));
+                tos.push(m.timeouts as i64);
             }
         }
     }
@@ -383,7 +408,8 @@ pub fn result_tables(
         .i64("class", class)
         .i64("bytes", bytes)
         .f64("start_s", st)
-        .f64("end_s", en);
+        .f64("end_s", en)
+        .i64("timeouts", tos);
     Some(t)
 }
 
