@@ -455,7 +455,9 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
 }
 
 /// A frame fully arrived at `node` (with L2 on). Returns true when handled here.
-pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet) -> bool {
+/// `out` is where a switch forwards the frame (`sim::route_hint`, ECMP resolved), computed
+/// when the frame became its wire's head.
+pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32) -> bool {
     let is_switch = sim.nodes[node as usize].kind == NodeKind::Switch;
     match p.kind {
         Kind::Pause => {
@@ -464,7 +466,6 @@ pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet) -> bool {
         }
         Kind::Cnm => {
             if is_switch {
-                let out = sim.nodes[node as usize].route[p.dst as usize];
                 if out != u32::MAX {
                     send_control(sim, out, p);
                 } else {
@@ -476,15 +477,14 @@ pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet) -> bool {
             true
         }
         _ if is_switch => {
-            switch_forward(sim, node, p);
+            switch_forward(sim, node, p, out);
             true
         }
         _ => false,
     }
 }
 
-fn switch_forward(sim: &mut Sim, node: u32, p: Packet) {
-    let out = sim.nodes[node as usize].route[p.dst as usize];
+fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32) {
     if out == u32::MAX {
         sim.unroutable += 1;
         return;

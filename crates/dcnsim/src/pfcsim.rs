@@ -565,7 +565,7 @@ mod tests {
             sent_time: SimTime::ZERO,
             sack: crate::packet::SackBlocks::EMPTY,
         };
-        assert!(crate::l2sim::receive(&mut sim, h1, frame));
+        assert!(crate::l2sim::receive(&mut sim, h1, frame, u32::MAX));
         sim.last_in_port = u32::MAX;
         sim.start();
         sim.run(&mut |_| true);

@@ -413,13 +413,13 @@ impl Sim {
     /// ([`route_hint`], computed when the packet became its wire's head).
     #[inline]
     fn receive(&mut self, node: u32, p: Packet, out: u32) {
-        if self.l2.is_some() && crate::l2sim::receive(self, node, p) {
+        debug_assert_eq!(out, route_hint(&self.nodes, &self.ecmp, node, &p));
+        if self.l2.is_some() && crate::l2sim::receive(self, node, p, out) {
             return;
         }
         let n = &self.nodes[node as usize];
         match n.kind {
             NodeKind::Switch => {
-                debug_assert_eq!(out, route_hint(&self.nodes, &self.ecmp, node, &p));
                 if out != u32::MAX {
                     self.enqueue(out, p);
                 } else {
