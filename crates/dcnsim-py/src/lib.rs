@@ -83,7 +83,7 @@ fn validate(
 }
 
 #[pyfunction]
-fn schema() -> &'static str {
+fn schema() -> String {
     dcnsim::schema()
 }
 

@@ -27,6 +27,7 @@ pub mod scenario_workload;
 pub mod sim;
 pub mod stats;
 pub mod tcp;
+pub mod tcp_profile;
 #[cfg(test)]
 pub(crate) mod testkit;
 pub mod trace;
@@ -68,6 +69,8 @@ pub fn version() -> &'static str {
 }
 
 /// Human-readable description of the scenario schema.
-pub fn schema() -> &'static str {
-    include_str!("schema.txt")
+pub fn schema() -> String {
+    let mut s = include_str!("schema.txt").to_string();
+    s.push_str(&tcp_profile::profile_table());
+    s
 }

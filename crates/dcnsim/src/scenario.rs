@@ -10,6 +10,7 @@ use crate::net::NodeKind;
 use crate::rng::Rng;
 use crate::sim::Sim;
 use crate::tcp::{CcAlgo, EcnRxPolicy, TcpConfig, TcpFlow};
+use crate::tcp_profile::{TcpProfile, PROFILES};
 use crate::units::{parse_bytes, parse_rate, parse_time, Bytes, RateBps, SimTime};
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
@@ -332,6 +333,12 @@ pub struct TcpCfgFile {
     pub dctcp_reset_alpha_after_idle: Option<bool>,
     pub idle_restart: Option<bool>,
     pub abc_limit: Option<u32>,
+    pub profile: Option<String>,
+    pub limited_transmit: Option<bool>,
+    pub rtt_tick: Option<Dur>,
+    pub timestamps: Option<bool>,
+    pub tlp: Option<bool>,
+    pub idle_rto_reset: Option<bool>,
 }
 
 impl TcpCfgFile {
@@ -363,7 +370,13 @@ impl TcpCfgFile {
             dctcp_recovery_mode,
             dctcp_reset_alpha_after_idle,
             idle_restart,
-            abc_limit
+            abc_limit,
+            profile,
+            limited_transmit,
+            rtt_tick,
+            timestamps,
+            tlp,
+            idle_rto_reset
         )
     }
 }
@@ -698,7 +711,44 @@ impl Ctx<'_> {
 /// Build a flow's TCP configuration from a table (already merged over `[tcp]` for
 /// `[apps.tcp]`) and the defaults of `TcpConfig::default()`.
 fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, ScenarioError> {
-    let mut c = TcpConfig::default();
+    let profile = match f.profile.as_deref() {
+        None => TcpProfile::Dcnsim,
+        Some(p) => TcpProfile::parse(p).ok_or_else(|| {
+            let names: Vec<String> = PROFILES.iter().map(|(n, _)| format!("{n:?}")).collect();
+            ctx.err(
+                table,
+                "profile",
+                format!(
+                    "unknown TCP profile {p:?}: expected one of {}",
+                    names.join(", ")
+                ),
+            )
+        })?,
+    };
+    // The profile's defaults, then every key the scenario sets over them.
+    let mut c = profile.config(f.mss.unwrap_or(TcpConfig::default().mss));
+    if let Some(v) = f.limited_transmit {
+        c.limited_transmit = v;
+    }
+    if let Some(v) = f.rtt_tick {
+        if v.0 > SimTime::from_ms(1000) {
+            return Err(ctx.err(
+                table,
+                "rtt_tick",
+                "expected \"0s\" (exact RFC 6298 estimator) up to \"1s\"",
+            ));
+        }
+        c.rtt_tick = v.0;
+    }
+    if let Some(v) = f.timestamps {
+        c.timestamps = v;
+    }
+    if let Some(v) = f.tlp {
+        c.tlp = v;
+    }
+    if let Some(v) = f.idle_rto_reset {
+        c.idle_rto_reset = v;
+    }
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {
             "newreno" | "reno" => CcAlgo::NewReno,

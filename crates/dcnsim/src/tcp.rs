@@ -102,10 +102,33 @@ pub struct TcpConfig {
     /// RFC 5681 §4.1 restart: cwnd := min(cwnd, initial window) after an idle period
     /// longer than the RTO (idle = nothing outstanding and nothing sent for an RTO).
     pub idle_restart: bool,
+    /// ns-2's restart after idle (`slow_start_restart_`, `restart_bugfix_`, both on by
+    /// default): the retransmission timer is restarted by every new ACK, also the one that
+    /// acknowledges everything, and when it expires with nothing outstanding cwnd becomes
+    /// one segment (ssthresh kept, no backoff). Modelled without a timer event: a sender
+    /// that writes after an RTO of idleness since its last new ACK starts from one segment.
+    pub idle_rto_reset: bool,
     /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
     /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
     /// ns-2). FreeBSD (seed 001) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
     pub abc_limit: u32,
+    /// RFC 3042 limited transmit: one new segment on each of the first two duplicate
+    /// ACKs, cwnd unchanged (ns-2 `singledup_ 1`, ns-3 `LimitedTransmit`, Linux, FreeBSD).
+    pub limited_transmit: bool,
+    /// RTT estimator clock: `SimTime::ZERO` = RFC 6298 in exact arithmetic; a positive
+    /// tick = ns-2's estimator (`tcpTick_`): RTT samples counted in ticks, SRTT/RTTVAR in
+    /// fixed point (3 and 2 fraction bits), RTO = SRTT + 4·RTTVAR ticks, at least 2 ticks,
+    /// backoff as a separate multiplier (ns-2.35 `tcp.cc`, `rtt_update`/`rtt_timeout`).
+    pub rtt_tick: SimTime,
+    /// RFC 7323 timestamps: 12 more header bytes per segment, the receiver echoes
+    /// TS.Recent (§4.3) and the sender takes an RTT sample from every ACK that acknowledges
+    /// new data, retransmitted or not (ns-3 `Timestamp`, Linux, FreeBSD); Karn's one-segment
+    /// timing is not used then.
+    pub timestamps: bool,
+    /// RFC 8985 §7 tail loss probe (SACK senders): with data outstanding and no loss
+    /// recovery, a probe timeout of 2·SRTT (+ `delack_timeout` with one segment in flight)
+    /// before the RTO sends new data or retransmits the last segment.
+    pub tlp: bool,
 }
 
 impl Default for TcpConfig {
@@ -133,10 +156,19 @@ impl Default for TcpConfig {
             dctcp_recovery_mode: true,
             dctcp_reset_alpha_after_idle: false,
             idle_restart: false,
+            idle_rto_reset: false,
             abc_limit: 0,
+            limited_transmit: true,
+            rtt_tick: SimTime::ZERO,
+            timestamps: false,
+            tlp: false,
         }
     }
 }
+
+/// Bytes of the RFC 7323 timestamp option on every segment (10 + 2 of padding, as Linux,
+/// FreeBSD and ns-3 send it).
+pub const TS_OPTION_BYTES: u32 = 12;
 
 /// A lazily armed timer: `deadline` is what the protocol wants; `event_at` is the time of
 /// the one pending event the simulation holds for it (see DESIGN.md, "Where the time goes").
@@ -263,6 +295,28 @@ pub struct Sender {
     pub high_rxt: u64,
     /// RFC 6675 `pipe` as of the last `SetPipe` plus what was sent since.
     pub pipe: u64,
+    /// RFC 6675 `RescueRxt` (u64::MAX: undefined in this recovery).
+    pub rescue_rxt: u64,
+    /// RTO backoff multiplier of the ns-2 estimator (`t_backoff_`); 1 with RFC 6298.
+    pub backoff: u32,
+    /// ns-2 estimator state in ticks: 8·SRTT and 4·RTTVAR (`t_srtt_`, `t_rttvar_`).
+    pub tick_srtt: i64,
+    pub tick_rttvar: i64,
+    /// Phase of this connection's tick clock, uniform in [0, tick) (ns-2 `boot_time_`).
+    pub tick_phase: SimTime,
+    /// ns-2 `t_rtxcur_`: the RTO before backoff and `min_rto` (the initial RTO until the
+    /// first sample).
+    pub tick_rtxcur: SimTime,
+    /// A tail loss probe is armed in `rto_timer` (RFC 8985 §7.2; the RTO is re-armed
+    /// after the probe).
+    pub tlp_armed: bool,
+    /// RFC 8985 `TLP.end_seq` of the probe in flight (u64::MAX: none).
+    pub tlp_end: u64,
+    /// Time of the last ACK that acknowledged new data (`idle_rto_reset`).
+    pub last_ack_time: SimTime,
+    /// Bytes sent by limited transmit since the last new ACK: RFC 5681 §3.2 step 2 leaves
+    /// them out of the FlightSize that sets ssthresh.
+    pub lt_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -283,6 +337,9 @@ pub struct Receiver {
     pub sack_recent: u64,
     /// The blocks of the last SACK sent, repeated in later ACKs (RFC 2018 §4).
     pub sack_last: [(u64, u64); 3],
+    /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
+    pub ts_recent: SimTime,
+    pub last_ack_sent: u64,
 }
 
 /// A TCP connection: the sender lives at `src`, the receiver at `dst`.
@@ -296,6 +353,14 @@ pub struct TcpFlow {
     pub rcv: Receiver,
     pub stats: TcpStats,
     pub class: u8,
+}
+
+/// What RFC 6675 `NextSeg()` chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seg {
+    New,
+    Rxt,
+    Rescue,
 }
 
 /// Timer kinds carried in `Event::TcpTimer`.
@@ -345,6 +410,16 @@ impl TcpFlow {
                 sacked: Vec::new(),
                 high_rxt: 0,
                 pipe: 0,
+                rescue_rxt: u64::MAX,
+                backoff: 1,
+                tick_srtt: 0,
+                tick_rttvar: 0,
+                tick_phase: tick_phase(id, cfg.rtt_tick),
+                tick_rtxcur: cfg.initial_rto,
+                tlp_armed: false,
+                tlp_end: u64::MAX,
+                lt_bytes: 0,
+                last_ack_time: SimTime::ZERO,
             },
             rcv: Receiver {
                 started: false,
@@ -356,6 +431,8 @@ impl TcpFlow {
                 ece_latched: false,
                 sack_recent: u64::MAX,
                 sack_last: [(0, 0); 3],
+                ts_recent: SimTime::ZERO,
+                last_ack_sent: 0,
             },
             stats: TcpStats::default(),
             cfg,
@@ -393,7 +470,12 @@ impl TcpFlow {
             dst: self.dst,
             seq: 0,
             ack: 0,
-            size: self.cfg.header,
+            size: self.cfg.header
+                + if self.cfg.timestamps {
+                    TS_OPTION_BYTES
+                } else {
+                    0
+                },
             payload: 0,
             kind: Kind::Data,
             flags: 0,
@@ -462,6 +544,14 @@ impl TcpFlow {
         {
             self.after_idle(now);
         }
+        if self.cfg.idle_rto_reset
+            && self.snd.snd_una == self.snd.snd_max
+            && self.snd.snd_max > 0
+            && now - self.snd.last_ack_time >= self.snd.rto
+        {
+            // ns-2 `timeout()` with no outstanding data: CLOSE_CWND_ONE.
+            self.snd.cwnd = self.mss();
+        }
         let mss = self.mss();
         let wnd = self.snd.cwnd.min(self.cfg.rwnd);
         loop {
@@ -502,7 +592,7 @@ impl TcpFlow {
         let mut p = self.template(now);
         p.seq = seq;
         p.payload = len as u32;
-        p.size = self.cfg.header + len as u32;
+        p.size += len as u32;
         let retx = seq < self.snd.snd_max;
         if self.ecn_active() {
             // RFC 3168 §6.1.5: no ECT on retransmissions; DCTCP: ECT on all packets.
@@ -545,7 +635,13 @@ impl TcpFlow {
         }
     }
 
-    fn rtt_sample(&mut self, r: SimTime) {
+    /// One RTT sample: a segment sent at `sent` is acknowledged at `now`.
+    fn rtt_sample(&mut self, sent: SimTime, now: SimTime) {
+        if self.cfg.rtt_tick.0 > 0 {
+            self.tick_rtt_sample(sent, now);
+            return;
+        }
+        let r = now - sent;
         let s = &mut self.snd;
         if !s.have_rtt {
             s.srtt = r;
@@ -557,6 +653,67 @@ impl TcpFlow {
             s.srtt = SimTime((7 * s.srtt.0 + r.0) / 8);
         }
         self.snd.rto = self.compute_rto();
+    }
+
+    /// ns-2's estimator (`TcpAgent::rtt_update`): the sample is the number of tick
+    /// boundaries of this connection's clock crossed between send and ACK (at least 1;
+    /// with timestamps the RTT rounded to ticks); 8·SRTT and 4·RTTVAR are integers in ticks
+    /// updated with gains 1/8 and 1/4; RTO (`t_rtxcur_`) = SRTT + 4·RTTVAR ticks. A sample
+    /// ends the backoff (`t_backoff_ = 1` in `newack`).
+    fn tick_rtt_sample(&mut self, sent: SimTime, now: SimTime) {
+        let tick = self.cfg.rtt_tick.0;
+        let tao = now.0 - sent.0;
+        let m = if self.cfg.timestamps {
+            (tao + tick / 2) / tick
+        } else {
+            (tao + (sent.0 + self.snd.tick_phase.0) % tick) / tick
+        }
+        .max(1) as i64;
+        let s = &mut self.snd;
+        if s.tick_srtt != 0 {
+            let delta = m - (s.tick_srtt >> 3);
+            s.tick_srtt = (s.tick_srtt + delta).max(1);
+            let dev = delta.abs() - (s.tick_rttvar >> 2);
+            s.tick_rttvar = (s.tick_rttvar + dev).max(1);
+        } else {
+            s.tick_srtt = m << 3;
+            s.tick_rttvar = m << 1;
+        }
+        s.have_rtt = true;
+        s.backoff = 1;
+        s.srtt = SimTime(s.tick_srtt as u64 * tick / 8);
+        s.rttvar = SimTime(s.tick_rttvar as u64 * tick / 4);
+        s.tick_rtxcur = SimTime((((s.tick_rttvar << 3) + s.tick_srtt) >> 3) as u64 * tick);
+        self.snd.rto = self.tick_rto();
+    }
+
+    /// ns-2 `rtt_timeout` with `rfc2988_ true`: max(t_rtxcur_, min_rto) × backoff, at most
+    /// `max_rto`, at least 2 ticks.
+    fn tick_rto(&self) -> SimTime {
+        let base = self.snd.tick_rtxcur.max(self.cfg.min_rto);
+        let t = SimTime(base.0.saturating_mul(self.snd.backoff as u64)).min(self.cfg.max_rto);
+        t.max(SimTime(2 * self.cfg.rtt_tick.0))
+    }
+
+    /// RTO expiry: exponential backoff. RFC 6298 (5.5) doubles the RTO up to `max_rto`;
+    /// ns-2 (`rtt_backoff`) doubles `t_backoff_` (up to 64 or while below `max_rto`) and
+    /// after the fourth doubling moves SRTT into RTTVAR so that the next sample starts the
+    /// estimator afresh.
+    fn backoff_rto(&mut self) {
+        if self.cfg.rtt_tick.0 > 0 {
+            let s = &mut self.snd;
+            if s.backoff < 64 || self.tick_rto() < self.cfg.max_rto {
+                self.snd.backoff = self.snd.backoff.saturating_mul(2);
+            }
+            let s = &mut self.snd;
+            if s.backoff > 8 {
+                s.tick_rttvar += s.tick_srtt >> 3;
+                s.tick_srtt = 0;
+            }
+            self.snd.rto = self.tick_rto();
+        } else {
+            self.snd.rto = SimTime((self.snd.rto.0 * 2).min(self.cfg.max_rto.0));
+        }
     }
 
     /// RTO := SRTT + max(G, 4·RTTVAR), clamped to [min_rto, max_rto], rounded up to G.
@@ -573,7 +730,7 @@ impl TcpFlow {
         if p.kind == Kind::SynAck {
             if self.snd.state == SndState::SynSent {
                 if !self.snd.syn_retx {
-                    self.rtt_sample(now - self.snd.syn_time);
+                    self.rtt_sample(self.snd.syn_time, now);
                 }
                 self.snd.state = SndState::Established;
                 self.snd.rto_timer.stop();
@@ -606,15 +763,21 @@ impl TcpFlow {
                 self.ecn_reduce();
             }
         }
-        if self.cfg.sack {
-            self.sack_update(p);
-        }
+        let new_sack = self.cfg.sack && self.sack_update(p);
         if a > self.snd.snd_una {
             let acked = a - self.snd.snd_una;
-            if self.snd.rtt_active && a > self.snd.rtt_seq {
+            self.snd.lt_bytes = 0;
+            self.snd.last_ack_time = now;
+            if self.cfg.timestamps {
+                // RFC 7323 §4.1: every ACK of new data gives a sample from its TSecr
+                // (carried in the ACK's `seq` as TSecr + 1; 0 = no echo).
+                if p.seq > 0 {
+                    self.rtt_sample(SimTime(p.seq - 1), now);
+                }
+            } else if self.snd.rtt_active && a > self.snd.rtt_seq {
                 self.snd.rtt_active = false;
-                let r = now - self.snd.rtt_time;
-                self.rtt_sample(r);
+                let sent = self.snd.rtt_time;
+                self.rtt_sample(sent, now);
             }
             self.snd.snd_una = a;
             if self.snd.snd_nxt < a {
@@ -692,7 +855,13 @@ impl TcpFlow {
                         || self.snd.snd_una < self.lost_boundary())
                 {
                     self.sack_enter_recovery(now, out);
+                } else if self.snd.dupacks < self.cfg.dupack_threshold && new_sack {
+                    // RFC 6675 §5 step (2): limited transmit while IsLost(HighACK + 1) is
+                    // false; RFC 5681 §3.2: with SACK only on an ACK with new SACK information.
+                    self.limited_transmit(now, out);
                 }
+            } else if self.snd.dupacks < self.cfg.dupack_threshold {
+                self.limited_transmit(now, out);
             } else if self.snd.dupacks == self.cfg.dupack_threshold && a >= self.snd.recover {
                 // Fast retransmit (RFC 6582 §3.2 step 2).
                 self.snd.fast_recovery_enter();
@@ -704,6 +873,29 @@ impl TcpFlow {
                 self.try_send(now, out);
             }
         }
+    }
+
+    /// RFC 3042 §2 (RFC 5681 §3.2): on each of the first DupThresh − 1 duplicate ACKs send
+    /// one segment of previously unsent data if the receiver window allows and the
+    /// outstanding data stays within cwnd + 2·SMSS; cwnd is not changed. Off with
+    /// `limited_transmit = false`. Nothing is sent while a go-back-N after an RTO has not
+    /// reached SND.MAX (that data is not new).
+    fn limited_transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let s = &self.snd;
+        if !self.cfg.limited_transmit || s.snd_nxt != s.snd_max || s.snd_max >= s.app_limit {
+            return;
+        }
+        let mss = self.mss();
+        let nxt = s.snd_max;
+        let len = mss.min(s.app_limit - nxt);
+        let outstanding = nxt + len - s.snd_una;
+        if outstanding > self.cfg.rwnd || outstanding > s.cwnd + 2 * mss {
+            return;
+        }
+        self.emit_segment(now, nxt, len, out);
+        self.snd.snd_nxt = nxt + len;
+        self.snd.snd_max = nxt + len;
+        self.snd.lt_bytes += len;
     }
 
     /// RFC 8257 §3.3 steps 1–9: count acked and marked bytes; at the end of each
@@ -760,7 +952,7 @@ impl TcpFlow {
     /// an ECE reduction already covers this window, ssthresh stays.
     fn loss_reduce(&mut self) {
         if !self.snd.in_cwr {
-            let flight = self.flight();
+            let flight = self.flight() - self.snd.lt_bytes.min(self.flight());
             self.snd.ssthresh = self.cc_ssthresh_on_loss(flight);
             if self.sets_cwr() {
                 // Linux `tcp_init_cwnd_reduction`, ns-2 `slowdown`: CWR after any cut.
@@ -776,15 +968,19 @@ impl TcpFlow {
     // ------------------------------------------------------------ SACK (RFC 6675)
 
     /// RFC 6675 `Update()`: record the ACK's SACK blocks on the scoreboard.
-    fn sack_update(&mut self, p: &Packet) {
+    /// Returns whether the ACK SACKed octets not SACKed before.
+    fn sack_update(&mut self, p: &Packet) -> bool {
         let lo = self.snd.snd_una.max(p.ack);
         let hi = self.snd.snd_max;
+        let mut new = false;
         for (s, e) in p.sack.decode(p.ack) {
             let (s, e) = (s.max(lo), e.min(hi));
             if s < e {
+                new |= self.unsacked(s, e) > 0;
                 insert_range(&mut self.snd.sacked, s, e);
             }
         }
+        new
     }
 
     /// UnSACKed octets below the returned sequence are lost: RFC 6675 `IsLost(s)` is true
@@ -847,14 +1043,14 @@ impl TcpFlow {
         Some((x, self.mss().min(self.snd.snd_max - x)))
     }
 
-    /// RFC 6675 `NextSeg()` rules 1–3: (seq, len, is_retransmission).
-    fn next_seg(&self) -> Option<(u64, u64, bool)> {
+    /// RFC 6675 `NextSeg()` rules 1–4: (seq, len, what).
+    fn next_seg(&self) -> Option<(u64, u64, Seg)> {
         let from = self.snd.high_rxt.max(self.snd.snd_una);
         let first = self.first_unsacked(from);
         // (1) the lowest unSACKed sequence above HighRxt that IsLost.
         if let Some((s, len)) = first {
             if s < self.lost_boundary() {
-                return Some((s, len, true));
+                return Some((s, len, Seg::Rxt));
             }
         }
         // (2) new data, if the application and the receiver window allow.
@@ -862,11 +1058,40 @@ impl TcpFlow {
         if nxt < self.snd.app_limit {
             let len = self.mss().min(self.snd.app_limit - nxt);
             if nxt + len - self.snd.snd_una <= self.cfg.rwnd {
-                return Some((nxt, len, false));
+                return Some((nxt, len, Seg::New));
             }
         }
-        // (3) the lowest unSACKed sequence above HighRxt, lost or not.
-        first.map(|(s, len)| (s, len, true))
+        // (3) the lowest unSACKed sequence above HighRxt and below the highest SACKed
+        // octet (3.b), lost or not.
+        let high_sacked = self.snd.sacked.last().map_or(0, |r| r.1);
+        if let Some((s, len)) = first {
+            if s < high_sacked {
+                return Some((s, len, Seg::Rxt));
+            }
+        }
+        // (4) one rescue retransmission per recovery (RescueRxt undefined or below
+        // HighACK): a segment that holds the highest outstanding unSACKed octet.
+        let r = self.snd.rescue_rxt;
+        if r == u64::MAX || self.snd.snd_una > r {
+            let mut end = self.snd.snd_max;
+            let mut floor = self.snd.snd_una;
+            for &(s, e) in self.snd.sacked.iter().rev() {
+                if e >= end {
+                    end = end.min(s);
+                } else {
+                    floor = e;
+                    break;
+                }
+            }
+            if end > self.snd.snd_una {
+                let start = end
+                    .saturating_sub(self.mss())
+                    .max(floor)
+                    .max(self.snd.snd_una);
+                return Some((start, end - start, Seg::Rescue));
+            }
+        }
+        None
     }
 
     /// RFC 6675 §5 step (4): enter loss recovery.
@@ -875,6 +1100,7 @@ impl TcpFlow {
         self.stats.fast_recoveries += 1;
         // (4.1) RecoveryPoint = HighData; (4.2) ssthresh = cwnd = FlightSize/2.
         self.snd.recover = self.snd.snd_max;
+        self.snd.rescue_rxt = u64::MAX;
         self.loss_reduce();
         self.snd.cwnd = self.snd.ssthresh;
         // (4.3) retransmit HighACK + 1; HighRxt = its end.
@@ -891,15 +1117,18 @@ impl TcpFlow {
         self.set_pipe();
         let mss = self.mss();
         while self.snd.cwnd >= self.snd.pipe + mss {
-            let Some((seq, len, retx)) = self.next_seg() else {
+            let Some((seq, len, what)) = self.next_seg() else {
                 break;
             };
             self.emit_segment(now, seq, len, out);
-            if retx {
-                self.snd.high_rxt = self.snd.high_rxt.max(seq + len); // (C.2)
-            } else {
-                self.snd.snd_max = seq + len;
-                self.snd.snd_nxt = self.snd.snd_nxt.max(seq + len);
+            match what {
+                Seg::Rxt => self.snd.high_rxt = self.snd.high_rxt.max(seq + len), // (C.2)
+                // (4): RescueRxt = RecoveryPoint; HighRxt is not updated.
+                Seg::Rescue => self.snd.rescue_rxt = self.snd.recover,
+                Seg::New => {
+                    self.snd.snd_max = seq + len;
+                    self.snd.snd_nxt = self.snd.snd_nxt.max(seq + len);
+                }
             }
             self.snd.pipe += len; // (C.4)
         }
@@ -947,7 +1176,7 @@ impl TcpFlow {
             SndState::SynSent => {
                 self.stats.timeouts += 1;
                 self.snd.syn_retx = true;
-                self.snd.rto = SimTime((self.snd.rto.0 * 2).min(self.cfg.max_rto.0));
+                self.backoff_rto();
                 self.send_syn(now, out);
             }
             SndState::Established if self.snd.snd_una < self.snd.snd_max => {
@@ -958,6 +1187,7 @@ impl TcpFlow {
                 self.snd.cwnd = mss; // loss window (RFC 5681 §3.1)
                 self.snd.in_recovery = false;
                 self.snd.dupacks = 0;
+                self.snd.lt_bytes = 0;
                 self.snd.recover = self.snd.snd_max;
                 self.snd.rtt_active = false;
                 if self.ecn_active() {
@@ -971,7 +1201,7 @@ impl TcpFlow {
                 self.snd.sacked.clear();
                 self.snd.high_rxt = self.snd.snd_una;
                 // Exponential backoff (RFC 6298 5.5).
-                self.snd.rto = SimTime((self.snd.rto.0 * 2).min(self.cfg.max_rto.0));
+                self.backoff_rto();
                 // Go back N: resend from snd_una as the window opens again.
                 self.snd.snd_nxt = self.snd.snd_una;
                 self.snd.rto_timer.stop();
@@ -1006,6 +1236,11 @@ impl TcpFlow {
         }
         if self.cfg.sack && !self.rcv.ooo.is_empty() {
             p.sack = self.sack_blocks();
+        }
+        if self.cfg.timestamps {
+            // RFC 7323 §4.3 (3): echo TS.Recent; an ACK's `seq` carries TSecr + 1.
+            p.seq = self.rcv.ts_recent.0 + 1;
+            self.rcv.last_ack_sent = self.rcv.rcv_nxt;
         }
         self.rcv.unacked_segs = 0;
         self.rcv.delack_timer.stop();
@@ -1050,6 +1285,15 @@ impl TcpFlow {
 
     /// Process a segment arriving at the receiver; ACKs go to `out`.
     pub fn on_segment(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>) {
+        if self.cfg.timestamps
+            && p.seq <= self.rcv.last_ack_sent
+            && p.sent_time >= self.rcv.ts_recent
+        {
+            // RFC 7323 §4.3 (2): TS.Recent from a segment at or below Last.ACK.sent, so a
+            // delayed ACK echoes the earliest unacknowledged segment and an out-of-order
+            // segment does not move it; a retransmission that fills the hole does.
+            self.rcv.ts_recent = p.sent_time;
+        }
         if p.kind == Kind::Syn {
             self.rcv.started = true;
             let mut a = self.ack_packet(now);
@@ -1149,6 +1393,20 @@ impl Sender {
         self.in_recovery = true;
         self.partial_seen = false;
     }
+}
+
+/// The phase of flow `id`'s tick clock, uniform in [0, tick): ns-2 draws `boot_time_`
+/// per agent from its RNG; here a fixed hash of the flow id (SplitMix64 finaliser), so a
+/// run does not depend on the order flows are created in.
+fn tick_phase(id: u32, tick: SimTime) -> SimTime {
+    if tick.0 == 0 {
+        return SimTime::ZERO;
+    }
+    let mut z = (id as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    SimTime(z % tick.0)
 }
 
 /// Drop the parts of a scoreboard at or below `una`.

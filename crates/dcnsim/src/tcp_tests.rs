@@ -207,9 +207,18 @@ fn sender_with_window() -> TcpFlow {
     f
 }
 
+/// The RFC 5681/6582 tests below run without limited transmit (RFC 3042), which has its
+/// own tests.
+fn no_lt(c: TcpConfig) -> TcpConfig {
+    TcpConfig {
+        limited_transmit: false,
+        ..c
+    }
+}
+
 #[test]
 fn test_three_dupacks_fast_retransmit_rfc6582_window() {
-    let mut f = sender_with_window();
+    let mut f = sender_with_window_cfg(no_lt(cfg()));
     let una = f.snd.snd_una;
     let max = f.snd.snd_max;
     let mut out = Vec::new();
@@ -870,7 +879,7 @@ fn test_sack_receiver_blocks_for_hole_pattern() {
 #[test]
 fn test_sack_sender_rfc6675_recovery_retransmits_lost_segments_in_order() {
     // Segments 1..10 outstanding, cwnd 10; segments 1, 4 and 6 are lost.
-    let mut f = sender_with_window_cfg(sack_cfg());
+    let mut f = sender_with_window_cfg(no_lt(sack_cfg()));
     let mut out = Vec::new();
     f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
     f.on_ack(us(201), &sack_ack(1, &[(2, 4)]), &mut out);
@@ -924,7 +933,7 @@ fn test_sack_sender_rfc6675_recovery_retransmits_lost_segments_in_order() {
 
 #[test]
 fn test_sack_sender_timeout_discards_scoreboard() {
-    let mut f = sender_with_window_cfg(sack_cfg());
+    let mut f = sender_with_window_cfg(no_lt(sack_cfg()));
     let mut out = Vec::new();
     f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
     assert_eq!(f.snd.sacked, vec![(2 * MSS, 3 * MSS)]);
@@ -990,4 +999,295 @@ fn test_abc_congestion_avoidance_one_mss_per_cwnd_acked() {
     // The fourth acked segment completes a window: +1 MSS, the count restarts.
     f.on_ack(us(120), &ack(5 * MSS), &mut out);
     assert_eq!((f.snd.cwnd, f.snd.abc_bytes), (5 * MSS, MSS));
+}
+
+// ------------------------------------------------- limited transmit (RFC 3042)
+
+#[test]
+fn test_limited_transmit_one_new_segment_on_first_and_second_dupack() {
+    // Segments 1..10 outstanding (cwnd 10 MSS), lots of data to send.
+    let mut f = sender_with_window_cfg(cfg());
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(MSS), &mut out);
+    assert_eq!(seqs(&out), vec![11 * MSS], "first dupack: one new segment");
+    assert_eq!(f.snd.cwnd, 10 * MSS, "cwnd unchanged");
+    out.clear();
+    f.on_ack(us(201), &ack(MSS), &mut out);
+    assert_eq!(seqs(&out), vec![12 * MSS], "second dupack: one more");
+    assert_eq!(
+        (f.snd.cwnd, f.snd.snd_max, f.snd.lt_bytes),
+        (10 * MSS, 13 * MSS, 2 * MSS)
+    );
+    assert_eq!(f.stats.retransmits, 0);
+    out.clear();
+    // Third: fast retransmit; ssthresh from FlightSize without the two limited-transmit
+    // segments (RFC 5681 §3.2 step 2): (12 − 2)/2 = 5 MSS, cwnd = 5 + 3.
+    f.on_ack(us(202), &ack(MSS), &mut out);
+    assert!(f.snd.in_recovery);
+    assert_eq!(seqs(&out), vec![MSS]);
+    assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 8 * MSS));
+    // The same run without limited transmit sends nothing on the first two.
+    let mut g = sender_with_window_cfg(no_lt(cfg()));
+    let mut out = Vec::new();
+    g.on_ack(us(200), &ack(MSS), &mut out);
+    g.on_ack(us(201), &ack(MSS), &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn test_limited_transmit_respects_receiver_window() {
+    // rwnd 11 MSS: 10 outstanding + 1 fits, a second does not.
+    let mut f = sender_with_window_cfg(TcpConfig {
+        rwnd: 11 * MSS,
+        ..cfg()
+    });
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(MSS), &mut out);
+    assert_eq!(seqs(&out), vec![11 * MSS]);
+    out.clear();
+    f.on_ack(us(201), &ack(MSS), &mut out);
+    assert!(out.is_empty(), "receiver window full");
+}
+
+#[test]
+fn test_limited_transmit_needs_new_data_and_cwnd_plus_two() {
+    // No unsent data: nothing to send.
+    let mut f = sender_with_window_cfg(cfg());
+    f.snd.app_limit = f.snd.snd_max;
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(MSS), &mut out);
+    f.on_ack(us(201), &ack(MSS), &mut out);
+    assert!(out.is_empty());
+    // Outstanding data would exceed cwnd + 2 MSS: 10 outstanding, cwnd 8 → 11 > 10.
+    let mut g = sender_with_window_cfg(cfg());
+    g.snd.cwnd = 8 * MSS;
+    g.on_ack(us(200), &ack(MSS), &mut out);
+    assert!(out.is_empty());
+    // During a go-back-N after an RTO the data below SND.MAX is not new: nothing either.
+    let mut h = sender_with_window_cfg(cfg());
+    h.on_rto(ms(300), &mut out);
+    out.clear();
+    h.on_ack(ms(301), &ack(MSS), &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn test_limited_transmit_with_sack_needs_new_sack_info_and_counts_in_pipe() {
+    let mut f = sender_with_window_cfg(sack_cfg());
+    let mut out = Vec::new();
+    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
+    assert_eq!(seqs(&out), vec![11 * MSS]);
+    out.clear();
+    // A duplicate with no new SACK information sends nothing (RFC 5681 §3.2).
+    f.on_ack(us(201), &sack_ack(1, &[(2, 3)]), &mut out);
+    assert!(out.is_empty());
+    f.snd.dupacks = 1; // as if that ACK had not come: the next one is the second
+    f.on_ack(us(202), &sack_ack(1, &[(2, 4)]), &mut out);
+    assert_eq!(seqs(&out), vec![12 * MSS]);
+    out.clear();
+    // Third: RFC 6675 recovery; ssthresh = (12 − 2)/2 MSS; pipe counts the two
+    // limited-transmit segments: not-lost unSACKed [4,5) + [6,13) + retransmitted [1,2).
+    f.on_ack(us(203), &sack_ack(1, &[(5, 6), (2, 4)]), &mut out);
+    assert!(f.snd.in_recovery);
+    assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
+    assert_eq!(seqs(&out), vec![MSS]);
+    assert_eq!(f.snd.pipe, 9 * MSS);
+}
+
+// ------------------------------------------- SACK rescue retransmission (RFC 6675 §4)
+
+#[test]
+fn test_sack_rescue_retransmits_the_tail_once_per_recovery() {
+    // Segments 1..10 outstanding and nothing more to send; 1 and 10 are lost.
+    let mut f = sender_with_window_cfg(sack_cfg());
+    f.snd.app_limit = f.snd.snd_max;
+    let mut out = Vec::new();
+    for (i, top) in [3u64, 4, 5].iter().enumerate() {
+        f.on_ack(us(200 + i as u64), &sack_ack(1, &[(2, *top)]), &mut out);
+    }
+    assert!(f.snd.in_recovery);
+    assert_eq!(seqs(&out), vec![MSS]);
+    out.clear();
+    for (i, top) in [6u64, 7].iter().enumerate() {
+        f.on_ack(us(210 + i as u64), &sack_ack(1, &[(2, *top)]), &mut out);
+    }
+    assert!(out.is_empty(), "pipe still >= cwnd");
+    // 2..7 SACKed: pipe = [8,11) + [1,2) = 4 < cwnd 5. Rule 1: nothing lost above HighRxt;
+    // rule 2: no new data; rule 3 may not retransmit 8 (not below the highest SACKed
+    // octet, 3.b); rule 4 sends the rescue: the segment holding the highest unSACKed
+    // octet, 10. HighRxt stays, RescueRxt = RecoveryPoint.
+    f.on_ack(us(220), &sack_ack(1, &[(2, 8)]), &mut out);
+    assert_eq!(seqs(&out), vec![10 * MSS]);
+    assert_eq!(
+        (f.snd.high_rxt, f.snd.rescue_rxt),
+        (2 * MSS, 11 * MSS),
+        "HighRxt unchanged, RescueRxt = RecoveryPoint"
+    );
+    out.clear();
+    // Once per recovery: a further opening of the window sends no second rescue.
+    f.on_ack(us(221), &sack_ack(1, &[(2, 9)]), &mut out);
+    assert!(out.is_empty());
+}
+
+// ------------------------------------------- ns-2 tick-based RTT estimator
+
+fn ns2_cfg() -> TcpConfig {
+    TcpConfig {
+        rtt_tick: ms(10),
+        min_rto: ms(10),
+        initial_rto: ms(3000),
+        ..cfg()
+    }
+}
+
+#[test]
+fn test_ns2_tick_estimator_sub_tick_rtt_gives_three_tick_rto() {
+    let mut f = TcpFlow::new(0, 1, 2, ns2_cfg());
+    f.snd.tick_phase = SimTime::ZERO;
+    // Sent at 0, acked at 100 us: no tick boundary crossed, the sample counts as 1 tick;
+    // 8·SRTT = 8, 4·RTTVAR = 2, RTO = (8 + 2·8)/8 = 3 ticks = 30 ms (above min_rto).
+    f.tick_rtt_sample(SimTime::ZERO, us(100));
+    assert_eq!((f.snd.tick_srtt, f.snd.tick_rttvar), (8, 2));
+    assert_eq!(f.snd.rto, ms(30));
+    assert_eq!((f.snd.srtt, f.snd.rttvar), (ms(10), us(5000)));
+    // Steady state: the same sample keeps 3 ticks (RTTVAR's 1/4 step rounds to 0).
+    f.tick_rtt_sample(ms(1), ms(1) + us(100));
+    assert_eq!(
+        (f.snd.tick_srtt, f.snd.tick_rttvar, f.snd.rto),
+        (8, 2, ms(30))
+    );
+    // With min_rto 200 ms the RTO is min_rto (rfc2988_: clamp before the backoff).
+    let mut g = TcpFlow::new(
+        0,
+        1,
+        2,
+        TcpConfig {
+            min_rto: ms(200),
+            ..ns2_cfg()
+        },
+    );
+    g.tick_rtt_sample(SimTime::ZERO, us(100));
+    assert_eq!(g.snd.rto, ms(200));
+}
+
+#[test]
+fn test_ns2_tick_estimator_counts_tick_boundaries_of_the_connection_clock() {
+    let mut f = TcpFlow::new(0, 1, 2, ns2_cfg());
+    f.snd.tick_phase = SimTime::ZERO;
+    f.tick_rtt_sample(SimTime::ZERO, ms(25));
+    assert_eq!(f.snd.tick_srtt, 16, "0 → 25 ms crosses 2 boundaries");
+    let mut g = TcpFlow::new(0, 1, 2, ns2_cfg());
+    g.snd.tick_phase = SimTime::ZERO;
+    g.tick_rtt_sample(ms(7), ms(32));
+    assert_eq!(g.snd.tick_srtt, 24, "7 → 32 ms crosses 3");
+    g.snd.tick_phase = ms(5);
+    let mut h = g.clone();
+    h.snd.tick_srtt = 0;
+    h.tick_rtt_sample(ms(7), ms(32));
+    assert_eq!(
+        h.snd.tick_srtt, 16,
+        "phase 5 ms: 12 → 37 ms on that clock, 2 boundaries"
+    );
+}
+
+#[test]
+fn test_ns2_tick_estimator_backoff_multiplier_and_srtt_reset() {
+    let mut f = TcpFlow::new(0, 1, 2, ns2_cfg());
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+    f.snd.tick_phase = SimTime::ZERO;
+    f.tick_rtt_sample(SimTime::ZERO, us(100));
+    assert_eq!(f.snd.rto, ms(30));
+    let mut rtos = Vec::new();
+    for i in 0..4 {
+        f.on_rto(ms(100 * (i + 1)), &mut out);
+        rtos.push((f.snd.backoff, f.snd.rto));
+    }
+    assert_eq!(
+        rtos,
+        vec![(2, ms(60)), (4, ms(120)), (8, ms(240)), (16, ms(480))]
+    );
+    // Past a backoff of 8 SRTT moves into RTTVAR: 4·RTTVAR = 2 + 1, 8·SRTT = 0.
+    assert_eq!((f.snd.tick_srtt, f.snd.tick_rttvar), (0, 3));
+    // The next sample starts the estimator afresh and ends the backoff.
+    f.tick_rtt_sample(ms(500), ms(500) + us(100));
+    assert_eq!((f.snd.backoff, f.snd.tick_srtt, f.snd.rto), (1, 8, ms(30)));
+}
+
+// ------------------------------------------- RFC 7323 timestamps
+
+#[test]
+fn test_timestamps_receiver_echoes_ts_recent_per_rfc7323() {
+    let c = TcpConfig {
+        timestamps: true,
+        ..cfg()
+    };
+    let mut r = TcpFlow::new(0, 1, 2, c);
+    let mut out = Vec::new();
+    let seg = |seq: u64, sent: SimTime| Packet {
+        sent_time: sent,
+        ..data(seq, 1460)
+    };
+    r.on_segment(us(50), &seg(0, us(1)), &mut out);
+    // Out of order (above Last.ACK.sent): TS.Recent does not move.
+    r.on_segment(us(52), &seg(2 * MSS, us(3)), &mut out);
+    // The retransmission that fills the hole sets it.
+    r.on_segment(us(60), &seg(MSS, us(9)), &mut out);
+    let echoes: Vec<u64> = out.iter().map(|p| p.seq).collect();
+    assert_eq!(echoes, vec![us(1).0 + 1, us(1).0 + 1, us(9).0 + 1]);
+    assert!(out.iter().all(|p| p.size == 40 + TS_OPTION_BYTES));
+}
+
+#[test]
+fn test_timestamps_sender_samples_every_ack_even_after_retransmission() {
+    let c = TcpConfig {
+        timestamps: true,
+        ..cfg()
+    };
+    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+    assert_eq!(out[0].size, 1500 + TS_OPTION_BYTES);
+    // The first segment times out and is retransmitted at 1 s; its ACK echoes the
+    // retransmission's timestamp: a 300 us sample, which Karn's rule would discard.
+    f.on_rto(ms(1000), &mut out);
+    let a = Packet {
+        seq: ms(1000).0 + 1,
+        ..ack(MSS)
+    };
+    f.on_ack(ms(1000) + us(300), &a, &mut out);
+    assert!(f.snd.have_rtt);
+    assert_eq!(f.snd.srtt, us(300));
+    // Every further ACK of new data is a sample.
+    let b = Packet {
+        seq: ms(1000).0 + 1,
+        ..ack(2 * MSS)
+    };
+    f.on_ack(ms(1000) + us(700), &b, &mut out);
+    assert_eq!(f.snd.srtt, SimTime((7 * us(300).0 + us(700).0) / 8));
+}
+
+#[test]
+fn test_ns2_idle_rto_reset_restarts_from_one_segment() {
+    let c = TcpConfig {
+        idle_rto_reset: true,
+        init_cwnd: 4,
+        ..cfg()
+    };
+    let mut f = TcpFlow::new(0, 1, 2, c.clone());
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 4 * MSS, &mut out);
+    f.on_ack(us(100), &ack(4 * MSS), &mut out);
+    let (cwnd, ssthresh) = (f.snd.cwnd, f.snd.ssthresh);
+    assert_eq!(cwnd, 5 * MSS);
+    // Written again just before an RTO (200 ms) after the last ACK: the window is kept.
+    let mut g = f.clone();
+    out.clear();
+    g.app_write(us(100) + ms(200) - us(1), 10 * MSS, &mut out);
+    assert_eq!((g.snd.cwnd, out.len()), (cwnd, 5));
+    // One RTO or more after it: the ns-2 timer would have expired with nothing
+    // outstanding: cwnd = 1 segment, ssthresh unchanged.
+    out.clear();
+    f.app_write(us(100) + ms(200), 10 * MSS, &mut out);
+    assert_eq!((f.snd.cwnd, f.snd.ssthresh, out.len()), (MSS, ssthresh, 1));
 }

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Rebuild the Python extension in place after a Rust change (for an editable install:
+# `pip install -e .` once, then this script), without re-running pip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -p dcnsim-py --quiet
+cp target/release/lib_core.so python/dcnsim/_core.abi3.so
