@@ -77,7 +77,10 @@ def run_dcnsim_cell(profile: str | None, rto: int, buf: int, n: int, duration: f
         over["tcp.profile"] = profile
     for kv in extra:
         k, v = kv.split("=", 1)
-        over[k] = v
+        try:
+            over[k] = json.loads(v)  # numbers and true/false as TOML values
+        except json.JSONDecodeError:
+            over[k] = v
     t0 = time.perf_counter()
     res = dcnsim.run(str(scen), over)
     wall = time.perf_counter() - t0

@@ -113,7 +113,9 @@ def test_fig08_quick_shape(tmp_path: Path) -> None:
             assert g < 0.5 * 1000 and int(row["timeouts"]) > 0, (n, g)
     # collapse moves to more flows with more buffer (thesis: 32 KB from 8, 256 KB from 32)
     assert float(grid[(256 * kib, 16)]["goodput_mbps"]) > 900
-    assert float(grid[(32 * kib, 16)]["goodput_mbps"]) < 100
+    # Table I: 16 of 20 s silent at 32 KB and 16 flows, so at most ~4/20 of the payload
+    # rate (~195 Mb/s); 250 leaves room for the 2 s quick run.
+    assert float(grid[(32 * kib, 16)]["goodput_mbps"]) < 250
 
 
 def test_fig09_quick_shape(tmp_path: Path) -> None:

@@ -13,7 +13,10 @@ callbacks, barrier, counters) is a small C++ class compiled at start-up with
 cppyy.cppdef, so that no Python code runs inside Simulator::Run and the
 measured wall time is ns-3's own.
 
-Prints one line of JSON on stdout.  See README.md in this folder.
+--tcp-defaults matched (default) sets ns-3's TCP details to match dcnsim's;
+--tcp-defaults ns3 keeps ns-3's own defaults for everything the scenario does
+not set.  Prints one line of JSON on stdout (--batch: one line per stdin
+line, several simulations in one process).  See README.md in this folder.
 """
 
 import argparse
@@ -44,10 +47,87 @@ _GLUE_CPP = r"""
 #include "ns3/network-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/traffic-control-module.h"
+#include <algorithm>
+#include <string>
 #include <unordered_map>
 
 namespace dcnsim_bench {
 using namespace ns3;
+
+// TcpNewReno that also counts retransmission-timer expiries.  ns-3 3.44
+// raises CA_EVENT_LOSS in exactly one place, TcpSocketBase::ReTxTimeout(),
+// after the early returns for "nothing outstanding" (and for a SYN timeout),
+// so every expiry with data outstanding is counted once, including a
+// backed-off expiry while the connection is already in CA_LOSS.  Behaviour is
+// otherwise TcpNewReno's; GetInstanceTypeId() and GetName() stay TcpNewReno.
+class CountingNewReno : public TcpNewReno
+{
+  public:
+    explicit CountingNewReno(uint64_t* counter = nullptr)
+        : m_counter(counter)
+    {
+    }
+
+    CountingNewReno(const CountingNewReno& other)
+        : TcpNewReno(other),
+          m_counter(other.m_counter)
+    {
+    }
+
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override
+    {
+        if (event == TcpSocketState::CA_EVENT_LOSS && m_counter)
+        {
+            ++*m_counter;
+        }
+        TcpNewReno::CwndEvent(tcb, event);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<CountingNewReno>(this);
+    }
+
+  private:
+    uint64_t* m_counter;
+};
+
+// The value of attribute `name` of a live object, as ns-3 serialises it.
+std::string AttrString(Ptr<Object> obj, const std::string& name)
+{
+    TypeId::AttributeInformation info;
+    if (!obj->GetInstanceTypeId().LookupAttributeByName(name, &info))
+    {
+        return "<no such attribute>";
+    }
+    if (!(info.flags & TypeId::ATTR_GET) || !info.accessor->HasGetter())
+    {
+        return "<not readable>";
+    }
+    Ptr<AttributeValue> v = info.checker->Create();
+    obj->GetAttribute(name, *v);
+    return v->SerializeToString(info.checker);
+}
+
+// The TypeId name of the object held by pointer attribute `name`.
+std::string PointeeType(Ptr<Object> obj, const std::string& name)
+{
+    PointerValue pv;
+    obj->GetAttribute(name, pv);
+    Ptr<Object> o = pv.Get<Object>();
+    return o ? o->GetInstanceTypeId().GetName() : std::string("<null>");
+}
+
+// The current default (initial value) of attribute `attr` of type `tid`.
+std::string DefaultString(const std::string& tid, const std::string& attr)
+{
+    TypeId::AttributeInformation info;
+    if (!TypeId::LookupByName(tid).LookupAttributeByName(attr, &info))
+    {
+        return "<no such attribute>";
+    }
+    return info.initialValue->SerializeToString(info.checker);
+}
 
 // Barrier-synchronised incast driver plus the counters the benchmark reports.
 class Incast
@@ -73,7 +153,15 @@ class Incast
     void AddServer(Ptr<Node> node, Ipv4Address client, uint16_t port)
     {
         Ptr<Socket> s = Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+        Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(s);
+        NS_ABORT_MSG_IF(!tcp, "not a TcpSocketBase");
+        NS_ABORT_MSG_IF(PointeeType(tcp, "CongestionOps") != "ns3::TcpNewReno",
+                        "SocketType must be TcpNewReno");
+        // Same algorithm, plus the timeout counter (see CountingNewReno).
+        tcp->SetCongestionControlAlgorithm(CreateObject<CountingNewReno>(&m_timeouts));
         s->TraceConnectWithoutContext("CongState", MakeCallback(&Incast::CongState, this));
+        s->TraceConnectWithoutContext("RWND", MakeCallback(&Incast::Rwnd, this));
+        s->TraceConnectWithoutContext("BytesInFlight", MakeCallback(&Incast::InFlight, this));
         s->SetConnectCallback(MakeCallback(&Incast::Connected, this),
                               MakeCallback(&Incast::ConnectFailed, this));
         s->Bind();
@@ -100,6 +188,10 @@ class Incast
     uint64_t RxBytes() const { return m_rxBytes; }
     uint64_t Rounds() const { return m_rounds; }
     uint64_t LossEvents() const { return m_rtoEvents; }
+    uint64_t Timeouts() const { return m_timeouts; }
+    uint32_t MaxRwnd() const { return m_maxRwnd; }
+    uint32_t MaxInFlight() const { return m_maxInFlight; }
+    Ptr<Socket> Server(uint32_t i) const { return m_servers.at(i); }
     uint32_t ConnectFailures() const { return m_connFail; }
 
   private:
@@ -158,6 +250,9 @@ class Incast
     void TxEnd(Ptr<const Packet>) { ++m_txPkts; }
     void Drop(Ptr<const Packet>) { ++m_drops; }
 
+    void Rwnd(uint32_t, uint32_t now) { m_maxRwnd = std::max(m_maxRwnd, now); }
+    void InFlight(uint32_t, uint32_t now) { m_maxInFlight = std::max(m_maxInFlight, now); }
+
     void CongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
     {
         if (now == TcpSocketState::CA_LOSS)
@@ -179,6 +274,9 @@ class Incast
     uint64_t m_txPkts = 0;
     uint64_t m_drops = 0;
     uint64_t m_rtoEvents = 0;
+    uint64_t m_timeouts = 0;
+    uint32_t m_maxRwnd = 0;
+    uint32_t m_maxInFlight = 0;
 };
 
 } // namespace dcnsim_bench
@@ -238,28 +336,94 @@ def set_default(ns, name, value):
         raise RuntimeError(f"ns-3 has no attribute {name}")
 
 
-def configure_tcp(ns, rcv_buf=SOCKET_BUF):
+def configure_tcp(ns, tcp_defaults, min_rto_ms, rwnd_bytes):
+    """Set the TCP attribute defaults for the next sockets.
+
+    Starts from ns-3's own defaults (Config::Reset, so several runs in one
+    process do not leak settings into each other).  Then, in both modes:
+    the settings of the dcnsim scenario itself, and two harness settings.
+    In `matched` mode also the settings that make ns-3's TCP match dcnsim's.
+    """
+    ns.Config.Reset()
+    # The dcnsim scenario's own TCP parameters.
     set_default(ns, "ns3::TcpL4Protocol::SocketType",
                 ns.TypeIdValue(ns.TcpNewReno.GetTypeId()))
+    set_default(ns, "ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
+    set_default(ns, "ns3::TcpSocket::InitialCwnd", ns.UintegerValue(2))
+    set_default(ns, "ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MicroSeconds(
+        round(min_rto_ms * 1000))))
+    set_default(ns, "ns3::TcpSocket::RcvBufSize", ns.UintegerValue(rwnd_bytes))
+    # Harness: the application hands a whole SRU to TCP at once (as dcnsim's
+    # does), and a connection never gives up after repeated timeouts (ns-3's
+    # default of 6 retries would abort it and stall the barrier for good).
+    set_default(ns, "ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF))
+    set_default(ns, "ns3::TcpSocket::DataRetries", ns.UintegerValue(1000))
+    if tcp_defaults == "ns3":
+        return
     # Plain RFC 6582 NewReno fast recovery instead of ns-3's default PRR.
     set_default(ns, "ns3::TcpL4Protocol::RecoveryType",
                 ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
-    set_default(ns, "ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
-    set_default(ns, "ns3::TcpSocket::InitialCwnd", ns.UintegerValue(2))
     set_default(ns, "ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
-    set_default(ns, "ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF))
-    set_default(ns, "ns3::TcpSocket::RcvBufSize", ns.UintegerValue(rcv_buf))
-    # Never give up on a connection because of repeated timeouts.
-    set_default(ns, "ns3::TcpSocket::DataRetries", ns.UintegerValue(1000))
-    set_default(ns, "ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
     set_default(ns, "ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     set_default(ns, "ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
     # dcnsim's sender (RFC 5681/6582/6298) has no Limited Transmit (RFC 3042,
     # on by default in ns-3) and uses a 1 us RTO clock granularity (ns-3: 1 ms).
-    set_default(ns, "ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
+    # `matched-lt` keeps ns-3's default Limited Transmit (dcnsim has it since the
+    # [tcp-fidelity] work, on by default).
+    set_default(ns, "ns3::TcpSocketBase::LimitedTransmit",
+                ns.BooleanValue(tcp_defaults == "matched-lt"))
     set_default(ns, "ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MicroSeconds(1)))
-    # Window scaling stays on (default) so the 4 MB receive buffer is usable.
+    # Window scaling stays on (also ns-3's default) so a 4 MB receive buffer is usable.
     set_default(ns, "ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
+
+
+# Attributes read back from a live server socket after the run (so options
+# negotiated away in the handshake, e.g. SACK or timestamps, show as false).
+_SOCKET_ATTRS = (
+    "SegmentSize", "InitialCwnd", "InitialSlowStartThreshold", "SndBufSize", "RcvBufSize",
+    "DelAckCount", "DelAckTimeout", "TcpNoDelay", "DataRetries", "ConnTimeout", "ConnCount",
+    "PersistTimeout", "MinRto", "ClockGranularity", "Sack", "Timestamp", "WindowScaling",
+    "MaxWindowSize", "LimitedTransmit", "ReTxThreshold",
+)
+# Current defaults of attributes that a live socket does not let us read.
+_DEFAULT_ATTRS = (
+    ("ns3::TcpSocketBase", "UseEcn"),  # write-only attribute
+    ("ns3::TcpSocketState", "EnablePacing"),
+    ("ns3::RttEstimator", "InitialEstimation"),
+    ("ns3::RttMeanDeviation", "Alpha"),
+    ("ns3::RttMeanDeviation", "Beta"),
+)
+
+
+def _readable(value):
+    """ns-3 prints a Time as e.g. "+2e+08ns"; show it as "200ms"."""
+    if len(value) > 3 and value.endswith("ns") and value[0] in "+-":
+        try:
+            nanos = float(value[:-2])
+        except ValueError:
+            return value
+        for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+            if nanos != 0 and abs(nanos) >= scale:
+                return f"{nanos / scale:g}{unit}"
+        return f"{nanos:g}ns"
+    return value
+
+
+def tcp_settings(ns, sock, server_node):
+    """The TCP settings in effect, read back from ns-3 (strings as ns-3 prints them)."""
+    glue = ns.cppyy.gbl.dcnsim_bench
+    out = {
+        "CongestionOps": str(glue.PointeeType(sock, "CongestionOps")),
+        "RecoveryOps": str(glue.PointeeType(sock, "RecoveryOps")),
+    }
+    for name in _SOCKET_ATTRS:
+        out[name] = _readable(str(glue.AttrString(sock, name)))
+    tcp_l4 = server_node.GetObject[ns.TcpL4Protocol]()
+    out["RttEstimatorType"] = str(glue.AttrString(tcp_l4, "RttEstimatorType"))
+    for tid, attr in _DEFAULT_ATTRS:
+        out[f"{tid.removeprefix('ns3::')}::{attr}"] = _readable(
+            str(glue.DefaultString(tid, attr)))
+    return out
 
 
 def bottleneck_limit_bytes(buffer_bytes):
@@ -272,8 +436,12 @@ def bottleneck_limit_bytes(buffer_bytes):
     return buffer_bytes * (IP_PACKET + PPP_HEADER) // IP_PACKET
 
 
-def build_and_run(ns, servers, buffer_bytes, duration, rcv_buf=SOCKET_BUF):
-    configure_tcp(ns, rcv_buf)
+def build_and_run(ns, servers, buffer_bytes, duration, tcp_defaults="matched",
+                  min_rto_ms=200.0, rwnd_bytes=SOCKET_BUF):
+    configure_tcp(ns, tcp_defaults, min_rto_ms, rwnd_bytes)
+    # Global state that Simulator::Destroy leaves behind: the record of
+    # assigned addresses (a second run in the same process would collide).
+    ns.Ipv4AddressGenerator.Reset()
 
     switch = ns.NodeContainer()
     switch.Create(1)
@@ -347,17 +515,24 @@ def build_and_run(ns, servers, buffer_bytes, duration, rcv_buf=SOCKET_BUF):
     ns.Simulator.Run()
     wall = time.perf_counter() - t0
 
+    settings = tcp_settings(ns, app.Server(0), hosts.Get(0))
     result = {
         "bottleneck_pkts": int(app.BottleneckPkts()),
         "bottleneck_drops": int(app.BottleneckDrops()),
         "rx_bytes": int(app.RxBytes()),
         "rounds": int(app.Rounds()),
         "loss_state_entries": int(app.LossEvents()),
+        "timeouts": int(app.Timeouts()),
+        "max_rwnd_bytes": int(app.MaxRwnd()),
+        "max_bytes_in_flight": int(app.MaxInFlight()),
+        "tcp_settings": settings,
         "connect_failures": int(app.ConnectFailures()),
         "wall": wall,
     }
     ns.Simulator.Destroy()
+    del app
     return result
+
 
 
 def parse_args(argv):
@@ -367,9 +542,18 @@ def parse_args(argv):
                     help="switch egress buffer toward the client, bytes (default 262144)")
     ap.add_argument("--duration", type=float, default=2.0,
                     help="simulated seconds (default 2)")
-    ap.add_argument("--rcv-buf", type=int, default=SOCKET_BUF,
+    ap.add_argument("--min-rto-ms", type=float, default=200.0,
+                    help="TCP minimum RTO in ms (default 200)")
+    ap.add_argument("--rwnd-bytes", "--rcv-buf", dest="rwnd_bytes", type=int,
+                    default=SOCKET_BUF,
                     help="TCP receive buffer = advertised window, bytes (dcnsim's tcp.rwnd; "
-                         "29200 = ns-2's default 20-packet window)")
+                         "default 4 MiB; 29200 = ns-2's default 20-packet window)")
+    ap.add_argument("--tcp-defaults", choices=("matched", "matched-lt", "ns3"), default="matched",
+                    help="matched: TCP details set to match dcnsim (default); ns3: ns-3's "
+                         "own defaults for everything the scenario does not set")
+    ap.add_argument("--batch", action="store_true",
+                    help="read one JSON list of these options per stdin line and print "
+                         "one result line per input line, all in this process")
     args = ap.parse_args(argv)
     if args.servers < 1 or args.servers > 60000:
         ap.error("--servers must be in 1..60000")
@@ -377,13 +561,17 @@ def parse_args(argv):
         ap.error("--buffer-bytes must hold at least one 1500-byte packet")
     if args.duration <= 0:
         ap.error("--duration must be positive")
+    if args.min_rto_ms <= 0:
+        ap.error("--min-rto-ms must be positive")
+    if args.rwnd_bytes < SEGMENT_SIZE:
+        ap.error("--rwnd-bytes must hold at least one 1460-byte segment")
     return args
 
 
-def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    ns = load_ns3()
-    r = build_and_run(ns, args.servers, args.buffer_bytes, args.duration, args.rcv_buf)
+def run_cell(ns, args):
+    """Run one simulation; return the JSON-ready result dict."""
+    r = build_and_run(ns, args.servers, args.buffer_bytes, args.duration,
+                      args.tcp_defaults, args.min_rto_ms, args.rwnd_bytes)
     wall = r["wall"]
     out = {
         "simulator": "ns-3",
@@ -391,18 +579,49 @@ def main(argv=None):
         "servers": args.servers,
         "buffer_bytes": args.buffer_bytes,
         "sim_seconds": args.duration,
+        "min_rto_ms": args.min_rto_ms,
+        "rwnd_bytes": args.rwnd_bytes,
+        "tcp_defaults": args.tcp_defaults,
         "wall_seconds": round(wall, 6),
         "bottleneck_pkts": r["bottleneck_pkts"],
         "goodput_mbps": round(r["rx_bytes"] * 8 / args.duration / 1e6, 3),
         "rounds": r["rounds"],
         "pkts_per_wall_s": round(r["bottleneck_pkts"] / wall, 1) if wall > 0 else None,
+        "timeouts": r["timeouts"],
         # Diagnostics beyond the agreed keys.
         "bottleneck_drops": r["bottleneck_drops"],
         "loss_state_entries": r["loss_state_entries"],
+        "max_rwnd_bytes": r["max_rwnd_bytes"],
+        "max_bytes_in_flight": r["max_bytes_in_flight"],
+        "tcp_settings": r["tcp_settings"],
     }
     if r["connect_failures"]:
         out["connect_failures"] = r["connect_failures"]
-    print(json.dumps(out), flush=True)
+    return out
+
+
+def run_batch(ns):
+    """--batch: each stdin line is a JSON list of options; answer one line each."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            cell = json.loads(line)
+            if not isinstance(cell, list) or "--batch" in cell:
+                raise ValueError("expected a JSON list of options without --batch")
+            out = run_cell(ns, parse_args([str(x) for x in cell]))
+        except (Exception, SystemExit) as exc:  # argparse errors raise SystemExit
+            out = {"error": f"{type(exc).__name__}: {exc}", "cell": line.strip()}
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    ns = load_ns3()
+    if args.batch:
+        return run_batch(ns)
+    print(json.dumps(run_cell(ns, args)), flush=True)
     return 0
 
 

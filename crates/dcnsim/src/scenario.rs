@@ -337,8 +337,9 @@ pub struct TcpCfgFile {
     pub limited_transmit: Option<bool>,
     pub rtt_tick: Option<Dur>,
     pub timestamps: Option<bool>,
-    pub tlp: Option<bool>,
     pub idle_rto_reset: Option<bool>,
+    pub exit_cwnd_ns2: Option<bool>,
+    pub rto_reset_on_ack: Option<bool>,
 }
 
 impl TcpCfgFile {
@@ -375,8 +376,9 @@ impl TcpCfgFile {
             limited_transmit,
             rtt_tick,
             timestamps,
-            tlp,
-            idle_rto_reset
+            idle_rto_reset,
+            exit_cwnd_ns2,
+            rto_reset_on_ack
         )
     }
 }
@@ -743,11 +745,14 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     if let Some(v) = f.timestamps {
         c.timestamps = v;
     }
-    if let Some(v) = f.tlp {
-        c.tlp = v;
-    }
     if let Some(v) = f.idle_rto_reset {
         c.idle_rto_reset = v;
+    }
+    if let Some(v) = f.exit_cwnd_ns2 {
+        c.exit_cwnd_ns2 = v;
+    }
+    if let Some(v) = f.rto_reset_on_ack {
+        c.rto_reset_on_ack = v;
     }
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {

@@ -108,6 +108,16 @@ pub struct TcpConfig {
     /// one segment (ssthresh kept, no backoff). Modelled without a timer event: a sender
     /// that writes after an RTO of idleness since its last new ACK starts from one segment.
     pub idle_rto_reset: bool,
+    /// NewReno full ACK as ns-2's Agent/TCP/Newreno (`partial_window_deflation_ 1`,
+    /// `exit_recovery_fix_ 0`): ns-2 keeps the window as cwnd_ + dupwnd_, a partial ACK
+    /// takes what it acknowledges from dupwnd_ first and then from cwnd_, and the full ACK
+    /// drops dupwnd_: cwnd := min(ssthresh, the lowest inflated window in this recovery
+    /// − 1 SMSS). Off: RFC 6582 step 3 option 1, min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    pub exit_cwnd_ns2: bool,
+    /// Every ACK of new data recomputes the RTO from SRTT/RTTVAR, so an exponential backoff
+    /// ends at the first new ACK (ns-3 `TcpSocketBase::NewAck`, RFC 6298 (2.4) applied per
+    /// ACK). Off: RFC 6298 (5.7) keeps the backed-off RTO until a valid RTT sample (Karn).
+    pub rto_reset_on_ack: bool,
     /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
     /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
     /// ns-2). FreeBSD (seed 001) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
@@ -125,10 +135,6 @@ pub struct TcpConfig {
     /// new data, retransmitted or not (ns-3 `Timestamp`, Linux, FreeBSD); Karn's one-segment
     /// timing is not used then.
     pub timestamps: bool,
-    /// RFC 8985 §7 tail loss probe (SACK senders): with data outstanding and no loss
-    /// recovery, a probe timeout of 2·SRTT (+ `delack_timeout` with one segment in flight)
-    /// before the RTO sends new data or retransmits the last segment.
-    pub tlp: bool,
 }
 
 impl Default for TcpConfig {
@@ -157,11 +163,12 @@ impl Default for TcpConfig {
             dctcp_reset_alpha_after_idle: false,
             idle_restart: false,
             idle_rto_reset: false,
+            exit_cwnd_ns2: false,
+            rto_reset_on_ack: false,
             abc_limit: 0,
             limited_transmit: true,
             rtt_tick: SimTime::ZERO,
             timestamps: false,
-            tlp: false,
         }
     }
 }
@@ -307,11 +314,8 @@ pub struct Sender {
     /// ns-2 `t_rtxcur_`: the RTO before backoff and `min_rto` (the initial RTO until the
     /// first sample).
     pub tick_rtxcur: SimTime,
-    /// A tail loss probe is armed in `rto_timer` (RFC 8985 §7.2; the RTO is re-armed
-    /// after the probe).
-    pub tlp_armed: bool,
-    /// RFC 8985 `TLP.end_seq` of the probe in flight (u64::MAX: none).
-    pub tlp_end: u64,
+    /// ns-2 Agent/TCP/Newreno `cwnd_` during NewReno recovery (`exit_cwnd_ns2`).
+    pub ns2_cwnd: u64,
     /// Time of the last ACK that acknowledged new data (`idle_rto_reset`).
     pub last_ack_time: SimTime,
     /// Bytes sent by limited transmit since the last new ACK: RFC 5681 §3.2 step 2 leaves
@@ -416,10 +420,9 @@ impl TcpFlow {
                 tick_rttvar: 0,
                 tick_phase: tick_phase(id, cfg.rtt_tick),
                 tick_rtxcur: cfg.initial_rto,
-                tlp_armed: false,
-                tlp_end: u64::MAX,
                 lt_bytes: 0,
                 last_ack_time: SimTime::ZERO,
+                ns2_cwnd: 0,
             },
             rcv: Receiver {
                 started: false,
@@ -768,6 +771,9 @@ impl TcpFlow {
             let acked = a - self.snd.snd_una;
             self.snd.lt_bytes = 0;
             self.snd.last_ack_time = now;
+            if self.cfg.rto_reset_on_ack && self.snd.have_rtt {
+                self.snd.rto = self.compute_rto();
+            }
             if self.cfg.timestamps {
                 // RFC 7323 §4.1: every ACK of new data gives a sample from its TSecr
                 // (carried in the ACK's `seq` as TSecr + 1; 0 = no echo).
@@ -790,9 +796,14 @@ impl TcpFlow {
                 if a >= self.snd.recover {
                     // Full ACK: leave recovery.
                     if !self.cfg.sack {
-                        // RFC 6582 §3.2 step 3: deflate the window.
+                        // RFC 6582 §3.2 step 3: deflate the window, option (1)
+                        // min(ssthresh, max(FlightSize, SMSS) + SMSS) or option (2) ssthresh.
                         let flight = self.flight();
-                        self.snd.cwnd = self.snd.ssthresh.min(flight.max(mss) + mss);
+                        self.snd.cwnd = if self.cfg.exit_cwnd_ns2 {
+                            self.snd.ns2_cwnd
+                        } else {
+                            self.snd.ssthresh.min(flight.max(mss) + mss)
+                        };
                     }
                     // RFC 6675: cwnd stayed at ssthresh during recovery; nothing to undo.
                     self.snd.in_recovery = false;
@@ -810,6 +821,8 @@ impl TcpFlow {
                         self.snd.cwnd += mss;
                     }
                     self.snd.cwnd = self.snd.cwnd.max(mss);
+                    // ns-2's cwnd_ (the part of the window that is not inflation).
+                    self.snd.ns2_cwnd = self.snd.ns2_cwnd.min(self.snd.cwnd - mss).max(mss);
                     if !self.snd.partial_seen {
                         self.snd.partial_seen = true;
                         self.snd.rto_timer.set(now + self.snd.rto);
@@ -870,6 +883,7 @@ impl TcpFlow {
                 self.snd.recover = self.snd.snd_max;
                 self.retransmit_una(now, out);
                 self.snd.cwnd = self.snd.ssthresh + self.cfg.dupack_threshold as u64 * mss;
+                self.snd.ns2_cwnd = self.snd.ssthresh;
                 self.try_send(now, out);
             }
         }

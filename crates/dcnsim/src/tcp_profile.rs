@@ -82,6 +82,7 @@ impl TcpProfile {
                 delack_count: 1,        // Agent/TCPSink acks every packet
                 limited_transmit: true, // singledup_ 1
                 idle_rto_reset: true,   // slow_start_restart_ true, restart_bugfix_ true
+                exit_cwnd_ns2: true,    // partial_window_deflation_ 1, exit_recovery_fix_ 0
                 handshake: true,        // syn_ true + delay_growth_ true: a 40-byte first
                 // packet, data once it is acked, with cwnd = windowInit_
                 sack: false,         // Agent/TCP/Newreno
@@ -119,7 +120,6 @@ impl TcpProfile {
                 limited_transmit: true, // dupacks leave the pipe (tcp_add_reno_sack)
                 sack: true,             // net.ipv4.tcp_sack = 1
                 timestamps: true,       // net.ipv4.tcp_timestamps = 1
-                tlp: true,              // net.ipv4.tcp_early_retrans = 3 (TLP)
                 handshake: true,
                 abc_limit: 16, // tcp_slow_start: cwnd += acked (no RFC 3465 L)
                 dctcp_recovery_mode: true, // tcp_dctcp.c keeps the CWR state
@@ -152,12 +152,15 @@ impl TcpProfile {
 pub const MISSING: [(&str, &str); 4] = [
     (
         "ns2",
-        "partial-ACK window rules of Agent/TCP/Newreno (cwnd = ssthresh on exit); ssthresh from cwnd, not FlightSize",
+        "at most 2 packets per ACK in NewReno recovery (send_much maxburst 2); ssthresh from min(cwnd, window) instead of FlightSize",
     ),
     ("ns3", "PRR recovery (ns-3 default; dcnsim uses RFC 6675 recovery), CUBIC default cc"),
-    ("linux", "PRR, RACK loss detection, CUBIC default cc, quick-ACK mode, HyStart"),
+    ("linux", "RACK-TLP (tcp_recovery, tcp_early_retrans), PRR, CUBIC default cc, quick-ACK mode, HyStart"),
     ("freebsd", "PRR, NewReno default cc"),
 ];
+
+/// How one row of the profile table prints a configuration value.
+type Cell = Box<dyn Fn(&TcpConfig) -> String>;
 
 /// A table of every profile's values, for `dcnsim schema`; built from `config`, so it
 /// cannot disagree with what a run uses.
@@ -173,14 +176,14 @@ pub fn profile_table() -> String {
     let dur = |t: SimTime| -> String {
         if t.0 == 0 {
             "off".into()
-        } else if t.0 % SimTime::from_ms(1).0 == 0 {
+        } else if t.0.is_multiple_of(SimTime::from_ms(1).0) {
             format!("{}ms", t.0 / SimTime::from_ms(1).0)
         } else {
             format!("{}us", t.0 / SimTime::from_us(1).0)
         }
     };
     let flag = |b: bool| if b { "on" } else { "off" }.to_string();
-    let rows: Vec<(&str, Box<dyn Fn(&TcpConfig) -> String>)> = vec![
+    let rows: Vec<(&str, Cell)> = vec![
         (
             "init_cwnd",
             Box::new(|c: &TcpConfig| c.init_cwnd.to_string()),
@@ -231,7 +234,6 @@ pub fn profile_table() -> String {
             "timestamps",
             Box::new(move |c: &TcpConfig| flag(c.timestamps)),
         ),
-        ("tlp", Box::new(move |c: &TcpConfig| flag(c.tlp))),
         (
             "abc_limit",
             Box::new(|c: &TcpConfig| c.abc_limit.to_string()),

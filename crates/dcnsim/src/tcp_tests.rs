@@ -1291,3 +1291,53 @@ fn test_ns2_idle_rto_reset_restarts_from_one_segment() {
     f.app_write(us(100) + ms(200), 10 * MSS, &mut out);
     assert_eq!((f.snd.cwnd, f.snd.ssthresh, out.len()), (MSS, ssthresh, 1));
 }
+
+#[test]
+fn test_rto_reset_on_ack_ends_backoff_at_first_new_ack() {
+    for reset in [false, true] {
+        let mut f = TcpFlow::new(
+            0,
+            1,
+            2,
+            TcpConfig {
+                rto_reset_on_ack: reset,
+                ..cfg()
+            },
+        );
+        let mut out = Vec::new();
+        f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+        f.on_ack(us(100), &ack(MSS), &mut out); // a sample: RTO = min_rto 200 ms
+        f.on_rto(ms(300), &mut out);
+        assert_eq!(f.snd.rto, ms(400));
+        // The ACK of the retransmission is not a valid sample (Karn).
+        f.on_ack(ms(300) + us(100), &ack(2 * MSS), &mut out);
+        let want = if reset { ms(200) } else { ms(400) };
+        assert_eq!(f.snd.rto, want, "rto_reset_on_ack = {reset}");
+    }
+}
+
+#[test]
+fn test_ns2_newreno_exit_keeps_the_uninflated_window() {
+    // cwnd 10, segments 1..10 outstanding, 1 and 3 lost: fast retransmit (ssthresh 5,
+    // cwnd 8), a partial ACK for 2 segments deflates to 7, the full ACK leaves recovery.
+    let run = |ns2: bool| {
+        let mut f = sender_with_window_cfg(TcpConfig {
+            exit_cwnd_ns2: ns2,
+            ..no_lt(cfg())
+        });
+        let mut out = Vec::new();
+        for i in 0..3 {
+            f.on_ack(us(200 + i), &ack(MSS), &mut out);
+        }
+        f.on_ack(us(300), &ack(3 * MSS), &mut out);
+        assert!(f.snd.in_recovery);
+        f.on_ack(us(400), &ack(11 * MSS), &mut out);
+        assert!(!f.snd.in_recovery);
+        f.snd.cwnd
+    };
+    // ns-2: the partial ACK took 2 from dupwnd_ (3) and gave one back: cwnd_ stays at
+    // ssthresh (5); RFC 6582 option 1: min(ssthresh, FlightSize + MSS) with one segment
+    // in flight (11 was sent during recovery) = 2.
+    assert_eq!(run(true), 5 * MSS);
+    assert_eq!(run(false), 2 * MSS);
+}

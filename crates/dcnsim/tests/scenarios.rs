@@ -129,7 +129,10 @@ fn incast_collapses_with_small_buffer_and_many_flows() {
 
 #[test]
 fn large_buffer_absorbs_eight_flows() {
-    let t = run(&[]);
+    // With the 20-segment window of the seed-000 set-up (ns-2's default `window_`), as in
+    // Table I of the thesis (0 silent seconds). With an unlimited window the synchronized
+    // bursts grow until they overflow 256 KiB and a timeout can follow (as in ns-3).
+    let t = run(&[("tcp.rwnd", "29200")]);
     let g = summary(&t, "goodput_mbps");
     assert!(g > 900.0 && g < 973.4, "{g}");
     assert_eq!(summary(&t, "timeouts"), 0.0);
@@ -172,4 +175,65 @@ fn columns_have_equal_lengths() {
             assert!(matches!(t.get("id"), Some(Column::Str(_))));
         }
     }
+}
+
+fn flows_f64(tables: &[Table], col: &str) -> f64 {
+    tables
+        .iter()
+        .find(|t| t.name == "flows")
+        .unwrap()
+        .get_f64(col)
+        .unwrap()
+}
+
+#[test]
+fn tcp_profile_sets_defaults_and_scenario_keys_override_it() {
+    // One flow, 100 us RTT. dcnsim's exact estimator: SRTT ~ the RTT. The ns2 profile's
+    // tick estimator (tcpTick_ 10 ms): one tick, so SRTT = 10 ms.
+    let base = [("topology.servers", "1"), ("sim.duration", "\"0.2s\"")];
+    let exact = run(&base);
+    assert!(flows_f64(&exact, "srtt_s") < 0.001);
+    let mut ns2 = base.to_vec();
+    ns2.push(("tcp.profile", "\"ns2\""));
+    let t = run(&ns2);
+    assert_eq!(flows_f64(&t, "srtt_s"), 0.01);
+    // A key in the scenario wins over the profile.
+    ns2.push(("tcp.rtt_tick", "\"0s\""));
+    assert!(flows_f64(&run(&ns2), "srtt_s") < 0.001);
+    // An unknown profile is a one-line error naming the field and the choices.
+    let mut p = |_f: f64| true;
+    let err = dcnsim::run_text(
+        INCAST,
+        "test.toml",
+        &set(&[("tcp.profile", "\"bsd\"")]),
+        &mut p,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("tcp.profile") && err.contains("\"freebsd\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn limited_transmit_lowers_timeouts_in_a_small_buffer_incast() {
+    // Seed-000 incast, 4 flows, 32 KiB, 20-segment window, 2 s: without RFC 3042 the
+    // small windows lose their fast retransmits and stall on RTOs.
+    let base = [
+        ("topology.servers", "4"),
+        ("topology.switch_buffer", "\"32KiB\""),
+        ("tcp.rwnd", "29200"),
+    ];
+    let with = run(&base);
+    let mut off = base.to_vec();
+    off.push(("tcp.limited_transmit", "false"));
+    let without = run(&off);
+    assert!(
+        summary(&with, "timeouts") < summary(&without, "timeouts"),
+        "{} vs {}",
+        summary(&with, "timeouts"),
+        summary(&without, "timeouts")
+    );
+    assert!(summary(&with, "goodput_mbps") > summary(&without, "goodput_mbps"));
 }
