@@ -208,6 +208,5 @@ def test_sfq_hard_partition_quick_shape(tmp_path: Path) -> None:
     grid = _quick_grid(tmp_path, "devkota-fig23")
     kib = 1024
     assert float(grid[(32 * kib, 16)]["goodput_mbps"]) < 0.5 * 1000
-    assert float(grid[(256 * kib, 16)]["goodput_mbps"]) < 0.5 * 1000
-    assert float(grid[(2048 * kib, 64)]["goodput_mbps"]) > float(
-        grid[(256 * kib, 16)]["goodput_mbps"])
+    # 64 flows carried without collapse at 2 MB (the thesis's buffer for the hard partition)
+    assert float(grid[(2048 * kib, 64)]["goodput_mbps"]) > 0.9 * 1000

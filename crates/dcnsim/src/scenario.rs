@@ -340,6 +340,7 @@ pub struct TcpCfgFile {
     pub idle_rto_reset: Option<bool>,
     pub exit_cwnd_ns2: Option<bool>,
     pub rto_reset_on_ack: Option<bool>,
+    pub whole_segments: Option<bool>,
 }
 
 impl TcpCfgFile {
@@ -378,7 +379,8 @@ impl TcpCfgFile {
             timestamps,
             idle_rto_reset,
             exit_cwnd_ns2,
-            rto_reset_on_ack
+            rto_reset_on_ack,
+            whole_segments
         )
     }
 }
@@ -753,6 +755,9 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     }
     if let Some(v) = f.rto_reset_on_ack {
         c.rto_reset_on_ack = v;
+    }
+    if let Some(v) = f.whole_segments {
+        c.whole_segments = v;
     }
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {

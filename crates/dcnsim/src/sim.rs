@@ -547,6 +547,7 @@ impl Sim {
         let mut out = std::mem::take(&mut self.out);
         let f = &mut self.flows[fid as usize];
         let base = f.snd.app_limit;
+        let bytes = f.write_size(bytes);
         f.app_write(now, bytes, &mut out);
         let src = f.src;
         if notify {

@@ -118,6 +118,11 @@ pub struct TcpConfig {
     /// ends at the first new ACK (ns-3 `TcpSocketBase::NewAck`, RFC 6298 (2.4) applied per
     /// ACK). Off: RFC 6298 (5.7) keeps the backed-off RTO until a valid RTT sample (Karn).
     pub rto_reset_on_ack: bool,
+    /// The application's writes are sent as whole segments: a write of n bytes becomes
+    /// ceil(n / MSS) full-size segments (ns-2's one-way Agent/TCP counts data in packets of
+    /// `packetSize_`: `sendmsg` adds ceil(n / size_) packets). Off: the last segment of a
+    /// write carries the remainder only.
+    pub whole_segments: bool,
     /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
     /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
     /// ns-2). FreeBSD (seed 001) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
@@ -165,6 +170,7 @@ impl Default for TcpConfig {
             idle_rto_reset: false,
             exit_cwnd_ns2: false,
             rto_reset_on_ack: false,
+            whole_segments: false,
             abc_limit: 0,
             limited_transmit: true,
             rtt_tick: SimTime::ZERO,
@@ -505,8 +511,18 @@ impl TcpFlow {
 
     // ------------------------------------------------------------------ sender
 
+    /// The bytes a write of `bytes` puts on the connection (`whole_segments` rounds up).
+    pub fn write_size(&self, bytes: u64) -> u64 {
+        if self.cfg.whole_segments && bytes != u64::MAX {
+            bytes.div_ceil(self.mss()).saturating_mul(self.mss())
+        } else {
+            bytes
+        }
+    }
+
     /// The application writes `bytes` more to the connection.
     pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Packet>) {
+        let bytes = self.write_size(bytes);
         self.snd.app_limit = self.snd.app_limit.saturating_add(bytes);
         match self.snd.state {
             SndState::Closed => {

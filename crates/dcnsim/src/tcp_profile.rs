@@ -83,6 +83,7 @@ impl TcpProfile {
                 limited_transmit: true, // singledup_ 1
                 idle_rto_reset: true,   // slow_start_restart_ true, restart_bugfix_ true
                 exit_cwnd_ns2: true,    // partial_window_deflation_ 1, exit_recovery_fix_ 0
+                whole_segments: true,   // one-way TCP: sendmsg adds ceil(n / packetSize_) packets
                 handshake: true,        // syn_ true + delay_growth_ true: a 40-byte first
                 // packet, data once it is acked, with cwnd = windowInit_
                 sack: false,         // Agent/TCP/Newreno
@@ -97,7 +98,7 @@ impl TcpProfile {
                 min_rto: ms(1000),     // TcpSocketBase::MinRto 1 s
                 initial_rto: ms(1000), // TcpSocket::ConnTimeout 3 s for SYN; RttEstimator
                 // InitialEstimation 1 s for data
-                max_rto: ms(60_000), // TcpSocketBase::MaxRto? (60 s cap in ComputeRto)
+                max_rto: ms(60_000), // RFC 6298 (2.5) bound; ns-3 keeps backoff below it
                 rto_granularity: ms(1), // TcpSocketBase::ClockGranularity 1 ms
                 delack_count: 2,     // TcpSocket::DelAckCount 2
                 delack_timeout: ms(200), // TcpSocket::DelAckTimeout 200 ms
@@ -105,6 +106,7 @@ impl TcpProfile {
                 sack: true,          // TcpSocketBase::Sack true
                 timestamps: true,    // TcpSocketBase::Timestamp true
                 handshake: true,     // always a three-way handshake
+                rto_reset_on_ack: true, // TcpSocketBase::NewAck recomputes m_rto
                 abc_limit: 0,        // TcpNewReno: one segment per ACK in slow start
                 ..base
             },
@@ -159,20 +161,14 @@ pub const MISSING: [(&str, &str); 4] = [
     ("freebsd", "PRR, NewReno default cc"),
 ];
 
-/// How one row of the profile table prints a configuration value.
-type Cell = Box<dyn Fn(&TcpConfig) -> String>;
+/// One row of the profile table: its key and how to read the value from a configuration.
+type Row<T> = (&'static str, fn(&TcpConfig) -> T);
 
 /// A table of every profile's values, for `dcnsim schema`; built from `config`, so it
 /// cannot disagree with what a run uses.
 pub fn profile_table() -> String {
     use std::fmt::Write;
-    let cfgs: Vec<(&str, TcpConfig)> = PROFILES.iter().map(|&(n, p)| (n, p.config(1460))).collect();
-    let mut s = String::from("tcp.profile defaults (mss = 1460):\n");
-    let _ = write!(s, "  {:<22}", "key");
-    for (n, _) in &cfgs {
-        let _ = write!(s, "{n:>10}");
-    }
-    s.push('\n');
+    let cfgs: Vec<TcpConfig> = PROFILES.iter().map(|&(_, p)| p.config(1460)).collect();
     let dur = |t: SimTime| -> String {
         if t.0 == 0 {
             "off".into()
@@ -182,75 +178,62 @@ pub fn profile_table() -> String {
             format!("{}us", t.0 / SimTime::from_us(1).0)
         }
     };
-    let flag = |b: bool| if b { "on" } else { "off" }.to_string();
-    let rows: Vec<(&str, Cell)> = vec![
-        (
-            "init_cwnd",
-            Box::new(|c: &TcpConfig| c.init_cwnd.to_string()),
-        ),
-        ("min_rto", Box::new(move |c: &TcpConfig| dur(c.min_rto))),
-        ("max_rto", Box::new(move |c: &TcpConfig| dur(c.max_rto))),
-        (
-            "initial_rto",
-            Box::new(move |c: &TcpConfig| dur(c.initial_rto)),
-        ),
-        (
-            "rto_granularity",
-            Box::new(move |c: &TcpConfig| dur(c.rto_granularity)),
-        ),
-        ("rtt_tick", Box::new(move |c: &TcpConfig| dur(c.rtt_tick))),
-        (
-            "delayed_ack",
-            Box::new(|c: &TcpConfig| c.delack_count.to_string()),
-        ),
-        (
-            "delack_timeout",
-            Box::new(move |c: &TcpConfig| dur(c.delack_timeout)),
-        ),
-        (
-            "rwnd",
-            Box::new(|c: &TcpConfig| {
-                if c.rwnd == u64::MAX {
-                    "unlim".into()
-                } else {
-                    c.rwnd.to_string()
-                }
-            }),
-        ),
-        (
-            "limited_transmit",
-            Box::new(move |c: &TcpConfig| flag(c.limited_transmit)),
-        ),
-        (
-            "handshake",
-            Box::new(move |c: &TcpConfig| flag(c.handshake)),
-        ),
-        (
-            "idle_rto_reset",
-            Box::new(move |c: &TcpConfig| flag(c.idle_rto_reset)),
-        ),
-        ("sack", Box::new(move |c: &TcpConfig| flag(c.sack))),
-        (
-            "timestamps",
-            Box::new(move |c: &TcpConfig| flag(c.timestamps)),
-        ),
-        (
-            "abc_limit",
-            Box::new(|c: &TcpConfig| c.abc_limit.to_string()),
-        ),
-        (
-            "dctcp_recovery_mode",
-            Box::new(move |c: &TcpConfig| flag(c.dctcp_recovery_mode)),
-        ),
-        (
-            "dctcp_alpha_init",
-            Box::new(|c: &TcpConfig| c.dctcp_alpha_init.to_string()),
-        ),
+    let durations: [Row<SimTime>; 6] = [
+        ("min_rto", |c| c.min_rto),
+        ("max_rto", |c| c.max_rto),
+        ("initial_rto", |c| c.initial_rto),
+        ("rto_granularity", |c| c.rto_granularity),
+        ("rtt_tick", |c| c.rtt_tick),
+        ("delack_timeout", |c| c.delack_timeout),
     ];
-    for (key, f) in &rows {
-        let _ = write!(s, "  {key:<22}");
-        for (_, c) in &cfgs {
-            let _ = write!(s, "{:>10}", f(c));
+    let numbers: [Row<String>; 5] = [
+        ("init_cwnd", |c| c.init_cwnd.to_string()),
+        ("delayed_ack", |c| c.delack_count.to_string()),
+        ("abc_limit", |c| c.abc_limit.to_string()),
+        ("dctcp_alpha_init", |c| c.dctcp_alpha_init.to_string()),
+        ("rwnd", |c| {
+            if c.rwnd == u64::MAX {
+                "unlim".into()
+            } else {
+                c.rwnd.to_string()
+            }
+        }),
+    ];
+    let flags: [Row<bool>; 10] = [
+        ("limited_transmit", |c| c.limited_transmit),
+        ("handshake", |c| c.handshake),
+        ("sack", |c| c.sack),
+        ("timestamps", |c| c.timestamps),
+        ("idle_rto_reset", |c| c.idle_rto_reset),
+        ("exit_cwnd_ns2", |c| c.exit_cwnd_ns2),
+        ("rto_reset_on_ack", |c| c.rto_reset_on_ack),
+        ("whole_segments", |c| c.whole_segments),
+        ("dctcp_recovery_mode", |c| c.dctcp_recovery_mode),
+        ("dctcp_reset_alpha_after_idle", |c| {
+            c.dctcp_reset_alpha_after_idle
+        }),
+    ];
+    let mut rows: Vec<(&str, Vec<String>)> = Vec::new();
+    for (k, f) in numbers {
+        rows.push((k, cfgs.iter().map(f).collect()));
+    }
+    for (k, f) in durations {
+        rows.push((k, cfgs.iter().map(|c| dur(f(c))).collect()));
+    }
+    for (k, f) in flags {
+        let on = |c: &TcpConfig| if f(c) { "on" } else { "off" }.to_string();
+        rows.push((k, cfgs.iter().map(on).collect()));
+    }
+    let mut s = String::from("tcp.profile defaults (mss = 1460):\n");
+    let _ = write!(s, "  {:<29}", "key");
+    for (n, _) in PROFILES {
+        let _ = write!(s, "{n:>9}");
+    }
+    s.push('\n');
+    for (key, cells) in rows {
+        let _ = write!(s, "  {key:<29}");
+        for c in cells {
+            let _ = write!(s, "{c:>9}");
         }
         s.push('\n');
     }

@@ -39,9 +39,14 @@ fn run(overrides: &[(&str, &str)]) -> Vec<Table> {
 }
 
 fn summary(tables: &[Table], col: &str) -> f64 {
+    first_f64(tables, "summary", col)
+}
+
+/// The first value of column `col` of table `name`.
+fn first_f64(tables: &[Table], name: &str, col: &str) -> f64 {
     tables
         .iter()
-        .find(|t| t.name == "summary")
+        .find(|t| t.name == name)
         .unwrap()
         .get_f64(col)
         .unwrap()
@@ -178,12 +183,7 @@ fn columns_have_equal_lengths() {
 }
 
 fn flows_f64(tables: &[Table], col: &str) -> f64 {
-    tables
-        .iter()
-        .find(|t| t.name == "flows")
-        .unwrap()
-        .get_f64(col)
-        .unwrap()
+    first_f64(tables, "flows", col)
 }
 
 #[test]
