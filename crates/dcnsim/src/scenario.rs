@@ -341,6 +341,7 @@ pub struct TcpCfgFile {
     pub exit_cwnd_ns2: Option<bool>,
     pub rto_reset_on_ack: Option<bool>,
     pub whole_segments: Option<bool>,
+    pub recover_strict: Option<bool>,
 }
 
 impl TcpCfgFile {
@@ -380,7 +381,8 @@ impl TcpCfgFile {
             idle_rto_reset,
             exit_cwnd_ns2,
             rto_reset_on_ack,
-            whole_segments
+            whole_segments,
+            recover_strict
         )
     }
 }
@@ -758,6 +760,9 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     }
     if let Some(v) = f.whole_segments {
         c.whole_segments = v;
+    }
+    if let Some(v) = f.recover_strict {
+        c.recover_strict = v;
     }
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {

@@ -123,6 +123,9 @@ pub struct TcpConfig {
     /// `packetSize_`: `sendmsg` adds ceil(n / size_) packets). Off: the last segment of a
     /// write carries the remainder only.
     pub whole_segments: bool,
+    /// NewReno fast retransmit needs an ACK beyond `recover` by a segment (ns-2's
+    /// `highest_ack_ > recover_`), not just covering it (RFC 6582).
+    pub recover_strict: bool,
     /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
     /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
     /// ns-2). FreeBSD (seed 001) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
@@ -171,6 +174,7 @@ impl Default for TcpConfig {
             exit_cwnd_ns2: false,
             rto_reset_on_ack: false,
             whole_segments: false,
+            recover_strict: false,
             abc_limit: 0,
             limited_transmit: true,
             rtt_tick: SimTime::ZERO,
@@ -891,7 +895,7 @@ impl TcpFlow {
                 }
             } else if self.snd.dupacks < self.cfg.dupack_threshold {
                 self.limited_transmit(now, out);
-            } else if self.snd.dupacks == self.cfg.dupack_threshold && a >= self.snd.recover {
+            } else if self.snd.dupacks == self.cfg.dupack_threshold && self.recovered(a) {
                 // Fast retransmit (RFC 6582 §3.2 step 2).
                 self.snd.fast_recovery_enter();
                 self.stats.fast_recoveries += 1;
@@ -902,6 +906,19 @@ impl TcpFlow {
                 self.snd.ns2_cwnd = self.snd.ssthresh;
                 self.try_send(now, out);
             }
+        }
+    }
+
+    /// RFC 6582 §3.2 step 2: a fast retransmit only if the ACK covers `recover` (all data
+    /// sent when the last recovery or timeout began). With `recover_strict`, ns-2's
+    /// Agent/TCP/Newreno test `highest_ack_ > recover_` (`bugFix_ true`, `less_careful_
+    /// false`): the ACK must cover one segment more, except before any data is acked
+    /// (`bugfix_ss_`).
+    fn recovered(&self, a: u64) -> bool {
+        if self.cfg.recover_strict {
+            a > self.snd.recover || a == 0
+        } else {
+            a >= self.snd.recover
         }
     }
 

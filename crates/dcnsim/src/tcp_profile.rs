@@ -84,6 +84,7 @@ impl TcpProfile {
                 idle_rto_reset: true,   // slow_start_restart_ true, restart_bugfix_ true
                 exit_cwnd_ns2: true,    // partial_window_deflation_ 1, exit_recovery_fix_ 0
                 whole_segments: true,   // one-way TCP: sendmsg adds ceil(n / packetSize_) packets
+                recover_strict: true,   // dupack_action: highest_ack_ > recover_ (bugFix_ true)
                 handshake: true,        // syn_ true + delay_growth_ true: a 40-byte first
                 // packet, data once it is acked, with cwnd = windowInit_
                 sack: false,         // Agent/TCP/Newreno
@@ -199,7 +200,7 @@ pub fn profile_table() -> String {
             }
         }),
     ];
-    let flags: [Row<bool>; 10] = [
+    let flags: [Row<bool>; 11] = [
         ("limited_transmit", |c| c.limited_transmit),
         ("handshake", |c| c.handshake),
         ("sack", |c| c.sack),
@@ -208,6 +209,7 @@ pub fn profile_table() -> String {
         ("exit_cwnd_ns2", |c| c.exit_cwnd_ns2),
         ("rto_reset_on_ack", |c| c.rto_reset_on_ack),
         ("whole_segments", |c| c.whole_segments),
+        ("recover_strict", |c| c.recover_strict),
         ("dctcp_recovery_mode", |c| c.dctcp_recovery_mode),
         ("dctcp_reset_alpha_after_idle", |c| {
             c.dctcp_reset_alpha_after_idle
