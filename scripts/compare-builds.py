@@ -58,29 +58,58 @@ def reproduce(pytree: Path, exp: str, out: Path, full: bool, jobs: int) -> Path 
     return hits[0] if hits else None
 
 
+# Columns that say how an experiment came out, in order of preference.
+HEADLINE = ("goodput_mbps", "incast_goodput_mbps", "small_mean_us", "service1_mbps", "q1_mbps",
+            "fct_mean_s", "fct_small_mean_s",
+            "mean_transfer_s", "jain_index", "mean_queue_pkts", "cnm_sent")
+
+
 def compare_csv(a: Path, b: Path) -> str:
+    """'identical', or how the headline column moved (largest change over the points, and
+    the median of |change|) plus how many cells changed in all."""
     if a.read_bytes() == b.read_bytes():
         return "identical"
     ra = list(csv.DictReader(a.open()))
     rb = list(csv.DictReader(b.open()))
     if len(ra) != len(rb) or (ra and ra[0].keys() != rb[0].keys()):
         return f"different shape ({len(ra)} vs {len(rb)} rows)"
-    worst = (0.0, "", -1, "", "")
+    changed = sum(x[k] != y[k] for x, y in zip(ra, rb, strict=True) for k in x)
+    cells = sum(len(x) for x in ra)
+    head = next((h for h in HEADLINE if ra and h in ra[0]), None)
+    if head is None:
+        return f"moved: {changed} of {cells} cells changed"
+    rel = []
     for i, (x, y) in enumerate(zip(ra, rb, strict=True)):
-        for k in x:
-            if x[k] == y[k]:
-                continue
-            try:
-                fx, fy = float(x[k]), float(y[k])
-            except ValueError:
-                continue
-            rel = abs(fy - fx) / max(abs(fx), 1e-12)
-            if rel > worst[0]:
-                worst = (rel, k, i, x[k], y[k])
-    if worst[2] < 0:
-        return "text columns differ"
-    rel, k, i, x, y = worst
-    return f"moved: largest {100 * rel:.0f} % in {k} (row {i}: {x} -> {y})"
+        try:
+            fx, fy = float(x[head]), float(y[head])
+        except ValueError:
+            continue
+        rel.append((abs(fy - fx) / max(abs(fx), 1e-12), i, x[head], y[head]))
+    if not rel or max(rel)[0] == 0:
+        return f"{head} unchanged; {changed} of {cells} cells changed"
+    worst = max(rel)
+    med = sorted(r[0] for r in rel)[len(rel) // 2]
+    return (f"{head}: largest change {100 * worst[0]:.0f} % (point {worst[1]}: "
+            f"{float(worst[2]):.4g} -> {float(worst[3]):.4g}), median {100 * med:.1f} %; "
+            f"{changed} of {cells} cells changed")
+
+
+def compare_dirs(out: Path, base: str, full: bool) -> int:
+    rows = []
+    for a in sorted((out / "base").glob("*/results.csv")):
+        b = out / "current" / a.parent.name / "results.csv"
+        exp = a.parent.name.removesuffix("-quick")
+        rows.append((exp, compare_csv(a, b) if b.exists() else "fails now"))
+        print(f"{exp}: {rows[-1][1]}")
+    write_md(out, rows, base, full)
+    return 0
+
+
+def write_md(out: Path, rows: list[tuple[str, str]], base: str, full: bool) -> None:
+    md = ["| experiment | " + ("full" if full else "quick") + f" run vs {base} |",
+          "|---|---|"] + [f"| `{e}` | {v} |" for e, v in rows]
+    (out / "moved.md").write_text("\n".join(md) + "\n")
+    print(f"wrote {out / 'moved.md'}", file=sys.stderr)
 
 
 def main() -> int:
@@ -90,7 +119,11 @@ def main() -> int:
     ap.add_argument("--full", action="store_true", help="full experiments, not --quick")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp(prefix="builds-")))
+    ap.add_argument("--compare-only", action="store_true",
+                    help="only compare the results already in --out/base and --out/current")
     args = ap.parse_args()
+    if args.compare_only:
+        return compare_dirs(args.out, args.base, args.full)
     tmp = Path(tempfile.mkdtemp(prefix="base-"))
     wt = tmp / "wt"
     sh(["git", "worktree", "add", "--detach", str(wt), args.base], cwd=ROOT)
@@ -112,10 +145,7 @@ def main() -> int:
                        else compare_csv(a, b))
             print(f"{exp}: {verdict}", flush=True)
             rows.append((exp, verdict))
-        md = ["| experiment | " + ("full" if args.full else "quick") + f" vs {args.base} |",
-              "|---|---|"] + [f"| `{e}` | {v} |" for e, v in rows]
-        (args.out / "moved.md").write_text("\n".join(md) + "\n")
-        print(f"wrote {args.out / 'moved.md'}", file=sys.stderr)
+        write_md(args.out, rows, args.base, args.full)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(wt)], cwd=ROOT,
                        capture_output=True)
