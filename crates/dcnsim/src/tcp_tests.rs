@@ -1341,3 +1341,57 @@ fn test_ns2_newreno_exit_keeps_the_uninflated_window() {
     assert_eq!(run(true), 5 * MSS);
     assert_eq!(run(false), 2 * MSS);
 }
+
+#[test]
+fn test_whole_segments_rounds_a_write_up_to_full_segments() {
+    let c = TcpConfig {
+        whole_segments: true,
+        init_cwnd: 200,
+        ..cfg()
+    };
+    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 256_000, &mut out);
+    // ns-2's one-way TCP: ceil(256000 / 1460) = 176 packets of 1460 B.
+    assert_eq!(f.snd.app_limit, 176 * MSS);
+    assert_eq!(out.len(), 176);
+    assert!(out.iter().all(|p| p.payload as u64 == MSS));
+    let mut g = TcpFlow::new(
+        0,
+        1,
+        2,
+        TcpConfig {
+            init_cwnd: 200,
+            ..cfg()
+        },
+    );
+    out.clear();
+    g.app_write(SimTime::ZERO, 256_000, &mut out);
+    assert_eq!(out.last().unwrap().payload, 256_000 - 175 * 1460);
+}
+
+#[test]
+fn test_recover_strict_needs_an_ack_beyond_recover() {
+    // After a timeout, recover = SND.MAX = 11 MSS. Segments up to 11 are then acked and
+    // new data sent; segment 11 (the first after recover) is lost and three duplicate ACKs
+    // for 11 arrive. RFC 6582: the ACK covers recover, fast retransmit. ns-2 (strict): it
+    // must pass recover by a segment, so no fast retransmit (the RTO will repair it).
+    let run = |strict: bool| {
+        let mut f = sender_with_window_cfg(TcpConfig {
+            recover_strict: strict,
+            ..no_lt(cfg())
+        });
+        let mut out = Vec::new();
+        f.on_rto(ms(300), &mut out);
+        assert_eq!(f.snd.recover, 11 * MSS);
+        f.snd.cwnd = 10 * MSS;
+        f.on_ack(ms(301), &ack(11 * MSS), &mut out);
+        out.clear();
+        for i in 0..3 {
+            f.on_ack(ms(302) + us(i), &ack(11 * MSS), &mut out);
+        }
+        f.snd.in_recovery
+    };
+    assert!(run(false));
+    assert!(!run(true));
+}
