@@ -342,6 +342,8 @@ pub struct TcpCfgFile {
     pub rto_reset_on_ack: Option<bool>,
     pub whole_segments: Option<bool>,
     pub recover_strict: Option<bool>,
+    pub recovery_maxburst: Option<u32>,
+    pub ssthresh_from_cwnd: Option<bool>,
 }
 
 impl TcpCfgFile {
@@ -382,7 +384,9 @@ impl TcpCfgFile {
             exit_cwnd_ns2,
             rto_reset_on_ack,
             whole_segments,
-            recover_strict
+            recover_strict,
+            recovery_maxburst,
+            ssthresh_from_cwnd
         )
     }
 }
@@ -763,6 +767,12 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     }
     if let Some(v) = f.recover_strict {
         c.recover_strict = v;
+    }
+    if let Some(v) = f.recovery_maxburst {
+        c.recovery_maxburst = v;
+    }
+    if let Some(v) = f.ssthresh_from_cwnd {
+        c.ssthresh_from_cwnd = v;
     }
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {

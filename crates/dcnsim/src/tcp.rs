@@ -126,6 +126,13 @@ pub struct TcpConfig {
     /// NewReno fast retransmit needs an ACK beyond `recover` by a segment (ns-2's
     /// `highest_ack_ > recover_`), not just covering it (RFC 6582).
     pub recover_strict: bool,
+    /// At most this many segments per ACK during NewReno fast recovery (0 = no limit; ns-2
+    /// sends with `maxburst` 2 while `dupacks_` ≥ DupThresh).
+    pub recovery_maxburst: u32,
+    /// ssthresh on a loss or ECE from min(cwnd, rwnd) in whole segments (ns-2 `slowdown`:
+    /// half of `windowd()`, at least 2) instead of RFC 5681's FlightSize / 2. After
+    /// consecutive timeouts (cwnd = 1) ns-2's ssthresh is 2 segments.
+    pub ssthresh_from_cwnd: bool,
     /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
     /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
     /// ns-2). FreeBSD (seed 001) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
@@ -175,6 +182,8 @@ impl Default for TcpConfig {
             rto_reset_on_ack: false,
             whole_segments: false,
             recover_strict: false,
+            recovery_maxburst: 0,
+            ssthresh_from_cwnd: false,
             abc_limit: 0,
             limited_transmit: true,
             rtt_tick: SimTime::ZERO,
@@ -557,6 +566,21 @@ impl TcpFlow {
 
     /// Send as much new (or go-back-N retransmitted) data as the window allows.
     pub fn try_send(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.send_burst(now, out, u32::MAX);
+    }
+
+    /// NewReno fast recovery: at most `recovery_maxburst` segments per ACK (ns-2's
+    /// `send_much(0, 0, 2)` while `dupacks_` ≥ DupThresh), else as many as the window allows.
+    fn send_in_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let max = match self.cfg.recovery_maxburst {
+            0 => u32::MAX,
+            m => m,
+        };
+        self.send_burst(now, out, max);
+    }
+
+    /// `try_send` with at most `max` segments.
+    fn send_burst(&mut self, now: SimTime, out: &mut Vec<Packet>, max: u32) {
         if self.snd.state != SndState::Established {
             return;
         }
@@ -577,9 +601,10 @@ impl TcpFlow {
         }
         let mss = self.mss();
         let wnd = self.snd.cwnd.min(self.cfg.rwnd);
+        let mut sent = 0;
         loop {
             let nxt = self.snd.snd_nxt;
-            if nxt >= self.snd.app_limit {
+            if nxt >= self.snd.app_limit || sent == max {
                 break;
             }
             let len = mss.min(self.snd.app_limit - nxt);
@@ -588,6 +613,7 @@ impl TcpFlow {
                 break;
             }
             self.emit_segment(now, nxt, len, out);
+            sent += 1;
             self.snd.snd_nxt = nxt + len;
             if self.snd.snd_nxt > self.snd.snd_max {
                 self.snd.snd_max = self.snd.snd_nxt;
@@ -847,7 +873,7 @@ impl TcpFlow {
                         self.snd.partial_seen = true;
                         self.snd.rto_timer.set(now + self.snd.rto);
                     }
-                    self.try_send(now, out);
+                    self.send_in_recovery(now, out);
                     return;
                 }
             } else {
@@ -879,7 +905,7 @@ impl TcpFlow {
                     self.sack_send(now, out); // RFC 6675 §5 (B), (C)
                 } else {
                     self.snd.cwnd += mss; // window inflation
-                    self.try_send(now, out);
+                    self.send_in_recovery(now, out);
                 }
             } else if self.cfg.sack {
                 // RFC 6675 §5 steps (2)–(4): DupThresh duplicates, or IsLost(HighACK + 1).
@@ -904,7 +930,7 @@ impl TcpFlow {
                 self.retransmit_una(now, out);
                 self.snd.cwnd = self.snd.ssthresh + self.cfg.dupack_threshold as u64 * mss;
                 self.snd.ns2_cwnd = self.snd.ssthresh;
-                self.try_send(now, out);
+                self.send_in_recovery(now, out);
             }
         }
     }
@@ -976,7 +1002,7 @@ impl TcpFlow {
         match self.cfg.cc {
             CcAlgo::NewReno => {
                 // RFC 3168 §6.1.2: as for a loss, ssthresh = max(FlightSize/2, 2·SMSS).
-                self.snd.ssthresh = (self.flight() / 2).max(2 * mss);
+                self.snd.ssthresh = self.cc_ssthresh_on_loss(self.flight());
                 self.snd.cwnd = self.snd.ssthresh;
             }
             CcAlgo::Dctcp | CcAlgo::Odctcp => {
@@ -1211,9 +1237,16 @@ impl TcpFlow {
     }
 
     fn cc_ssthresh_on_loss(&self, flight: u64) -> u64 {
+        let mss = self.mss();
+        if self.cfg.ssthresh_from_cwnd {
+            // ns-2 `slowdown(CLOSE_SSTHRESH_HALF)`: (int)(min(cwnd_, window_) / 2) packets,
+            // at least 2.
+            let w = self.snd.cwnd.min(self.cfg.rwnd) / mss;
+            return (w / 2).max(2) * mss;
+        }
         match self.cfg.cc {
             // DCTCP does not use alpha for losses (RFC 8257 §3.4: as the standard TCP).
-            CcAlgo::NewReno | CcAlgo::Dctcp | CcAlgo::Odctcp => (flight / 2).max(2 * self.mss()),
+            CcAlgo::NewReno | CcAlgo::Dctcp | CcAlgo::Odctcp => (flight / 2).max(2 * mss),
         }
     }
 

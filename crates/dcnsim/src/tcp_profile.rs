@@ -73,19 +73,21 @@ impl TcpProfile {
             },
             // ns-2.35 `tcl/lib/ns-default.tcl`, Agent/TCP (one-way Newreno, TCPSink).
             TcpProfile::Ns2 => TcpConfig {
-                init_cwnd: 2,           // windowInit_ 2
-                rwnd: 20 * mss as u64,  // window_ 20 (packets)
-                min_rto: ms(200),       // minrto_ 0.2
-                max_rto: ms(60_000),    // maxrto_ 60
-                initial_rto: ms(3000),  // rtxcur_init_ 3.0
-                rtt_tick: ms(10),       // tcpTick_ 0.01 (estimator in ticks, RTO >= 2 ticks)
-                delack_count: 1,        // Agent/TCPSink acks every packet
-                limited_transmit: true, // singledup_ 1
-                idle_rto_reset: true,   // slow_start_restart_ true, restart_bugfix_ true
-                exit_cwnd_ns2: true,    // partial_window_deflation_ 1, exit_recovery_fix_ 0
-                whole_segments: true,   // one-way TCP: sendmsg adds ceil(n / packetSize_) packets
-                recover_strict: true,   // dupack_action: highest_ack_ > recover_ (bugFix_ true)
-                handshake: true,        // syn_ true + delay_growth_ true: a 40-byte first
+                init_cwnd: 2,             // windowInit_ 2
+                rwnd: 20 * mss as u64,    // window_ 20 (packets)
+                min_rto: ms(200),         // minrto_ 0.2
+                max_rto: ms(60_000),      // maxrto_ 60
+                initial_rto: ms(3000),    // rtxcur_init_ 3.0
+                rtt_tick: ms(10),         // tcpTick_ 0.01 (estimator in ticks, RTO >= 2 ticks)
+                delack_count: 1,          // Agent/TCPSink acks every packet
+                limited_transmit: true,   // singledup_ 1
+                idle_rto_reset: true,     // slow_start_restart_ true, restart_bugfix_ true
+                exit_cwnd_ns2: true,      // partial_window_deflation_ 1, exit_recovery_fix_ 0
+                whole_segments: true,     // one-way TCP: sendmsg adds ceil(n / packetSize_) packets
+                recover_strict: true,     // dupack_action: highest_ack_ > recover_ (bugFix_ true)
+                recovery_maxburst: 2,     // NewReno recv: send_much(0, 0, 2) in fast recovery
+                ssthresh_from_cwnd: true, // slowdown: ssthresh_ = (int)(windowd() / 2)
+                handshake: true,          // syn_ true + delay_growth_ true: a 40-byte first
                 // packet, data once it is acked, with cwnd = windowInit_
                 sack: false,         // Agent/TCP/Newreno
                 timestamps: false,   // timestamps_ false
@@ -155,7 +157,7 @@ impl TcpProfile {
 pub const MISSING: [(&str, &str); 4] = [
     (
         "ns2",
-        "at most 2 packets per ACK in NewReno recovery (send_much maxburst 2); ssthresh from min(cwnd, window) instead of FlightSize",
+        "a partial ACK covering the timed packet ends the RTO backoff without an RTT sample",
     ),
     ("ns3", "PRR recovery (ns-3 default; dcnsim uses RFC 6675 recovery), CUBIC default cc"),
     ("linux", "RACK-TLP (tcp_recovery, tcp_early_retrans), PRR, CUBIC default cc, quick-ACK mode, HyStart"),
@@ -187,9 +189,10 @@ pub fn profile_table() -> String {
         ("rtt_tick", |c| c.rtt_tick),
         ("delack_timeout", |c| c.delack_timeout),
     ];
-    let numbers: [Row<String>; 5] = [
+    let numbers: [Row<String>; 6] = [
         ("init_cwnd", |c| c.init_cwnd.to_string()),
         ("delayed_ack", |c| c.delack_count.to_string()),
+        ("recovery_maxburst", |c| c.recovery_maxburst.to_string()),
         ("abc_limit", |c| c.abc_limit.to_string()),
         ("dctcp_alpha_init", |c| c.dctcp_alpha_init.to_string()),
         ("rwnd", |c| {
@@ -200,7 +203,7 @@ pub fn profile_table() -> String {
             }
         }),
     ];
-    let flags: [Row<bool>; 11] = [
+    let flags: [Row<bool>; 12] = [
         ("limited_transmit", |c| c.limited_transmit),
         ("handshake", |c| c.handshake),
         ("sack", |c| c.sack),
@@ -210,6 +213,7 @@ pub fn profile_table() -> String {
         ("rto_reset_on_ack", |c| c.rto_reset_on_ack),
         ("whole_segments", |c| c.whole_segments),
         ("recover_strict", |c| c.recover_strict),
+        ("ssthresh_from_cwnd", |c| c.ssthresh_from_cwnd),
         ("dctcp_recovery_mode", |c| c.dctcp_recovery_mode),
         ("dctcp_reset_alpha_after_idle", |c| {
             c.dctcp_reset_alpha_after_idle

@@ -1395,3 +1395,46 @@ fn test_recover_strict_needs_an_ack_beyond_recover() {
     assert!(run(false));
     assert!(!run(true));
 }
+
+#[test]
+fn test_recovery_maxburst_limits_new_segments_per_ack() {
+    // Fast retransmit with cwnd 10 → ssthresh 5, cwnd 8 after 3 dupacks; then cwnd grows by
+    // one per dupack. With a much larger window (ssthresh forced high) the first dupacks
+    // after recovery entry can open several segments at once; ns-2 sends at most 2.
+    let run = |burst: u32| {
+        let mut f = sender_with_window_cfg(TcpConfig {
+            recovery_maxburst: burst,
+            ..no_lt(cfg())
+        });
+        let mut out = Vec::new();
+        for i in 0..3 {
+            f.on_ack(us(200 + i), &ack(MSS), &mut out);
+        }
+        assert!(f.snd.in_recovery);
+        f.snd.cwnd = 20 * MSS; // with this dupack's inflation: 21, room for 11 more segments
+        out.clear();
+        f.on_ack(us(210), &ack(MSS), &mut out);
+        out.len()
+    };
+    assert_eq!(run(0), 11);
+    assert_eq!(run(2), 2);
+}
+
+#[test]
+fn test_ssthresh_from_cwnd_as_ns2_slowdown() {
+    // cwnd 10 MSS, 10 outstanding: both rules give 5. After a timeout (cwnd = 1 MSS) a second
+    // timeout gives ns-2's floor of 2 segments, while FlightSize / 2 stays at 5.
+    let run = |ns2: bool| {
+        let mut f = sender_with_window_cfg(TcpConfig {
+            ssthresh_from_cwnd: ns2,
+            ..cfg()
+        });
+        let mut out = Vec::new();
+        f.on_rto(ms(300), &mut out);
+        let first = f.snd.ssthresh;
+        f.on_rto(ms(700), &mut out);
+        (first, f.snd.ssthresh)
+    };
+    assert_eq!(run(false), (5 * MSS, 5 * MSS));
+    assert_eq!(run(true), (5 * MSS, 2 * MSS));
+}
