@@ -204,3 +204,18 @@ def test_api_result(fake_core: FakeCore, fig08: Path, tmp_path: Path) -> None:
     assert dcnsim.ScenarioError is FakeCore.ScenarioError
     with pytest.raises(dcnsim.ScenarioError):
         dcnsim.validate(fig08, {"topology.servers": 0})
+
+
+def test_schema_ends_with_the_tcp_profile_table() -> None:
+    """`dcnsim schema` prints every profile's defaults, built from the engine's own table."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "dcnsim", "schema"], capture_output=True,
+                         text=True, check=True).stdout
+    table = out.split("tcp.profile defaults")[1].splitlines()
+    head = next(line for line in table if line.strip().startswith("key "))
+    assert head.split()[1:] == ["dcnsim", "rfc", "ns2", "ns3", "linux", "freebsd"]
+    tick = next(line for line in table if line.strip().startswith("rtt_tick"))
+    assert tick.split()[1:] == ["off", "off", "10ms", "off", "off", "off"]
+    assert "not modelled:" in out
