@@ -187,7 +187,38 @@ def cmd_compare(args) -> int:
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text.lstrip() + "\n")
+    if args.plot:
+        plot(ref, ours, rname, Path(args.plot))
     return 0
+
+
+def plot(ref: dict, ours: dict, rname: str, path: Path) -> None:
+    """Goodput against n, one panel per min RTO: the reference dashed, dcnsim solid."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, rto in zip(axes, MIN_RTOS, strict=True):
+        for i, b in enumerate(sorted({k[1] for k in ref if k[0] == rto})):
+            ns = sorted(k[2] for k in ref if k[0] == rto and k[1] == b and k in ours)
+            color = f"C{i}"
+            ax.plot(ns, [ref[(rto, b, n)]["goodput_mbps"] for n in ns], "--", color=color,
+                    alpha=0.6, label=f"{rname} {b // 1024} KiB")
+            ax.plot(ns, [ours[(rto, b, n)]["goodput_mbps"] for n in ns], "o-", color=color,
+                    label=f"dcnsim {b // 1024} KiB")
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"min RTO {rto} ms")
+        ax.set_xlabel("servers")
+        ax.axhline(COLLAPSE, color="grey", lw=0.8, ls=":")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("goodput (Mb/s)")
+    axes[0].set_ylim(0, 1000)
+    axes[1].legend(fontsize=7, ncol=2, loc="lower left")
+    fig.suptitle(f"Seed-000 incast grid: {rname} (dashed) and dcnsim (solid)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("ref")
     c.add_argument("ours")
     c.add_argument("--markdown")
+    c.add_argument("--plot", help="write a PNG of goodput against n beside the reference")
     args = p.parse_args(argv)
     if args.cmd == "compare":
         return cmd_compare(args)
