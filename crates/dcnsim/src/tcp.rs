@@ -131,7 +131,9 @@ pub struct TcpConfig {
     pub recovery_maxburst: u32,
     /// ssthresh on a loss or ECE from min(cwnd, rwnd) in whole segments (ns-2 `slowdown`:
     /// half of `windowd()`, at least 2) instead of RFC 5681's FlightSize / 2. After
-    /// consecutive timeouts (cwnd = 1) ns-2's ssthresh is 2 segments.
+    /// consecutive timeouts (cwnd = 1) ns-2's ssthresh is 2 segments. A fast retransmit
+    /// sets cwnd (before the inflation) to that half exactly, not rounded down, as ns-2's
+    /// `CLOSE_CWND_HALF` does with `precision_reduce_`.
     pub ssthresh_from_cwnd: bool,
     /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
     /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
@@ -925,11 +927,19 @@ impl TcpFlow {
                 // Fast retransmit (RFC 6582 §3.2 step 2).
                 self.snd.fast_recovery_enter();
                 self.stats.fast_recoveries += 1;
+                // ns-2 `slowdown(CLOSE_CWND_HALF)`: cwnd_ = half of min(cwnd_, window_)
+                // exactly (ssthresh_ is that half rounded down to packets).
+                let half = self.snd.cwnd.min(self.cfg.rwnd) / 2;
                 self.loss_reduce();
+                let base = if self.cfg.ssthresh_from_cwnd {
+                    half.max(mss)
+                } else {
+                    self.snd.ssthresh
+                };
                 self.snd.recover = self.snd.snd_max;
                 self.retransmit_una(now, out);
-                self.snd.cwnd = self.snd.ssthresh + self.cfg.dupack_threshold as u64 * mss;
-                self.snd.ns2_cwnd = self.snd.ssthresh;
+                self.snd.cwnd = base + self.cfg.dupack_threshold as u64 * mss;
+                self.snd.ns2_cwnd = base;
                 self.send_in_recovery(now, out);
             }
         }

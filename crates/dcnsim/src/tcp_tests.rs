@@ -1438,3 +1438,22 @@ fn test_ssthresh_from_cwnd_as_ns2_slowdown() {
     assert_eq!(run(false), (5 * MSS, 5 * MSS));
     assert_eq!(run(true), (5 * MSS, 2 * MSS));
 }
+
+#[test]
+fn test_ns2_fast_retransmit_halves_cwnd_exactly() {
+    // cwnd 10.5 MSS: ns-2's ssthresh_ = (int)(10.5 / 2) = 5 packets, cwnd_ = 5.25 packets
+    // (+ 3 of inflation); the RFC rule uses FlightSize / 2 for both.
+    let mut f = sender_with_window_cfg(TcpConfig {
+        ssthresh_from_cwnd: true,
+        ..no_lt(cfg())
+    });
+    f.snd.cwnd = 10 * MSS + MSS / 2;
+    let mut out = Vec::new();
+    for i in 0..3 {
+        f.on_ack(us(200 + i), &ack(MSS), &mut out);
+    }
+    assert!(f.snd.in_recovery);
+    assert_eq!(f.snd.ssthresh, 5 * MSS);
+    assert_eq!(f.snd.cwnd, (10 * MSS + MSS / 2) / 2 + 3 * MSS);
+    assert_eq!(f.snd.ns2_cwnd, (10 * MSS + MSS / 2) / 2);
+}
