@@ -121,7 +121,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp(prefix="builds-")))
     ap.add_argument("--compare-only", action="store_true",
                     help="only compare the results already in --out/base and --out/current")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     if args.compare_only:
         return compare_dirs(args.out, args.base, args.full)
     tmp = Path(tempfile.mkdtemp(prefix="base-"))
