@@ -737,9 +737,21 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     };
     // The profile's defaults, then every key the scenario sets over them.
     let mut c = profile.config(f.mss.unwrap_or(TcpConfig::default().mss));
-    if let Some(v) = f.limited_transmit {
-        c.limited_transmit = v;
+    // Keys taken as they are (every value is valid).
+    macro_rules! copy_keys {
+        ($($k:ident),*) => { $( if let Some(v) = f.$k { c.$k = v; } )* };
     }
+    copy_keys!(
+        limited_transmit,
+        timestamps,
+        idle_rto_reset,
+        exit_cwnd_ns2,
+        rto_reset_on_ack,
+        whole_segments,
+        recover_strict,
+        recovery_maxburst,
+        ssthresh_from_cwnd
+    );
     if let Some(v) = f.rtt_tick {
         if v.0 > SimTime::from_ms(1000) {
             return Err(ctx.err(
@@ -749,30 +761,6 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
             ));
         }
         c.rtt_tick = v.0;
-    }
-    if let Some(v) = f.timestamps {
-        c.timestamps = v;
-    }
-    if let Some(v) = f.idle_rto_reset {
-        c.idle_rto_reset = v;
-    }
-    if let Some(v) = f.exit_cwnd_ns2 {
-        c.exit_cwnd_ns2 = v;
-    }
-    if let Some(v) = f.rto_reset_on_ack {
-        c.rto_reset_on_ack = v;
-    }
-    if let Some(v) = f.whole_segments {
-        c.whole_segments = v;
-    }
-    if let Some(v) = f.recover_strict {
-        c.recover_strict = v;
-    }
-    if let Some(v) = f.recovery_maxburst {
-        c.recovery_maxburst = v;
-    }
-    if let Some(v) = f.ssthresh_from_cwnd {
-        c.ssthresh_from_cwnd = v;
     }
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {
