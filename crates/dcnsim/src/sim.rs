@@ -547,8 +547,13 @@ impl Sim {
         let mut out = std::mem::take(&mut self.out);
         let f = &mut self.flows[fid as usize];
         let base = f.snd.app_limit;
-        let bytes = f.write_size(bytes);
         f.app_write(now, bytes, &mut out);
+        // What the write put on the connection (`whole_segments` may round it up).
+        let bytes = if bytes == u64::MAX {
+            bytes
+        } else {
+            f.snd.app_limit - base
+        };
         let src = f.src;
         if notify {
             let t = &mut self.targets[fid as usize];

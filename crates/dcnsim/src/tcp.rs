@@ -752,8 +752,7 @@ impl TcpFlow {
     /// estimator afresh.
     fn backoff_rto(&mut self) {
         if self.cfg.rtt_tick.0 > 0 {
-            let s = &mut self.snd;
-            if s.backoff < 64 || self.tick_rto() < self.cfg.max_rto {
+            if self.snd.backoff < 64 || self.tick_rto() < self.cfg.max_rto {
                 self.snd.backoff = self.snd.backoff.saturating_mul(2);
             }
             let s = &mut self.snd;
@@ -1059,8 +1058,7 @@ impl TcpFlow {
         for (s, e) in p.sack.decode(p.ack) {
             let (s, e) = (s.max(lo), e.min(hi));
             if s < e {
-                new |= self.unsacked(s, e) > 0;
-                insert_range(&mut self.snd.sacked, s, e);
+                new |= insert_range(&mut self.snd.sacked, s, e);
             }
         }
         new
@@ -1450,7 +1448,7 @@ impl TcpFlow {
             }
         } else if start > self.rcv.rcv_nxt {
             // Out of order: buffer and send an immediate duplicate ACK.
-            insert_range(&mut self.rcv.ooo, start, end);
+            let _ = insert_range(&mut self.rcv.ooo, start, end);
             self.rcv.sack_recent = start;
             immediate = true;
         } else {
@@ -1513,12 +1511,17 @@ fn sack_prune(v: &mut Vec<(u64, u64)>, una: u64) {
 }
 
 /// Insert [s, e) into a sorted list of disjoint ranges, merging overlaps.
-fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+/// Returns whether [s, e) held octets not in the list before (ranges never touch, so a
+/// range not inside one existing range adds some).
+fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) -> bool {
     let mut s = s;
     let mut e = e;
     let mut i = 0;
     while i < v.len() && v[i].1 < s {
         i += 1;
+    }
+    if i < v.len() && v[i].0 <= s && e <= v[i].1 {
+        return false;
     }
     while i < v.len() && v[i].0 <= e {
         s = s.min(v[i].0);
@@ -1526,6 +1529,7 @@ fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
         v.remove(i);
     }
     v.insert(i, (s, e));
+    true
 }
 
 #[cfg(test)]
