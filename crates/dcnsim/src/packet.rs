@@ -88,6 +88,33 @@ impl SackBlocks {
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|b| b.1 <= b.0)
     }
+
+    /// RFC 2883: put a D-SACK block `[s, e)` first (the others move down, the last is
+    /// dropped). A block below `ack` is stored reversed, `(ack − s, ack − e)`, so `decode`
+    /// and `is_empty` (which see only `start < end`) skip it.
+    pub fn with_dsack(mut self, ack: u64, (s, e): (u64, u64)) -> SackBlocks {
+        self.0[2] = self.0[1];
+        self.0[1] = self.0[0];
+        self.0[0] = if e <= ack {
+            ((ack - s) as u32, (ack - e) as u32)
+        } else {
+            ((s - ack) as u32, (e - ack) as u32)
+        };
+        self
+    }
+
+    /// RFC 2883 §4 at the sender: the D-SACK block, if the first block is below `ack` or
+    /// inside the second.
+    pub fn dsack(&self, ack: u64) -> Option<(u64, u64)> {
+        let [(a0, b0), (a1, b1), _] = self.0;
+        if b0 < a0 {
+            Some((ack - a0 as u64, ack - b0 as u64))
+        } else if b0 > a0 && b1 > a1 && a1 <= a0 && b0 <= b1 {
+            Some((ack + a0 as u64, ack + b0 as u64))
+        } else {
+            None
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

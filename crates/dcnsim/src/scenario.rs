@@ -344,6 +344,9 @@ pub struct TcpCfgFile {
     pub recover_strict: Option<bool>,
     pub recovery_maxburst: Option<u32>,
     pub ssthresh_from_cwnd: Option<bool>,
+    pub rack: Option<bool>,
+    pub tlp: Option<bool>,
+    pub dsack: Option<bool>,
 }
 
 impl TcpCfgFile {
@@ -386,7 +389,10 @@ impl TcpCfgFile {
             whole_segments,
             recover_strict,
             recovery_maxburst,
-            ssthresh_from_cwnd
+            ssthresh_from_cwnd,
+            rack,
+            tlp,
+            dsack
         )
     }
 }
@@ -750,7 +756,10 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
         whole_segments,
         recover_strict,
         recovery_maxburst,
-        ssthresh_from_cwnd
+        ssthresh_from_cwnd,
+        rack,
+        tlp,
+        dsack
     );
     if let Some(v) = f.rtt_tick {
         if v.0 > SimTime::from_ms(1000) {
@@ -787,6 +796,26 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     }
     if let Some(v) = f.sack {
         c.sack = v;
+    }
+    // RFC 8985: RACK needs SACK, TLP needs RACK. A profile's RACK-TLP turns off quietly
+    // with sack = false; a key that asks for it does not.
+    if c.rack && !c.sack {
+        if f.rack == Some(true) {
+            return Err(ctx.err(table, "rack", "rack = true needs sack = true (RFC 8985)"));
+        }
+        c.rack = false;
+    }
+    if c.dsack && !c.sack {
+        if f.dsack == Some(true) {
+            return Err(ctx.err(table, "dsack", "dsack = true needs sack = true (RFC 2883)"));
+        }
+        c.dsack = false;
+    }
+    if c.tlp && !c.rack {
+        if f.tlp == Some(true) {
+            return Err(ctx.err(table, "tlp", "tlp = true needs rack = true (RFC 8985)"));
+        }
+        c.tlp = false;
     }
     c.ecn = match f.ecn {
         Some(false) if c.cc.is_dctcp() => {

@@ -6,10 +6,14 @@
 //! timer restart on the first partial ACK), RFC 6298 (SRTT/RTTVAR, min/max RTO, granularity
 //! G, exponential backoff, Karn's rule by timing one segment at a time), RFC 1122 §4.2.3.2
 //! delayed ACK, and as per-flow options:
+//! - RFC 3042 limited transmit (on by default).
 //! - SACK: RFC 2018 blocks from the receiver, RFC 6675 loss recovery at the sender
-//!   (scoreboard, `IsLost` with DupThresh, `SetPipe`, `NextSeg` rules 1–3; no rescue
-//!   retransmission, no limited transmit). `IsLost` uses the byte form of RFC 6675 §4
-//!   ("more than (DupThresh − 1)·SMSS bytes SACKed above"), not the segment count form.
+//!   (scoreboard, `IsLost` with DupThresh, `SetPipe`, `NextSeg` rules 1–4 with the rescue
+//!   retransmission). `IsLost` uses the byte form of RFC 6675 §4 ("more than
+//!   (DupThresh − 1)·SMSS bytes SACKed above"), not the segment count form.
+//! - RACK-TLP (RFC 8985, `tcp_rack.rs`) in place of DupThresh for SACK senders.
+//! - RFC 7323 timestamps; ns-2's tick-based RTT estimator and the other ns-2/ns-3
+//!   behaviours that `tcp_profile.rs` switches on.
 //! - ECN, RFC 3168 §6.1: ECT(0) on new data only, receiver latches ECE until CWR (CE wins
 //!   over CWR on the same segment), sender reduces once per window and sets CWR on the next
 //!   new data segment. ECN is on for a flow when the sender is ECN-capable and the receiver
@@ -152,6 +156,14 @@ pub struct TcpConfig {
     /// new data, retransmitted or not (ns-3 `Timestamp`, Linux, FreeBSD); Karn's one-segment
     /// timing is not used then.
     pub timestamps: bool,
+    /// RFC 8985 RACK loss detection (needs `sack`): losses by transmit time instead of
+    /// DupThresh, lost retransmissions found without an RTO (Linux `tcp_recovery = 1`).
+    pub rack: bool,
+    /// RFC 8985 tail loss probe (needs `rack`; Linux `tcp_early_retrans = 3`).
+    pub tlp: bool,
+    /// RFC 2883 D-SACK: the receiver reports a duplicate segment in the first SACK block
+    /// (needs `sack`; Linux `tcp_dsack = 1`). RACK-TLP uses it (RFC 8985 §6.2, §7.4).
+    pub dsack: bool,
 }
 
 impl Default for TcpConfig {
@@ -190,6 +202,9 @@ impl Default for TcpConfig {
             limited_transmit: true,
             rtt_tick: SimTime::ZERO,
             timestamps: false,
+            rack: false,
+            tlp: false,
+            dsack: false,
         }
     }
 }
@@ -271,6 +286,9 @@ pub struct TcpStats {
     pub ecn_reductions: u64,
     /// Data segments received with CE (receiver side).
     pub ce_received: u64,
+    /// RFC 8985 loss probes sent, and probes that repaired a loss (§7.4).
+    pub tlp_probes: u64,
+    pub tlp_recoveries: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -342,6 +360,8 @@ pub struct Sender {
     /// Bytes sent by limited transmit since the last new ACK: RFC 5681 §3.2 step 2 leaves
     /// them out of the FlightSize that sets ssthresh.
     pub lt_bytes: u64,
+    /// RACK-TLP state (`tcp_rack.rs`), only for a flow with `rack`.
+    pub rack: Option<Box<rack::Rack>>,
 }
 
 #[derive(Clone, Debug)]
@@ -365,6 +385,8 @@ pub struct Receiver {
     /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
     pub ts_recent: SimTime,
     pub last_ack_sent: u64,
+    /// A duplicate segment to report in the next ACK (RFC 2883); `(0, 0)` = none.
+    pub dsack: (u64, u64),
 }
 
 /// A TCP connection: the sender lives at `src`, the receiver at `dst`.
@@ -444,6 +466,7 @@ impl TcpFlow {
                 lt_bytes: 0,
                 last_ack_time: SimTime::ZERO,
                 ns2_cwnd: 0,
+                rack: cfg.rack.then(|| Box::new(rack::Rack::new())),
             },
             rcv: Receiver {
                 started: false,
@@ -454,6 +477,7 @@ impl TcpFlow {
                 ce_state: false,
                 ece_latched: false,
                 sack_recent: u64::MAX,
+                dsack: (0, 0),
                 sack_last: [(0, 0); 3],
                 ts_recent: SimTime::ZERO,
                 last_ack_sent: 0,
@@ -537,6 +561,13 @@ impl TcpFlow {
 
     /// The application writes `bytes` more to the connection.
     pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Packet>) {
+        self.app_write_core(now, bytes, out);
+        if self.cfg.rack {
+            self.rack_rearm(now);
+        }
+    }
+
+    fn app_write_core(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Packet>) {
         let bytes = self.write_size(bytes);
         self.snd.app_limit = self.snd.app_limit.saturating_add(bytes);
         match self.snd.state {
@@ -671,6 +702,9 @@ impl TcpFlow {
         }
         self.stats.segs_sent += 1;
         self.stats.bytes_sent += len;
+        if self.snd.rack.is_some() {
+            self.rack_on_send(now, seq, len, retx);
+        }
         out.push(p);
         // RFC 6298 (5.1): start the timer when sending data if it is not running.
         if !self.snd.rto_timer.armed() {
@@ -688,6 +722,7 @@ impl TcpFlow {
 
     /// One RTT sample: a segment sent at `sent` is acknowledged at `now`.
     fn rtt_sample(&mut self, sent: SimTime, now: SimTime) {
+        self.rack_on_rtt(now - sent);
         if self.cfg.rtt_tick.0 > 0 {
             self.tick_rtt_sample(sent, now);
             return;
@@ -776,6 +811,13 @@ impl TcpFlow {
 
     /// Process an ACK arriving at the sender.
     pub fn on_ack(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>) {
+        self.on_ack_core(now, p, out);
+        if self.cfg.rack {
+            self.rack_rearm(now);
+        }
+    }
+
+    fn on_ack_core(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>) {
         self.stats.acks_received += 1;
         if p.kind == Kind::SynAck {
             if self.snd.state == SndState::SynSent {
@@ -814,6 +856,10 @@ impl TcpFlow {
             }
         }
         let new_sack = self.cfg.sack && self.sack_update(p);
+        if self.cfg.rack {
+            let pure_dup = a == self.snd.snd_una && !new_sack && p.payload == 0;
+            self.rack_on_ack(now, p, a, pure_dup);
+        }
         if a > self.snd.snd_una {
             let acked = a - self.snd.snd_una;
             self.snd.lt_bytes = 0;
@@ -897,6 +943,15 @@ impl TcpFlow {
             } else {
                 self.snd.rto_timer.set(now + self.snd.rto);
             }
+            if self.cfg.rack
+                && !self.snd.in_recovery
+                && a >= self.snd.recover
+                && self.rack_lost_pending()
+            {
+                // RFC 8985: RACK found a loss on an ACK of new data.
+                self.rack_enter_recovery(now, out);
+                return;
+            }
             self.try_send(now, out);
         } else if a == self.snd.snd_una && self.snd.snd_max > self.snd.snd_una && p.payload == 0 {
             // Duplicate ACK (RFC 5681 §2).
@@ -907,6 +962,13 @@ impl TcpFlow {
                 } else {
                     self.snd.cwnd += mss; // window inflation
                     self.send_in_recovery(now, out);
+                }
+            } else if self.cfg.rack {
+                // RFC 8985: RACK's marks, not DupThresh, start recovery.
+                if a >= self.snd.recover && self.rack_lost_pending() {
+                    self.rack_enter_recovery(now, out);
+                } else if self.snd.dupacks < self.cfg.dupack_threshold && new_sack {
+                    self.limited_transmit(now, out);
                 }
             } else if self.cfg.sack {
                 // RFC 6675 §5 steps (2)–(4): DupThresh duplicates, or IsLost(HighACK + 1).
@@ -1195,10 +1257,19 @@ impl TcpFlow {
 
     /// RFC 6675 §5 (B.2) SetPipe and (C): send while cwnd − pipe ≥ 1 SMSS.
     fn sack_send(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        self.set_pipe();
+        if self.cfg.rack {
+            self.snd.pipe = self.rack_pipe();
+        } else {
+            self.set_pipe();
+        }
         let mss = self.mss();
         while self.snd.cwnd >= self.snd.pipe + mss {
-            let Some((seq, len, what)) = self.next_seg() else {
+            let next = if self.cfg.rack {
+                self.rack_next_seg()
+            } else {
+                self.next_seg()
+            };
+            let Some((seq, len, what)) = next else {
                 break;
             };
             self.emit_segment(now, seq, len, out);
@@ -1258,8 +1329,18 @@ impl TcpFlow {
         }
     }
 
-    /// The retransmission timer expired (called by the simulation when due).
+    /// The retransmission timer expired (called by the simulation when due). With RACK-TLP
+    /// the timer may hold the reordering timer or the loss probe instead (`tcp_rack.rs`).
     pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if !(self.cfg.rack && self.rack_on_timer(now, out)) {
+            self.on_rto_core(now, out);
+        }
+        if self.cfg.rack {
+            self.rack_rearm(now);
+        }
+    }
+
+    fn on_rto_core(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         match self.snd.state {
             SndState::SynSent => {
                 self.stats.timeouts += 1;
@@ -1287,6 +1368,9 @@ impl TcpFlow {
                 }
                 // RFC 2018 §8: after a timeout, ignore prior SACK information.
                 self.snd.sacked.clear();
+                if self.cfg.rack {
+                    self.rack_on_timeout();
+                }
                 self.snd.high_rxt = self.snd.snd_una;
                 // Exponential backoff (RFC 6298 5.5).
                 self.backoff_rto();
@@ -1324,6 +1408,10 @@ impl TcpFlow {
         }
         if self.cfg.sack && !self.rcv.ooo.is_empty() {
             p.sack = self.sack_blocks();
+        }
+        if self.rcv.dsack.1 > self.rcv.dsack.0 {
+            p.sack = p.sack.with_dsack(p.ack, self.rcv.dsack);
+            self.rcv.dsack = (0, 0);
         }
         if self.cfg.timestamps {
             // RFC 7323 §4.3 (3): echo TS.Recent; an ACK's `seq` carries TSecr + 1.
@@ -1448,11 +1536,16 @@ impl TcpFlow {
             }
         } else if start > self.rcv.rcv_nxt {
             // Out of order: buffer and send an immediate duplicate ACK.
-            let _ = insert_range(&mut self.rcv.ooo, start, end);
+            if !insert_range(&mut self.rcv.ooo, start, end) && self.cfg.dsack {
+                self.rcv.dsack = (start, end); // RFC 2883: a duplicate above RCV.NXT
+            }
             self.rcv.sack_recent = start;
             immediate = true;
         } else {
             // Old or partly old data: ACK at once so the sender learns rcv_nxt.
+            if self.cfg.dsack {
+                self.rcv.dsack = (start, end.min(self.rcv.rcv_nxt)); // RFC 2883 §4
+            }
             if end > self.rcv.rcv_nxt {
                 self.rcv.rcv_nxt = end;
             }
@@ -1535,3 +1628,7 @@ fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) -> bool {
 #[cfg(test)]
 #[path = "tcp_tests.rs"]
 mod tests;
+
+#[path = "tcp_rack.rs"]
+mod rack;
+pub use rack::{Rack, SegRec, TimerKind};

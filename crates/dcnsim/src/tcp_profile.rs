@@ -125,6 +125,9 @@ impl TcpProfile {
                 limited_transmit: true, // dupacks leave the pipe (tcp_add_reno_sack)
                 sack: true,             // net.ipv4.tcp_sack = 1
                 timestamps: true,       // net.ipv4.tcp_timestamps = 1
+                rack: true,             // net.ipv4.tcp_recovery = 1 (RACK loss detection)
+                tlp: true,              // net.ipv4.tcp_early_retrans = 3 (TLP)
+                dsack: true,            // net.ipv4.tcp_dsack = 1 (RFC 2883)
                 handshake: true,
                 abc_limit: 16, // tcp_slow_start: cwnd += acked (no RFC 3465 L)
                 dctcp_recovery_mode: true, // tcp_dctcp.c keeps the CWR state
@@ -159,8 +162,14 @@ pub const MISSING: [(&str, &str); 4] = [
         "ns2",
         "a partial ACK covering the timed packet ends the RTO backoff without an RTT sample",
     ),
-    ("ns3", "PRR recovery (ns-3 default; dcnsim uses RFC 6675 recovery), CUBIC default cc"),
-    ("linux", "RACK-TLP (tcp_recovery, tcp_early_retrans), PRR, CUBIC default cc, quick-ACK mode, HyStart"),
+    (
+        "ns3",
+        "PRR recovery (ns-3 default; dcnsim uses RFC 6675 recovery), CUBIC default cc",
+    ),
+    (
+        "linux",
+        "PRR, CUBIC default cc, quick-ACK mode, HyStart, D-SACK undo of spurious cuts",
+    ),
     ("freebsd", "PRR, NewReno default cc"),
 ];
 
@@ -203,8 +212,11 @@ pub fn profile_table() -> String {
             }
         }),
     ];
-    let flags: [Row<bool>; 12] = [
+    let flags: [Row<bool>; 15] = [
         ("limited_transmit", |c| c.limited_transmit),
+        ("rack", |c| c.rack),
+        ("tlp", |c| c.tlp),
+        ("dsack", |c| c.dsack),
         ("handshake", |c| c.handshake),
         ("sack", |c| c.sack),
         ("timestamps", |c| c.timestamps),

@@ -1457,3 +1457,297 @@ fn test_ns2_fast_retransmit_halves_cwnd_exactly() {
     assert_eq!(f.snd.cwnd, (10 * MSS + MSS / 2) / 2 + 3 * MSS);
     assert_eq!(f.snd.ns2_cwnd, (10 * MSS + MSS / 2) / 2);
 }
+
+// ------------------------------------------------------ RACK-TLP (RFC 8985)
+
+fn rack_cfg(tlp: bool) -> TcpConfig {
+    TcpConfig {
+        sack: true,
+        rack: true,
+        tlp,
+        ..cfg()
+    }
+}
+
+/// `sender_with_window_cfg` with RACK, then segment 1 acknowledged at 200 us: segments
+/// 2..10 outstanding, sent at 100 us, and 11 sent at 200 us (congestion avoidance);
+/// RACK.min_RTT = SRTT = 100 us.
+fn rack_sender(tlp: bool) -> TcpFlow {
+    let mut f = sender_with_window_cfg(rack_cfg(tlp));
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(2 * MSS), &mut out);
+    assert_eq!(seqs(&out), vec![11 * MSS]);
+    let r = f.snd.rack.as_ref().unwrap();
+    assert_eq!((r.min_rtt, f.snd.srtt), (us(100), us(100)));
+    let xmit: Vec<SimTime> = r.segs.iter().map(|s| s.xmit).collect();
+    assert_eq!(xmit, [vec![us(100); 9], vec![us(200)]].concat());
+    assert!(f.rack_check());
+    f
+}
+
+fn rack(f: &TcpFlow) -> &Rack {
+    f.snd.rack.as_ref().unwrap()
+}
+
+#[test]
+fn test_rack_segment_sent_long_before_a_delivered_one_is_lost_at_once() {
+    // Segment 1 was sent at 0, segment 2 at 100 us; a SACK of 2 at 200 us gives RACK.rtt
+    // = 100 us: 1 is due at 0 + 100 us + reo_wnd (25 us) < now, lost on the first SACK
+    // (DupThresh would wait for two more).
+    let mut f = sender_with_window_cfg(rack_cfg(false));
+    let mut out = Vec::new();
+    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
+    assert!(f.snd.in_recovery);
+    assert_eq!(f.stats.fast_recoveries, 1);
+    // FlightSize 10 MSS → ssthresh = cwnd = 5 MSS; segment 1 retransmitted at once; the
+    // pipe (9 MSS not SACKed and not lost) leaves no room for more.
+    assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
+    assert_eq!(seqs(&out), vec![MSS]);
+    assert_eq!(f.snd.pipe, 9 * MSS);
+    let s1 = rack(&f).segs[0];
+    assert_eq!(
+        (s1.start, s1.lost, s1.retransmitted, s1.xmit),
+        (MSS, true, true, us(200))
+    );
+}
+
+#[test]
+fn test_rack_reordering_window_arms_the_timer_then_marks_lost() {
+    // Segments 2..10 were sent together; a SACK of 3 at 201 us: 2 is "sent before" 3
+    // (same time, lower sequence), due at 100 + 101 + min_RTT/4 = 226 us.
+    let mut f = rack_sender(false);
+    let mut out = Vec::new();
+    f.on_ack(us(201), &sack_ack(2, &[(3, 4)]), &mut out);
+    assert!(!f.snd.in_recovery);
+    assert_eq!(
+        seqs(&out),
+        vec![12 * MSS],
+        "limited transmit on new SACK information"
+    );
+    out.clear();
+    assert_eq!(rack(&f).reo_at, us(226));
+    assert_eq!(rack(&f).timer, TimerKind::Reorder);
+    assert_eq!(f.snd.rto_timer.deadline, us(226));
+    // The reordering timer fires: 2 is lost, recovery starts with its retransmission, and
+    // the retransmission timer holds the RTO again (armed at 200 us).
+    f.on_rto(us(226), &mut out);
+    assert_eq!(f.stats.timeouts, 0);
+    assert!(f.snd.in_recovery);
+    assert_eq!(seqs(&out), vec![2 * MSS]);
+    assert_eq!(rack(&f).timer, TimerKind::Rto);
+    assert_eq!(f.snd.rto_timer.deadline, us(200) + ms(200));
+}
+
+#[test]
+fn test_rack_window_is_zero_once_dupthresh_segments_are_sacked() {
+    let mut f = rack_sender(false);
+    let mut out = Vec::new();
+    f.on_ack(us(201), &sack_ack(2, &[(3, 4)]), &mut out);
+    f.on_ack(us(202), &sack_ack(2, &[(3, 5)]), &mut out);
+    assert!(!f.snd.in_recovery);
+    // Third SACKed segment: reo_wnd = 0, 2 is due at 100 + 103 = 203 us = now.
+    f.on_ack(us(203), &sack_ack(2, &[(3, 6)]), &mut out);
+    assert!(f.snd.in_recovery);
+    assert_eq!(*seqs(&out).last().unwrap(), 2 * MSS);
+}
+
+#[test]
+fn test_rack_finds_a_lost_retransmission_without_an_rto() {
+    // As above, 2 is retransmitted at 203 us. SACKs then free the pipe and new data goes
+    // out; the retransmission of 2 is lost. A SACK of a segment sent after 203 us, one
+    // RACK.rtt later, marks 2 lost again and it is sent a third time — no RTO.
+    let mut f = rack_sender(false);
+    let mut out = Vec::new();
+    for (i, top) in [4u64, 5, 6].iter().enumerate() {
+        f.on_ack(us(201 + i as u64), &sack_ack(2, &[(3, *top)]), &mut out);
+    }
+    assert!(f.snd.in_recovery);
+    out.clear();
+    let mut t = 210;
+    let mut top = 6;
+    while out.iter().all(|p| p.seq < 12 * MSS) {
+        top += 1;
+        t += 1;
+        f.on_ack(us(t), &sack_ack(2, &[(3, top)]), &mut out);
+        assert!(top < 12, "no new data sent");
+    }
+    let new = out.iter().find(|p| p.seq >= 12 * MSS).unwrap().seq / MSS;
+    let sent_at = us(t);
+    out.clear();
+    // The new segment is SACKed one RTT (100 us) after it was sent.
+    f.on_ack(
+        sent_at + us(100),
+        &sack_ack(2, &[(new, new + 1), (3, top)]),
+        &mut out,
+    );
+    assert_eq!(seqs(&out)[0], 2 * MSS, "2 retransmitted again");
+    assert_eq!(f.stats.timeouts, 0);
+    assert_eq!(f.stats.fast_recoveries, 1);
+    assert!(f.rack_check());
+}
+
+#[test]
+fn test_rack_timeout_forgets_marks_and_goes_back_n() {
+    let mut f = rack_sender(false);
+    let mut out = Vec::new();
+    f.on_ack(us(201), &sack_ack(2, &[(3, 4)]), &mut out);
+    out.clear();
+    f.snd.rto_timer.set(ms(300));
+    rack_mut(&mut f).timer = TimerKind::Rto;
+    f.on_rto(ms(300), &mut out);
+    assert_eq!(f.stats.timeouts, 1);
+    assert!(rack(&f).segs.iter().all(|s| !s.lost && !s.sacked));
+    assert_eq!(seqs(&out), vec![2 * MSS]);
+    assert!(f.rack_check());
+}
+
+fn rack_mut(f: &mut TcpFlow) -> &mut Rack {
+    f.snd.rack.as_mut().unwrap()
+}
+
+#[test]
+fn test_tlp_probe_retransmits_the_last_segment_at_two_srtt() {
+    // Nothing more to send: the PTO (2·SRTT = 200 us) replaces the RTO after the ACK of
+    // new data; when it fires the highest segment (10) is retransmitted and the RTO is
+    // re-armed.
+    let mut f = sender_with_window_cfg(rack_cfg(true));
+    f.snd.app_limit = f.snd.snd_max;
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(2 * MSS), &mut out);
+    assert!(out.is_empty());
+    assert_eq!(rack(&f).timer, TimerKind::Probe);
+    assert_eq!(f.snd.rto_timer.deadline, us(400));
+    f.on_rto(us(400), &mut out);
+    assert_eq!(seqs(&out), vec![10 * MSS]);
+    assert_eq!(
+        (f.stats.tlp_probes, f.stats.timeouts, f.stats.retransmits),
+        (1, 0, 1)
+    );
+    assert_eq!((rack(&f).tlp_end, rack(&f).tlp_retrans), (11 * MSS, true));
+    assert_eq!(rack(&f).timer, TimerKind::Rto);
+    assert_eq!(f.snd.rto_timer.deadline, us(400) + ms(200));
+    // The ACK of everything ends nothing yet; its duplicate (the original and the probe
+    // both arrived) ends the episode without a window reduction.
+    out.clear();
+    f.on_ack(us(500), &ack(11 * MSS), &mut out);
+    assert_eq!(rack(&f).tlp_end, 11 * MSS);
+    let cwnd = f.snd.cwnd;
+    f.on_ack(us(501), &ack(11 * MSS), &mut out);
+    assert_eq!(rack(&f).tlp_end, u64::MAX);
+    assert_eq!((f.stats.tlp_recoveries, f.snd.cwnd), (0, cwnd));
+}
+
+#[test]
+fn test_tlp_probe_that_repaired_a_loss_reduces_the_window() {
+    let mut f = sender_with_window_cfg(rack_cfg(true));
+    f.snd.app_limit = f.snd.snd_max;
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(2 * MSS), &mut out);
+    f.on_rto(us(400), &mut out);
+    assert_eq!(f.stats.tlp_probes, 1);
+    // The probe delivered segment 10; more data is written and acknowledged beyond it.
+    f.on_ack(us(500), &ack(11 * MSS), &mut out);
+    f.app_write(us(500), 4 * MSS, &mut out);
+    let cwnd = f.snd.cwnd;
+    let flight = f.flight();
+    f.on_ack(us(600), &ack(12 * MSS), &mut out);
+    assert_eq!(f.stats.tlp_recoveries, 1);
+    assert_eq!(rack(&f).tlp_end, u64::MAX);
+    assert_eq!(f.snd.ssthresh, (flight / 2).max(2 * MSS));
+    assert!(f.snd.cwnd < cwnd);
+}
+
+#[test]
+fn test_tlp_probe_sends_new_data_when_the_receiver_window_allows() {
+    let mut f = sender_with_window_cfg(rack_cfg(true));
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(2 * MSS), &mut out);
+    assert_eq!(rack(&f).timer, TimerKind::Probe);
+    let (max, deadline) = (f.snd.snd_max, f.snd.rto_timer.deadline);
+    out.clear();
+    f.on_rto(deadline, &mut out);
+    assert_eq!(seqs(&out), vec![max], "one new segment beyond cwnd");
+    assert_eq!((f.stats.tlp_probes, f.stats.retransmits), (1, 0));
+    assert!(!rack(&f).tlp_retrans);
+}
+
+#[test]
+fn test_tlp_not_armed_in_recovery_or_when_rto_is_sooner() {
+    // In recovery: no probe.
+    let mut f = sender_with_window_cfg(rack_cfg(true));
+    let mut out = Vec::new();
+    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
+    assert!(f.snd.in_recovery);
+    assert_eq!(rack(&f).timer, TimerKind::Rto);
+    // One segment outstanding: PTO = 2·SRTT + WCDelAckT (200 ms) is later than the RTO.
+    let mut g = TcpFlow::new(0, 1, 2, rack_cfg(true));
+    g.app_write(SimTime::ZERO, 2 * MSS, &mut out);
+    g.on_ack(us(100), &ack(MSS), &mut out);
+    assert_eq!(rack(&g).timer, TimerKind::Rto);
+    assert_eq!(g.snd.rto_timer.deadline, us(100) + ms(200));
+}
+
+#[test]
+fn test_rack_off_keeps_no_state() {
+    let f = sender_with_window_cfg(sack_cfg());
+    assert!(f.snd.rack.is_none());
+}
+
+#[test]
+fn test_dsack_receiver_reports_duplicates_first_rfc2883() {
+    let c = TcpConfig {
+        dsack: true,
+        ..sack_cfg()
+    };
+    let mut r = TcpFlow::new(0, 1, 2, c);
+    let mut out = Vec::new();
+    r.on_segment(us(0), &data(0, 1460), &mut out);
+    r.on_segment(us(1), &data(2 * MSS, 1460), &mut out);
+    out.clear();
+    // A duplicate below RCV.NXT: D-SACK [0, 1) first, then the block of the hole pattern;
+    // the D-SACK block is invisible to `decode` (only the regular block is seen).
+    r.on_segment(us(2), &data(0, 1460), &mut out);
+    let p = out[0];
+    assert_eq!(p.ack, MSS);
+    assert_eq!(p.sack.dsack(p.ack), Some((0, MSS)));
+    assert_eq!(blocks(&p), vec![(2, 3)]);
+    // A duplicate above RCV.NXT: D-SACK [2, 3) inside the second block [2, 3).
+    out.clear();
+    r.on_segment(us(3), &data(2 * MSS, 1460), &mut out);
+    assert_eq!(out[0].sack.dsack(MSS), Some((2 * MSS, 3 * MSS)));
+    // Reported once: the next ACK has no D-SACK block.
+    out.clear();
+    r.on_segment(us(4), &data(3 * MSS, 1460), &mut out);
+    assert_eq!(out[0].sack.dsack(MSS), None);
+    // Without `dsack` nothing is reported.
+    let mut n = TcpFlow::new(0, 1, 2, sack_cfg());
+    out.clear();
+    n.on_segment(us(0), &data(0, 1460), &mut out);
+    n.on_segment(us(1), &data(0, 1460), &mut out);
+    assert_eq!(out[1].sack.dsack(MSS), None);
+}
+
+#[test]
+fn test_tlp_episode_ended_by_a_dsack_of_the_probe_without_reduction() {
+    let c = TcpConfig {
+        dsack: true,
+        ..rack_cfg(true)
+    };
+    let mut f = sender_with_window_cfg(c);
+    f.snd.app_limit = f.snd.snd_max;
+    let mut out = Vec::new();
+    f.on_ack(us(200), &ack(2 * MSS), &mut out);
+    f.on_rto(us(400), &mut out);
+    assert_eq!((rack(&f).tlp_end, rack(&f).tlp_retrans), (11 * MSS, true));
+    // The receiver had segment 10 (its ACK was delayed): the probe is a duplicate and the
+    // ACK of everything carries a D-SACK of [10, 11).
+    let cwnd = f.snd.cwnd;
+    let mut p = ack(11 * MSS);
+    p.sack = p.sack.with_dsack(11 * MSS, (10 * MSS, 11 * MSS));
+    f.on_ack(us(500), &p, &mut out);
+    assert_eq!(rack(&f).tlp_end, u64::MAX);
+    assert_eq!(f.stats.tlp_recoveries, 0);
+    assert!(f.snd.cwnd >= cwnd);
+    // The D-SACK also widens RACK's reordering window by one min_RTT/4 step.
+    assert_eq!(rack(&f).reo_wnd_mult, 2);
+}

@@ -18,13 +18,13 @@ impl SimTime {
     pub fn from_secs_f64(s: f64) -> SimTime {
         SimTime((s * Self::PS_PER_S as f64).round() as u64)
     }
-    pub fn from_us(us: u64) -> SimTime {
+    pub const fn from_us(us: u64) -> SimTime {
         SimTime(us * 1_000_000)
     }
-    pub fn from_ms(ms: u64) -> SimTime {
+    pub const fn from_ms(ms: u64) -> SimTime {
         SimTime(ms * 1_000_000_000)
     }
-    pub fn from_ns(ns: u64) -> SimTime {
+    pub const fn from_ns(ns: u64) -> SimTime {
         SimTime(ns * 1_000)
     }
     pub fn as_secs_f64(self) -> f64 {

@@ -237,3 +237,44 @@ fn limited_transmit_lowers_timeouts_in_a_small_buffer_incast() {
     );
     assert!(summary(&with, "goodput_mbps") > summary(&without, "goodput_mbps"));
 }
+
+#[test]
+fn rack_tlp_of_the_linux_profile_replaces_timeouts_by_probes_and_fast_recovery() {
+    // Seed-000 incast, 8 flows, 64 KiB: the Linux profile with and without RACK-TLP
+    // (RFC 8985). Lost retransmissions and tail losses that cost an RTO without it are
+    // found by RACK or repaired by a probe.
+    let base = [
+        ("topology.servers", "8"),
+        ("topology.switch_buffer", "\"64KiB\""),
+        ("tcp.profile", "\"linux\""),
+    ];
+    let with = run(&base);
+    let mut off = base.to_vec();
+    off.push(("tcp.rack", "false"));
+    let without = run(&off);
+    let (tw, to) = (summary(&with, "timeouts"), summary(&without, "timeouts"));
+    assert!(tw < to, "{tw} vs {to}");
+    assert!(summary(&with, "goodput_mbps") > summary(&without, "goodput_mbps"));
+    // RFC 8985 needs SACK (a profile's RACK-TLP turns off quietly with sack = false) and
+    // TLP needs RACK: asking for either without its base is a one-line error.
+    let mut p = |_f: f64| true;
+    let mut quiet = base.to_vec();
+    quiet.push(("tcp.sack", "false"));
+    assert!(dcnsim::run_text(INCAST, "t.toml", &set(&quiet), &mut p).is_ok());
+    let cases = [
+        ("tcp.rack", vec![("tcp.rack", "true")]),
+        (
+            "tcp.tlp",
+            vec![
+                ("tcp.sack", "true"),
+                ("tcp.rack", "false"),
+                ("tcp.tlp", "true"),
+            ],
+        ),
+    ];
+    for (field, keys) in cases {
+        let e = load(INCAST, "t.toml", &set(&keys)).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        assert!(e.message.contains("RFC 8985"), "{e}");
+    }
+}
