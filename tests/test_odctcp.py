@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dcnsim import _core
-from dcnsim.report_odctcp import segments_after_cwr
+from dcnsim.reports.odctcp import segments_after_cwr
 
 SCN = Path(__file__).resolve().parent.parent / "python" / "dcnsim" / "scenarios"
 

@@ -23,20 +23,22 @@ def _reproduce(exp_id: str, out: Path, capsys: pytest.CaptureFixture[str]) -> st
 
 def _numbers(exp_id: str, out: Path) -> dict[str, dict[str, Any]]:
     """point_numbers of every quick point, by variant label."""
-    from dcnsim.report_panels import _load
-    from dcnsim.report_qcn_baseline import point_numbers
+    from dcnsim.reports import parse
+    from dcnsim.reports._base import load_csv
+    from dcnsim.reports.qcn_baseline import point_numbers
+    from dcnsim.runs import point_table
     from dcnsim.scenario import load, make_plan, variant_of
-    from dcnsim.sweep import POINTS_DIR, point_dirname
 
     scn = load(SCENARIOS / f"{exp_id}.toml")
+    report = parse(scn)
     plan = make_plan(scn, quick=True)
     res = {}
     for p in plan.points:
-        d = out / f"{exp_id}-quick" / POINTS_DIR / point_dirname(p.index)
-        data = {t: _load(d / f"{t}.csv") for t in scn.report["tables"]}
+        d = out / f"{exp_id}-quick"
+        data = {t: load_csv(point_table(d, p.index, t)) for t in report.tables}
         assert data["app_rate"]["rate_mbps"], f"{exp_id}: empty app_rate"
         assert data["queue"]["bytes"] and data["rp_rate"]["rate_mbps"], exp_id
-        res[str(variant_of(scn, p.overrides))] = point_numbers(scn, p, data, None)
+        res[str(variant_of(scn, p.overrides))] = point_numbers(report.config, scn, p, data, None)
     return res
 
 

@@ -19,10 +19,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from . import _toml
+from . import __version__, _toml, reports
 from ._native import core, is_scenario_error
 from ._tables import format_mapping, format_table, human
+from .api import run, validate
 from .errors import ExtensionMissingError, UserError
+from .scenario import load, load_validated, make_plan, read_text, validate_points
+from .sweep import PointFailed, SweepInterrupted, run_sweep, summary_row
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 BENCH_SCENARIO = "bench-incast"
@@ -41,8 +44,6 @@ def _err(message: str) -> None:
 
 
 def _scenario_text(file: str) -> str:
-    from .scenario import read_text
-
     path = Path(file)
     if path.is_dir():
         raise UserError(f"{file} is a directory, not a scenario file")
@@ -136,8 +137,6 @@ def _resume_command(argv: Sequence[str]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from . import run
-
     sets = _toml.parse_sets(args.set)
     text = _scenario_text(args.file)
     bar = _RunProgress()
@@ -157,29 +156,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Namespace,
            argv: Sequence[str]) -> int:
-    from . import report as reports
-    from .scenario import load, make_plan, validate_points
-    from .sweep import run_sweep
-
     text = _scenario_text(str(file))
-    from .scenario import VARIANTS_AXIS  # --set variants=LABEL pins a variant, not a field
-
-    engine_sets = {k: v for k, v in sets.items() if k != VARIANTS_AXIS}
-    core().validate(text, str(file), _toml.literal_pairs(engine_sets))
-    scn = load(file, text)
+    scn = load_validated(file, sets, text=text)
+    report = reports.parse(scn)
     plan = make_plan(scn, quick=args.quick, sets=sets)
     validate_points(plan)
-    _, note = reports.resolve(scn)
-    if note:
-        print(f"dcnsim: note: {note}", file=sys.stderr)
+    if report.note:
+        print(f"dcnsim: note: {report.note}", file=sys.stderr)
     out = _output_dir(out_root / (scn.id + ("-quick" if args.quick else "")))
     try:
-        outcome = run_sweep(plan, out, jobs=args.jobs, fresh=args.fresh)
+        outcome = run_sweep(plan, out, jobs=args.jobs, keep=report.tables, fresh=args.fresh)
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out)
     try:
-        written = reports.write_report(ctx)
+        written = report.write(ctx)
     except OSError as exc:
         raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
     print(f"\nwrote {', '.join(str(p) for p in written)} (runs in {outcome.runs_path})")
@@ -222,11 +213,9 @@ def _list_scenarios() -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .scenario import check_all
-
     sets = _toml.parse_sets(args.set)
     text = _scenario_text(args.file)
-    check_all(args.file, sets, text=text)
+    validate(args.file, sets, text=text)
     print(f"ok: {args.file}")
     return 0
 
@@ -237,9 +226,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .scenario import load, make_plan
-    from .sweep import summary_row
-
     path = SCENARIO_DIR / f"{BENCH_SCENARIO}.toml"
     text = _scenario_text(str(path))
     scn = load(path, text)
@@ -355,8 +341,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse has printed usage or help
         return exc.code if isinstance(exc.code, int) else EXIT_USER
     if args.version:
-        from . import __version__
-
         print(f"dcnsim {__version__}")
         return 0
     if not args.command:
@@ -384,8 +368,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _handle(exc: Exception, argv: Sequence[str]) -> int:
-    from .sweep import PointFailed, SweepInterrupted
-
     if is_scenario_error(exc):
         _err(str(exc))
         return EXIT_USER

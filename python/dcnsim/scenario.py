@@ -2,7 +2,8 @@
 ``[report]`` tables (which the engine ignores) and the grid of sweep points.
 
 The engine parses and checks everything else; this module reads only what it owns
-and reports mistakes in it as ``ScenarioError`` naming the file, line and key.
+and reports mistakes in it as ``ScenarioError`` naming the file, line and key. The
+``[report]`` table is kept as read: ``reports`` parses it for the report's kind.
 """
 
 from __future__ import annotations
@@ -207,7 +208,11 @@ def variant_of(scn: Scenario, overrides: Mapping[str, Any]) -> str | None:
 
 
 def load(path: str | Path, text: str | None = None) -> Scenario:
-    """Read a scenario file and check its ``[sweep]``, ``[quick]`` and ``[report]`` tables."""
+    """Read a scenario file and check its ``[sweep]`` and ``[quick]`` tables.
+
+    Of ``[report]`` only the shape is checked here (a table, ``kind`` and ``title``
+    strings); ``reports.parse`` checks the rest for the report's kind.
+    """
     path = Path(path)
     if text is None:
         text = read_text(path)
@@ -250,13 +255,9 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
         if key in report and not isinstance(report[key], str):
             raise scn.error("report", key, f"expected a string, got {report[key]!r}")
 
-    scn = Scenario(path=path, text=text, data=data, sweep=list(sweep.items()),
-                   quick_overrides=quick_overrides, quick_sweep=quick_sweep, report=report,
-                   variants=variants)
-    from . import report as _report  # late: report imports this module
-
-    _report.check_config(scn)
-    return scn
+    return Scenario(path=path, text=text, data=data, sweep=list(sweep.items()),
+                    quick_overrides=quick_overrides, quick_sweep=quick_sweep, report=report,
+                    variants=variants)
 
 
 @dataclass(frozen=True)
@@ -324,16 +325,19 @@ def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = 
             raise
 
 
-def check_all(path: str | PathLike[str], sets: Mapping[str, Any] | None = None, *,
-              text: str | None = None) -> Scenario:
-    """Check a scenario completely: engine schema, Python tables, all points full and quick."""
+def load_validated(path: str | PathLike[str], sets: Mapping[str, Any] | None = None, *,
+                   text: str | None = None) -> Scenario:
+    """Have the engine check the scenario with ``sets`` applied, then ``load`` it."""
     path = Path(path)
     if text is None:
         text = read_text(path)
     engine_sets = {k: v for k, v in (sets or {}).items() if k != VARIANTS_AXIS}
     core().validate(text, str(path), _toml.literal_pairs(engine_sets))
-    scn = load(path, text)
+    return load(path, text)
+
+
+def validate_all_points(scn: Scenario, sets: Mapping[str, Any] | None = None) -> None:
+    """Have the engine check every sweep point of ``scn``, full and quick."""
     seen: set[tuple[tuple[str, str], ...]] = set()
     for quick in (False, True):
         validate_points(make_plan(scn, quick=quick, sets=sets), seen)
-    return scn

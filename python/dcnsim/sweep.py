@@ -5,17 +5,17 @@ the overrides and the summary row), so an interrupted sweep loses nothing. A rer
 skips points already recorded with the same overrides and the same scenario-file
 hash; ``fresh`` reruns them all (the old lines stay; the newest line wins).
 
-The engine releases the GIL while simulating, so threads run points in parallel.
+The engine releases the GIL while simulating, so threads run points in parallel. The
+files of a sweep directory are described in ``runs``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +23,10 @@ from typing import IO, Any
 
 from . import _toml
 from ._native import core, is_scenario_error, scenario_error
-from .scenario import Plan, Point, overrides_key
+from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, save_tables
+from .scenario import Plan, Point
 
-RUNS_FILE = "runs.jsonl"
-POINTS_DIR = "points"
 PROGRESS_EVERY_S = 2.0
-
-Record = dict[str, Any]
 
 
 class SweepInterrupted(Exception):
@@ -60,7 +57,7 @@ class SweepOutcome:
     runs_path: Path
 
 
-def summary_row(tables: dict[str, dict[str, list[Any]]]) -> dict[str, Any]:
+def summary_row(tables: Tables) -> dict[str, Any]:
     """The single row of the engine's ``summary`` table as a dict."""
     summary = tables.get("summary")
     if not isinstance(summary, dict):
@@ -71,90 +68,6 @@ def summary_row(tables: dict[str, dict[str, list[Any]]]) -> dict[str, Any]:
             raise RuntimeError(f"summary column {name!r} has {len(column)} rows, expected 1")
         row[name] = column[0]
     return row
-
-
-def kept_tables(report: dict[str, Any]) -> list[str]:
-    """Names of the result tables a report needs from every point (``[report] tables``)."""
-    names = report.get("tables", [])
-    return [str(n) for n in names] if isinstance(names, list) else []
-
-
-def point_dirname(index: int) -> str:
-    return f"{index:04d}"
-
-
-def save_tables(directory: Path, tables: dict[str, dict[str, list[Any]]],
-                names: list[str]) -> None:
-    """Write the named tables of one point as CSV files (before the point is recorded, so a
-    recorded point always has its tables)."""
-    from ._tables import write_csv
-
-    directory.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        table = tables.get(name)
-        if table is None:
-            continue
-        columns = list(table)
-        n = len(table[columns[0]]) if columns else 0
-        rows = ({c: table[c][i] for c in columns} for i in range(n))
-        write_csv(directory / f"{name}.csv", columns, rows)
-
-
-class RunStore:
-    """The append-only ``runs.jsonl`` of one sweep directory."""
-
-    def __init__(self, path: Path, sha256: str) -> None:
-        self.path = path
-        self.sha256 = sha256
-        self.unreadable = 0
-        self._fh: IO[str] | None = None
-
-    def load(self) -> dict[tuple[tuple[str, str], ...], Record]:
-        """Recorded points of this scenario version, by override key (newest wins)."""
-        found: dict[tuple[tuple[str, str], ...], Record] = {}
-        try:
-            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except FileNotFoundError:
-            return found
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                overrides, summary = rec["overrides"], rec["summary"]
-                if not isinstance(overrides, dict) or not isinstance(summary, dict):
-                    raise TypeError
-                key = overrides_key(overrides)
-            except (ValueError, KeyError, TypeError):
-                self.unreadable += 1
-                continue
-            if rec.get("scenario_sha256") == self.sha256:
-                found[key] = rec
-        return found
-
-    def open(self) -> None:
-        """Open for appending (fails early, with ``OSError``, if the directory is not writable)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = self.path.open("a+", encoding="utf-8")
-        fh.seek(0, os.SEEK_END)
-        if fh.tell() > 0:  # a killed writer may have left half a line: end it
-            fh.seek(fh.tell() - 1)
-            last = fh.read(1)
-            fh.seek(0, os.SEEK_END)
-            if last != "\n":
-                fh.write("\n")
-        self._fh = fh
-
-    def append(self, record: Record) -> None:
-        assert self._fh is not None, "RunStore.open() first"
-        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
 
 
 def _interactive(stream: IO[str]) -> bool:
@@ -217,9 +130,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, fresh: bool = False,
-              stream: IO[str] | None = None) -> SweepOutcome:
+def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
+              fresh: bool = False, stream: IO[str] | None = None) -> SweepOutcome:
     """Run the points of ``plan`` not yet in ``out_dir/runs.jsonl``; return all records.
+
+    ``keep`` names the result tables saved from every point (``runs.point_dir``) for the
+    report; a recorded point whose tables are missing is run again.
 
     Raises ``SweepInterrupted`` on Ctrl-C and ``PointFailed`` (or the engine's
     ``ScenarioError``) when a point fails; finished points are always saved first.
@@ -229,11 +145,9 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, fresh: bool = False,
     store = RunStore(out_dir / RUNS_FILE, scn.sha256)
     known = {} if fresh else store.load()
     records: list[Record | None] = [known.get(p.key()) for p in plan.points]
-    keep = kept_tables(scn.report)
     if keep:  # a point whose kept tables are missing is run again
         for p in plan.points:
-            d = out_dir / POINTS_DIR / point_dirname(p.index)
-            if records[p.index] is not None and not d.is_dir():
+            if records[p.index] is not None and not point_dir(out_dir, p.index).is_dir():
                 records[p.index] = None
     pending = [p for p, rec in zip(plan.points, records, strict=True) if rec is None]
     reused = len(plan.points) - len(pending)
@@ -248,7 +162,7 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, fresh: bool = False,
         print(f"dcnsim: {scn.id}{mode}: {_plural(len(plan.points), 'point')}{note}; "
               f"running {len(pending)} on {_plural(workers, 'thread')}", file=stream, flush=True)
         if pending:
-            _execute(plan, pending, records, store, workers, stream)
+            _execute(plan, pending, records, store, workers, keep, stream)
     finally:
         store.close()
     complete = [rec for rec in records if rec is not None]
@@ -258,20 +172,18 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, fresh: bool = False,
 
 
 def _execute(plan: Plan, pending: list[Point], records: list[Record | None], store: RunStore,
-             workers: int, stream: IO[str]) -> None:
+             workers: int, keep: Sequence[str], stream: IO[str]) -> None:
     scn = plan.scenario
     engine = core()
     version = str(engine.version())
     text, path = scn.text, str(scn.path)
-
-    keep = kept_tables(scn.report)
-    points_dir = store.path.parent / POINTS_DIR
+    out_dir = store.path.parent
 
     def work(point: Point) -> tuple[dict[str, Any], float]:
         start = time.perf_counter()
         tables = engine.run(text, path, _toml.literal_pairs(point.overrides))
         if keep:
-            save_tables(points_dir / point_dirname(point.index), tables, keep)
+            save_tables(point_dir(out_dir, point.index), tables, keep)
         return summary_row(tables), time.perf_counter() - start
 
     progress = Progress(len(plan.points), len(plan.points) - len(pending), scn.id, stream)
@@ -295,9 +207,7 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
                 handled.add(fut)
                 continue
             summary, wall_s = fut.result()
-            record = {"scenario": scn.id, "scenario_sha256": scn.sha256, "engine": version,
-                      "quick": plan.quick, "index": point.index,
-                      "overrides": point.overrides, "summary": summary}
+            record = make_record(scn, version, plan.quick, point, summary)
             store.append(record)
             records[point.index] = record
             handled.add(fut)  # only now: a Ctrl-C before this line saves the point again

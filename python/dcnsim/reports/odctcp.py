@@ -4,7 +4,8 @@
     From the sender-side ``seq`` trace: for every data segment carrying CWR, the number of
     data segments sent after it until the first ACK that covers it has arrived (segments
     sent in response to that ACK included) — the thesis's "segments transmitted for
-    roughly one RTT" after CWR (8 with a DCTCP receiver, 12 with a standard one).
+    roughly one RTT" after CWR (8 with a DCTCP receiver, 12 with a standard one). Only CWR
+    segments after ``after_s`` (default 1 s) count.
 
 ``odctcp-fct`` (Figs 7.1–7.9, 7.11–7.14, 7.16)
     Transfer (completion) times from the ``completions`` table, grouped by the sweep axis
@@ -21,28 +22,20 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._tables import format_table, human
-from .report_panels import _load
-
-if TYPE_CHECKING:
-    from .report import ReportContext
-    from .scenario import Scenario
+from .._tables import format_table, human
+from ..scenario import Scenario
+from ._base import Columns, ReportContext, ReportKind, is_number, point_tables, pyplot, save_figure
+from .generic import write_generic
 
 
 def _need_tables(scn: Scenario, names: list[str]) -> None:
     tables = scn.report.get("tables", [])
     if not isinstance(tables, list) or any(n not in tables for n in names):
         raise scn.error("report", "tables", f"this report needs tables = {names!r}")
-
-
-def _point_tables(ctx: ReportContext, names: list[str]) -> list[dict[str, dict[str, list[Any]]]]:
-    from .sweep import POINTS_DIR, point_dirname
-
-    return [{t: _load(ctx.out_dir / POINTS_DIR / point_dirname(p.index) / f"{t}.csv")
-             for t in names} for p in ctx.plan.points]
 
 
 def _mean_std(xs: list[float]) -> tuple[float, float]:
@@ -57,7 +50,20 @@ def _mean_std(xs: list[float]) -> tuple[float, float]:
 # ------------------------------------------------------------------ after CWR
 
 
-def segments_after_cwr(seq: dict[str, list[Any]], after_s: float = 0.0) -> list[int]:
+@dataclass(frozen=True)
+class AfterCwrConfig:
+    after_s: float = 1.0  # CWR segments before this time are not counted
+
+
+def parse_after_cwr(scn: Scenario) -> AfterCwrConfig:
+    _need_tables(scn, ["seq"])
+    after = scn.report.get("after_s", 1.0)
+    if not is_number(after):
+        raise scn.error("report", "after_s", f"expected a time in seconds, got {after!r}")
+    return AfterCwrConfig(after_s=float(after))
+
+
+def segments_after_cwr(seq: Columns, after_s: float = 0.0) -> list[int]:
     """Data segments sent after each CWR segment until (and at) the first ACK covering it."""
     n = len(seq.get("time_s", []))
     rows = [(float(seq["time_s"][i]), str(seq["what"][i]), int(seq["seq"][i]),
@@ -78,70 +84,67 @@ def segments_after_cwr(seq: dict[str, list[Any]], after_s: float = 0.0) -> list[
     return counts
 
 
-def check_after_cwr(scn: Scenario) -> None:
-    _need_tables(scn, ["seq"])
-
-
-def write_after_cwr(ctx: ReportContext) -> list[Path]:
-    from .report import write_generic
-
+def write_after_cwr(ctx: ReportContext, cfg: AfterCwrConfig) -> list[Path]:
     written = write_generic(ctx)
-    data = _point_tables(ctx, ["seq"])
-    after = float(ctx.config.get("after_s", 1.0))
+    data = point_tables(ctx, ["seq"])
+    after = cfg.after_s
     rows = []
     per_point = []
     for p, d in zip(ctx.plan.points, data, strict=True):
-        c = segments_after_cwr(d["seq"], after)
-        per_point.append(c)
-        m, s = _mean_std([float(x) for x in c])
-        med = sorted(c)[len(c) // 2] if c else math.nan
-        rows.append([p.label(), str(len(c)), human(m), human(s), human(med)])
+        counts = segments_after_cwr(d["seq"], after)
+        per_point.append(counts)
+        m, s = _mean_std([float(x) for x in counts])
+        med = sorted(counts)[len(counts) // 2] if counts else math.nan
+        rows.append([p.label(), str(len(counts)), human(m), human(s), human(med)])
     ctx.print()
     ctx.print(f"segments sent in the RTT after a CWR segment (CWR segments after {after} s)")
     ctx.print(format_table(["point", "CWR segs", "mean", "std", "median"], rows, align_left=1))
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(data), figsize=(6 * len(data), 4), squeeze=False)
+    fig, axes = pyplot().subplots(1, len(data), figsize=(6 * len(data), 4), squeeze=False)
     for c, (p, d) in enumerate(zip(ctx.plan.points, data, strict=True)):
         ax = axes[0][c]
-        seq = d["seq"]
-        ts = [float(t) for t in seq.get("time_s", [])]
-        cwr_t = [t for t, w, f in zip(ts, seq.get("what", []), seq.get("cwr", []), strict=False)
-                 if w == "data" and f and t >= after]
-        t0 = cwr_t[0] - 0.05 if cwr_t else after
-        t1 = t0 + 0.25
-        for what, mark, colour in (("data", "s", "C0"), ("ack", "_", "C2")):
-            xs = [t for t, w in zip(ts, seq["what"], strict=False) if w == what and t0 <= t <= t1]
-            ys = [float(v) for t, w, v in zip(ts, seq["what"], seq["seq"], strict=False)
-                  if w == what and t0 <= t <= t1]
-            ax.plot(xs, ys, mark, ms=4, color=colour, label=what)
-        for flag, colour in (("cwr", "red"), ("ece", "orange")):
-            xs = [t for t, v in zip(ts, seq.get(flag, []), strict=False) if v and t0 <= t <= t1]
-            ys = [float(v) for t, f, v in zip(ts, seq.get(flag, []), seq["seq"], strict=False)
-                  if f and t0 <= t <= t1]
-            ax.plot(xs, ys, "o", mfc="none", ms=8, color=colour, label=flag.upper())
+        _draw_cwr_zoom(ax, d["seq"], after)
         m, _ = _mean_std([float(x) for x in per_point[c]])
         ax.set_title(f"{ctx.title}\n{p.label()}: {human(m)} segments after CWR", fontsize=9)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("sequence / ACK number (bytes)")
-        ax.legend(fontsize=7)
-        ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    path = ctx.out_dir / f"{ctx.scenario.id}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path)
+    written.append(save_figure(ctx, fig, dpi=110))
     return written
+
+
+def _draw_cwr_zoom(ax: Any, seq: Columns, after: float) -> None:
+    """Data and ACK numbers over the 0.25 s from just before the first counted CWR."""
+    ts = [float(t) for t in seq.get("time_s", [])]
+    cwr_t = [t for t, w, f in zip(ts, seq.get("what", []), seq.get("cwr", []), strict=False)
+             if w == "data" and f and t >= after]
+    t0 = cwr_t[0] - 0.05 if cwr_t else after
+    t1 = t0 + 0.25
+    for what, mark, colour in (("data", "s", "C0"), ("ack", "_", "C2")):
+        xs = [t for t, w in zip(ts, seq["what"], strict=False) if w == what and t0 <= t <= t1]
+        ys = [float(v) for t, w, v in zip(ts, seq["what"], seq["seq"], strict=False)
+              if w == what and t0 <= t <= t1]
+        ax.plot(xs, ys, mark, ms=4, color=colour, label=what)
+    for flag, colour in (("cwr", "red"), ("ece", "orange")):
+        xs = [t for t, v in zip(ts, seq.get(flag, []), strict=False) if v and t0 <= t <= t1]
+        ys = [float(v) for t, f, v in zip(ts, seq.get(flag, []), seq["seq"], strict=False)
+              if f and t0 <= t <= t1]
+        ax.plot(xs, ys, "o", mfc="none", ms=8, color=colour, label=flag.upper())
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("sequence / ACK number (bytes)")
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
 
 
 # ------------------------------------------------------------------ transfer times
 
 
-def check_fct(scn: Scenario) -> None:
+@dataclass(frozen=True)
+class FctConfig:
+    group: tuple[str, ...]  # the sweep axes whose values name a line
+    x: str | None = None  # the sweep axis on the x axis, or
+    bins: tuple[int, ...] | None = None  # byte edges of the size bins
+    app: int | None = None  # only flows of this app
+
+
+def parse_fct(scn: Scenario) -> FctConfig:
     _need_tables(scn, ["completions", "flows"])
     rep = scn.report
     g = rep.get("group")
@@ -155,18 +158,29 @@ def check_fct(scn: Scenario) -> None:
                              or any(not isinstance(b, int) for b in bins)
                              or bins != sorted(bins)):
         raise scn.error("report", "bins", "expected increasing integer byte edges")
-
-
-def fct_rows(ctx: ReportContext) -> dict[tuple[str, str], list[tuple[float, float]]]:
-    """(group, x or bin label) -> per-run (mean transfer time s, mean final SRTT s)."""
-    rep = ctx.config
-    data = _point_tables(ctx, ["completions", "flows"])
     app = rep.get("app")
-    bins = rep.get("bins")
-    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    if app is not None and (not isinstance(app, int) or isinstance(app, bool)):
+        raise scn.error("report", "app", f"expected an app index, got {app!r}")
+    return FctConfig(group=tuple(g) if isinstance(g, list) else (str(g),),
+                     x=str(rep["x"]) if "x" in rep else None,
+                     bins=tuple(bins) if bins is not None else None, app=app)
+
+
+def _bin_label(bins: tuple[int, ...], size: float) -> str | None:
+    k = next((i for i in range(len(bins) - 1) if bins[i] <= size < bins[i + 1]), None)
+    return None if k is None else f"{human(bins[k] / 1e3)}-{human(bins[k + 1] / 1e3)} KB"
+
+
+# (group, x or bin label) -> per-run (mean transfer time s, mean final SRTT s)
+FctRows = dict[tuple[str, str], list[tuple[float, float]]]
+
+
+def fct_rows(ctx: ReportContext, cfg: FctConfig) -> FctRows:
+    """(group, x or bin label) -> per-run (mean transfer time s, mean final SRTT s)."""
+    data = point_tables(ctx, ["completions", "flows"])
+    out: FctRows = {}
     for p, d in zip(ctx.plan.points, data, strict=True):
-        gkeys = rep["group"] if isinstance(rep["group"], list) else [rep["group"]]
-        group = " ".join(str(p.overrides.get(k, "")) for k in gkeys)
+        group = " ".join(str(p.overrides.get(k, "")) for k in cfg.group)
         fl = d["flows"]
         app_of = {int(f): int(a) for f, a in zip(fl.get("flow", []), fl.get("app", []),
                                                  strict=False)}
@@ -176,15 +190,15 @@ def fct_rows(ctx: ReportContext) -> dict[tuple[str, str], list[tuple[float, floa
         by_key: dict[str, list[tuple[float, float]]] = {}
         for f, b, s, e in zip(comp.get("flow", []), comp.get("bytes", []),
                               comp.get("start_s", []), comp.get("end_s", []), strict=False):
-            if app is not None and app_of.get(int(f)) != int(app):
+            if cfg.app is not None and app_of.get(int(f)) != cfg.app:
                 continue
-            if bins is not None:
-                k = next((i for i in range(len(bins) - 1) if bins[i] <= b < bins[i + 1]), None)
-                if k is None:
+            if cfg.bins is not None:
+                label = _bin_label(cfg.bins, b)
+                if label is None:
                     continue
-                key = f"{human(bins[k] / 1e3)}-{human(bins[k + 1] / 1e3)} KB"
+                key = label
             else:
-                key = str(p.overrides.get(rep["x"], ""))
+                key = str(p.overrides.get(cfg.x or "", ""))
             by_key.setdefault(key, []).append((float(e) - float(s), srtt_of.get(int(f), 0.0)))
         for key, vals in by_key.items():
             out.setdefault((group, key), []).append(
@@ -192,12 +206,9 @@ def fct_rows(ctx: ReportContext) -> dict[tuple[str, str], list[tuple[float, floa
     return out
 
 
-def write_fct(ctx: ReportContext) -> list[Path]:
-    from .report import write_generic
-
+def write_fct(ctx: ReportContext, cfg: FctConfig) -> list[Path]:
     written = write_generic(ctx)
-    rep = ctx.config
-    rows = fct_rows(ctx)
+    rows = fct_rows(ctx, cfg)
     groups: list[str] = []
     keys: list[str] = []
     for g, k in rows:
@@ -217,7 +228,7 @@ def write_fct(ctx: ReportContext) -> list[Path]:
             b, _ = _mean_std([v[0] for v in rows.get((groups[1], k), [])])
             line.append(human(a / b) if b else "-")
         table.append(line)
-    head = [str(rep.get("x", "size bin"))]
+    head = [cfg.x if cfg.x is not None else "size bin"]
     for g in groups:
         head += [f"{g} time ms", f"{g} srtt ms"]
     if len(groups) >= 2:
@@ -225,13 +236,12 @@ def write_fct(ctx: ReportContext) -> list[Path]:
     ctx.print()
     ctx.print("mean transfer time (± std across runs or flows' runs) and mean final SRTT")
     ctx.print(format_table(head, table, align_left=1))
+    written.append(_fct_figure(ctx, rows, groups, keys))
+    return written
 
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+def _fct_figure(ctx: ReportContext, rows: FctRows, groups: list[str], keys: list[str]) -> Path:
+    fig, (ax1, ax2) = pyplot().subplots(1, 2, figsize=(11, 4))
     xs = list(range(len(keys)))
     for gi, g in enumerate(groups):
         ms = [_mean_std([v[0] * 1e3 for v in rows.get((g, k), [])]) for k in keys]
@@ -249,33 +259,32 @@ def write_fct(ctx: ReportContext) -> list[Path]:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(ctx.title, fontsize=10)
-    fig.tight_layout()
-    path = ctx.out_dir / f"{ctx.scenario.id}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path)
-    return written
+    return save_figure(ctx, fig, dpi=110)
 
 
 # ------------------------------------------------------------------ fairness
 
 
-def check_fairness(scn: Scenario) -> None:
+@dataclass(frozen=True)
+class FairnessConfig:
+    x: str  # the sweep axis on the x axis
+    group: str  # the sweep axis whose values name a line
+
+
+def parse_fairness(scn: Scenario) -> FairnessConfig:
     rep = scn.report
     for k in ("x", "group"):
         if not isinstance(rep.get(k), str):
             raise scn.error("report", k, "expected the name of a sweep axis")
+    return FairnessConfig(x=rep["x"], group=rep["group"])
 
 
-def write_fairness(ctx: ReportContext) -> list[Path]:
-    from .report import write_generic
-
+def write_fairness(ctx: ReportContext, cfg: FairnessConfig) -> list[Path]:
     written = write_generic(ctx)
-    rep = ctx.config
     series: dict[str, list[tuple[float, float, float, float]]] = {}
     for rec in ctx.records:
-        g = str(rec["overrides"].get(rep["group"], ""))
-        x = float(rec["overrides"].get(rep["x"], math.nan))
+        g = str(rec["overrides"].get(cfg.group, ""))
+        x = float(rec["overrides"].get(cfg.x, math.nan))
         s = rec["summary"]
         series.setdefault(g, []).append((x, float(s.get("jain_index", math.nan)),
                                          float(s.get("flow_tput_mean_mbps", math.nan)),
@@ -283,15 +292,10 @@ def write_fairness(ctx: ReportContext) -> list[Path]:
     rows = [[g, human(x), human(j), human(m), human(sd)]
             for g, pts in series.items() for x, j, m, sd in pts]
     ctx.print()
-    ctx.print(format_table([rep["group"], rep["x"], "Jain (mean of 50 ms)", "mean Mb/s",
+    ctx.print(format_table([cfg.group, cfg.x, "Jain (mean of 50 ms)", "mean Mb/s",
                             "std Mb/s"], rows, align_left=1))
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (ax1, ax2) = pyplot().subplots(1, 2, figsize=(11, 4))
     for g, pts in series.items():
         pts = sorted(pts)
         ax1.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=g)
@@ -302,24 +306,19 @@ def write_fairness(ctx: ReportContext) -> list[Path]:
     ax2.set_ylabel("mean throughput per flow (Mb/s)")
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel(rep["x"])
+        ax.set_xlabel(cfg.x)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(ctx.title, fontsize=10)
-    fig.tight_layout()
-    path = ctx.out_dir / f"{ctx.scenario.id}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path)
+    written.append(save_figure(ctx, fig, dpi=110))
     return written
 
 
-def kinds() -> list[tuple[str, str, Any, Any]]:
-    return [
-        ("odctcp-after-cwr", "segments sent in the RTT after CWR, time-sequence zoom",
-         check_after_cwr, write_after_cwr),
-        ("odctcp-fct", "transfer time vs size (or size bin) per group, with SRTT",
-         check_fct, write_fct),
-        ("odctcp-fairness", "Jain's index and mean throughput vs flows per group",
-         check_fairness, write_fairness),
-    ]
+KINDS: tuple[ReportKind[Any], ...] = (
+    ReportKind("odctcp-after-cwr", "segments sent in the RTT after CWR, time-sequence zoom",
+               parse_after_cwr, write_after_cwr),
+    ReportKind("odctcp-fct", "transfer time vs size (or size bin) per group, with SRTT",
+               parse_fct, write_fct),
+    ReportKind("odctcp-fairness", "Jain's index and mean throughput vs flows per group",
+               parse_fairness, write_fairness),
+)

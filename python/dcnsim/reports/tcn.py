@@ -4,15 +4,17 @@ Scenario configuration::
 
     [report]
     kind = "tcn"
-    figure = "fig1" | "fig3" | "fig5"
+    figure = "fig1" | "fig2" | "fig3" | "fig5" | "fct"
     tables = ["apps"]                  # per-point tables the figure needs (see below)
     scheme_axis = "topology.queues"    # the sweep axis whose values are the schemes
     scheme_names = ["per-port RED", "TCN"]   # one label per value of that axis, in order
+    port = "sw->client"                # the port fig2, fig3 and fig5 look at
+    source = "..."                     # published numbers, printed for comparison
 
 - fig1: service-2 goodput (apps 1..) and service-1 goodput (app 0) vs the number of
-  service-2 flows (axis ``flows_axis``, default ``apps.1.count``); needs ``apps``.
+  service-2 flows; needs ``apps``.
 - fig3: peak and steady buffer occupancy of ``port`` per scheme from the ``queue`` samples
-  (steady = max after ``steady_after_s``); needs ``queue``.
+  (steady = max after ``steady_after_s``, default 0.02); needs ``queue``.
 - fct: FCT vs load per scheme (seed 002 Figs. 6-13) from the workload app's summary
   columns: small-flow mean and p99, medium and large mean (µs), each also normalised to the
   first scheme at the same load (``norm_*``); ``load_axis`` names the load sweep key
@@ -24,21 +26,19 @@ Scenario configuration::
   and the sample range after the change.
 - fig5: per-queue goodput of ``port`` (``queues`` table) and mean / p99 ping RTT; needs
   ``queues`` and ``pings``.
-Published numbers for the printed comparison come from ``[report] source``.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._tables import format_table
-from .report_panels import _load
-
-if TYPE_CHECKING:
-    from .report import ReportContext
-    from .scenario import Scenario
+from .._tables import format_table, write_csv
+from ..runs import Record, point_dir, point_table
+from ..scenario import Scenario
+from ._base import RESULTS_FILE, ReportContext, ReportKind, is_number, load_csv, pyplot, save_figure
 
 FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"], "fct": [],
            "fig2": ["estimates"]}
@@ -48,9 +48,24 @@ FIGURES = {"fig1": ["apps"], "fig3": ["queue"], "fig5": ["queues", "pings"], "fc
 FCT_COLUMNS = [("fct_small_mean_s", "small_mean_us"), ("fct_small_p99_s", "small_p99_us"),
                ("fct_medium_mean_s", "medium_mean_us"), ("fct_large_mean_s", "large_mean_us"),
                ("fct_mean_s", "all_mean_us")]
+# Numeric options and their defaults.
+_NUMBERS = {"steady_after_s": 0.02, "change_s": 0.010, "target_bps": 5e9}
 
 
-def check_tcn(scn: Scenario) -> None:
+@dataclass(frozen=True)
+class TcnConfig:
+    figure: str  # a key of FIGURES
+    scheme_axis: str
+    scheme_names: tuple[str, ...]
+    port: str = "sw->client"
+    steady_after_s: float = 0.02  # fig3
+    change_s: float = 0.010  # fig2: when queue 1's share changes
+    target_bps: float = 5e9  # fig2: the share after the change
+    load_axis: str = "apps.0.load"  # fct
+    source: str | None = None
+
+
+def parse(scn: Scenario) -> TcnConfig:
     rep = scn.report
     fig = rep.get("figure")
     if fig not in FIGURES:
@@ -68,6 +83,20 @@ def check_tcn(scn: Scenario) -> None:
     if values is not None and len(values) != len(names):
         raise scn.error("report", "scheme_names",
                         f"{len(names)} names for {len(values)} values of {axis}")
+    for key in ("port", "load_axis"):
+        if key in rep and not isinstance(rep[key], str):
+            raise scn.error("report", key, f"expected a name, got {rep[key]!r}")
+    for key in _NUMBERS:
+        if key in rep and not is_number(rep[key]):
+            raise scn.error("report", key, f"expected a number, got {rep[key]!r}")
+    number = {key: float(rep.get(key, default)) for key, default in _NUMBERS.items()}
+    source = rep.get("source")
+    return TcnConfig(figure=fig, scheme_axis=axis, scheme_names=tuple(str(n) for n in names),
+                     port=rep.get("port", "sw->client"),
+                     steady_after_s=number["steady_after_s"], change_s=number["change_s"],
+                     target_bps=number["target_bps"],
+                     load_axis=rep.get("load_axis", "apps.0.load"),
+                     source=str(source) if source else None)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -79,80 +108,87 @@ def percentile(values: list[float], q: float) -> float:
     return v[k]
 
 
-def _scheme(ctx: ReportContext, overrides: dict[str, Any]) -> str:
-    rep = ctx.config
-    axis = rep["scheme_axis"]
-    names = rep["scheme_names"]
-    full = dict(ctx.scenario.sweep).get(axis, [])
-    value = overrides.get(axis)
+def _scheme(ctx: ReportContext, cfg: TcnConfig, overrides: dict[str, Any]) -> str:
+    full = dict(ctx.scenario.sweep).get(cfg.scheme_axis, [])
+    value = overrides.get(cfg.scheme_axis)
     for i, v in enumerate(full):
-        if v == value and i < len(names):
-            return str(names[i])
+        if v == value and i < len(cfg.scheme_names):
+            return cfg.scheme_names[i]
     return str(value)
 
 
-def collect(ctx: ReportContext) -> list[dict[str, Any]]:
+def collect(ctx: ReportContext, cfg: TcnConfig) -> list[dict[str, Any]]:
     """One row per sweep point with the figure's numbers (also used by the tests)."""
-    from .sweep import POINTS_DIR, point_dirname
-
-    fig = ctx.config["figure"]
-    port = ctx.config.get("port", "sw->client")
     rows = []
     for n, point in enumerate(ctx.plan.points):
-        d = ctx.out_dir / POINTS_DIR / point_dirname(point.index)
-        row: dict[str, Any] = {"scheme": _scheme(ctx, point.overrides)}
-        row.update({k: v for k, v in point.overrides.items()
-                    if k != ctx.config["scheme_axis"]})
-        if fig == "fig1":
-            apps = _load(d / "apps.csv")
-            g = apps.get("goodput_mbps", [])
-            row["service1_mbps"] = g[0] if g else math.nan
-            row["service2_mbps"] = sum(g[1:]) if g else math.nan
-            row["flows"] = len(g) - 1
-        elif fig == "fig3":
-            q = _load(d / "queue.csv")
-            after = float(ctx.config.get("steady_after_s", 0.02))
-            b = [x for x, p in zip(q.get("bytes", []), q.get("port", []), strict=False)
-                 if p == port]
-            t = [x for x, p in zip(q.get("time_s", []), q.get("port", []), strict=False)
-                 if p == port]
-            row["peak_kb"] = max(b) / 1e3 if b else math.nan
-            steady = [x for x, s in zip(b, t, strict=False) if s >= after]
-            row["steady_max_kb"] = max(steady) / 1e3 if steady else math.nan
-            row["steady_mean_kb"] = sum(steady) / len(steady) / 1e3 if steady else math.nan
-        elif fig == "fig5":
-            qs = _load(d / "queues.csv")
-            rec = ctx.records[n] if n < len(ctx.records) else {}
-            dur = float(rec.get("summary", {}).get("duration_s") or 1.0)
-            for i, (p, qi) in enumerate(zip(qs.get("port", []), qs.get("queue", []),
-                                            strict=False)):
-                if p == port:
-                    row[f"q{int(qi) + 1}_mbps"] = qs["tx_payload_bytes"][i] * 8 / dur / 1e6
-            rtt = [x * 1e6 for x in _load(d / "pings.csv").get("rtt_s", [])]
-            row["rtt_mean_us"] = sum(rtt) / len(rtt) if rtt else math.nan
-            row["rtt_p99_us"] = percentile(rtt, 99)
-            row["pings"] = len(rtt)
-        elif fig == "fig2":
-            row.update(_fig2_row(ctx, d / "estimates.csv", port))
-        elif fig == "fct":
-            rec = ctx.records[n] if n < len(ctx.records) else {}
-            summ = rec.get("summary", {})
-            for src, name in FCT_COLUMNS:
-                v = summ.get(src)
-                row[name] = float(v) * 1e6 if v is not None else math.nan
-            row["messages_done"] = summ.get("messages_done", math.nan)
-            row["timeouts"] = summ.get("timeouts", math.nan)
-            # The paper's timeout counts are of small flows (seed 002 §6.2: "589 TCP
-            # timeouts for small flows"): RTOs during messages of at most 100 KB.
-            row["timeouts_small"] = summ.get("timeouts_small", math.nan)
+        row: dict[str, Any] = {"scheme": _scheme(ctx, cfg, point.overrides)}
+        row.update({k: v for k, v in point.overrides.items() if k != cfg.scheme_axis})
+        rec = ctx.records[n] if n < len(ctx.records) else {}
+        d = point_dir(ctx.out_dir, point.index)
+        if cfg.figure == "fig1":
+            row.update(_fig1_row(d / "apps.csv"))
+        elif cfg.figure == "fig3":
+            row.update(_fig3_row(cfg, d / "queue.csv"))
+        elif cfg.figure == "fig5":
+            row.update(_fig5_row(cfg, d / "queues.csv", d / "pings.csv", rec))
+        elif cfg.figure == "fig2":
+            row.update(_fig2_row(cfg, d / "estimates.csv"))
+        elif cfg.figure == "fct":
+            row.update(_fct_row(rec))
         rows.append(row)
-    if fig == "fct":
-        _normalise(ctx, rows)
+    if cfg.figure == "fct":
+        _normalise(cfg, rows)
     return rows
 
 
+def _fig1_row(apps_csv: Path) -> dict[str, Any]:
+    g = load_csv(apps_csv).get("goodput_mbps", [])
+    return {"service1_mbps": g[0] if g else math.nan,
+            "service2_mbps": sum(g[1:]) if g else math.nan,
+            "flows": len(g) - 1}
+
+
+def _fig3_row(cfg: TcnConfig, queue_csv: Path) -> dict[str, Any]:
+    q = load_csv(queue_csv)
+    b = [x for x, p in zip(q.get("bytes", []), q.get("port", []), strict=False) if p == cfg.port]
+    t = [x for x, p in zip(q.get("time_s", []), q.get("port", []), strict=False) if p == cfg.port]
+    steady = [x for x, s in zip(b, t, strict=False) if s >= cfg.steady_after_s]
+    return {"peak_kb": max(b) / 1e3 if b else math.nan,
+            "steady_max_kb": max(steady) / 1e3 if steady else math.nan,
+            "steady_mean_kb": sum(steady) / len(steady) / 1e3 if steady else math.nan}
+
+
+def _fig5_row(cfg: TcnConfig, queues_csv: Path, pings_csv: Path,
+              rec: Record) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    qs = load_csv(queues_csv)
+    dur = float(rec.get("summary", {}).get("duration_s") or 1.0)
+    for i, (p, qi) in enumerate(zip(qs.get("port", []), qs.get("queue", []), strict=False)):
+        if p == cfg.port:
+            row[f"q{int(qi) + 1}_mbps"] = qs["tx_payload_bytes"][i] * 8 / dur / 1e6
+    rtt = [x * 1e6 for x in load_csv(pings_csv).get("rtt_s", [])]
+    row["rtt_mean_us"] = sum(rtt) / len(rtt) if rtt else math.nan
+    row["rtt_p99_us"] = percentile(rtt, 99)
+    row["pings"] = len(rtt)
+    return row
+
+
+def _fct_row(rec: Record) -> dict[str, Any]:
+    summ = rec.get("summary", {})
+    row: dict[str, Any] = {}
+    for src, name in FCT_COLUMNS:
+        v = summ.get(src)
+        row[name] = float(v) * 1e6 if v is not None else math.nan
+    row["messages_done"] = summ.get("messages_done", math.nan)
+    row["timeouts"] = summ.get("timeouts", math.nan)
+    # The paper's timeout counts are of small flows (seed 002 §6.2: "589 TCP
+    # timeouts for small flows"): RTOs during messages of at most 100 KB.
+    row["timeouts_small"] = summ.get("timeouts_small", math.nan)
+    return row
+
+
 def _fig2_series(path: Path, port: str) -> tuple[list[float], list[float], list[float]]:
-    e = _load(path)
+    e = load_csv(path)
     t, smp, avg = [], [], []
     for i, (p, q) in enumerate(zip(e.get("port", []), e.get("queue", []), strict=False)):
         if p == port and int(q) == 0:
@@ -162,10 +198,9 @@ def _fig2_series(path: Path, port: str) -> tuple[list[float], list[float], list[
     return t, smp, avg
 
 
-def _fig2_row(ctx: ReportContext, path: Path, port: str) -> dict[str, Any]:
-    change = float(ctx.config.get("change_s", 0.010))
-    target = float(ctx.config.get("target_bps", 5e9))
-    t, smp, avg = _fig2_series(path, port)
+def _fig2_row(cfg: TcnConfig, path: Path) -> dict[str, Any]:
+    change, target = cfg.change_s, cfg.target_bps
+    t, smp, avg = _fig2_series(path, cfg.port)
     after = [i for i, x in enumerate(t) if x >= change]
     in2 = [i for i in after if t[i] < change + 0.002]
     row: dict[str, Any] = {"samples_2ms": len(in2)}
@@ -208,10 +243,10 @@ def _time_within(t: list[float], v: list[float], start: float, target: float) ->
     return 100.0 * inside / (t[-1] - start)
 
 
-def _normalise(ctx: ReportContext, rows: list[dict[str, Any]]) -> None:
+def _normalise(cfg: TcnConfig, rows: list[dict[str, Any]]) -> None:
     """norm_<col> = col / the first scheme's col at the same load."""
-    load_axis = ctx.config.get("load_axis", "apps.0.load")
-    base_name = str(ctx.config["scheme_names"][0])
+    load_axis = cfg.load_axis
+    base_name = cfg.scheme_names[0]
     base = {r.get(load_axis): r for r in rows if r["scheme"] == base_name}
     for r in rows:
         b = base.get(r.get(load_axis))
@@ -228,48 +263,39 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def write_tcn(ctx: ReportContext) -> list[Path]:
-    from ._tables import write_csv
-
-    rows = collect(ctx)
+def write_tcn(ctx: ReportContext, cfg: TcnConfig) -> list[Path]:
+    rows = collect(ctx, cfg)
     cols: list[str] = []
     for r in rows:
         for k in r:
             if k not in cols:
                 cols.append(k)
     out = []
-    csv_path = ctx.out_dir / "results.csv"
+    csv_path = ctx.out_dir / RESULTS_FILE
     write_csv(csv_path, cols, rows)
     out.append(csv_path)
     ctx.print(ctx.title)
     ctx.print(format_table(cols, [[_fmt(r.get(c, "")) for c in cols] for r in rows],
                            align_left=1))
-    source = ctx.config.get("source")
-    if source:
+    if cfg.source:
         ctx.print("")
-        ctx.print(f"source: {source}")
+        ctx.print(f"source: {cfg.source}")
     try:
-        out.append(_plot(ctx, rows))
+        out.append(_plot(ctx, cfg, rows))
     except ImportError:
         ctx.print("(matplotlib not installed: no figure)")
     return out
 
 
-def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig = ctx.config["figure"]
-    if fig == "fct":
-        return _plot_fct(ctx, rows, plt)
-    if fig == "fig2":
-        return _plot_fig2(ctx, rows, plt)
+def _plot(ctx: ReportContext, cfg: TcnConfig, rows: list[dict[str, Any]]) -> Path:
+    plt = pyplot()
+    if cfg.figure == "fct":
+        return _plot_fct(ctx, cfg, rows, plt)
+    if cfg.figure == "fig2":
+        return _plot_fig2(ctx, cfg, rows, plt)
     f, ax = plt.subplots(figsize=(6, 4))
-    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
-    if fig == "fig1":
-        for s in schemes:
+    if cfg.figure == "fig1":
+        for s in dict.fromkeys(r["scheme"] for r in rows):
             rs = [r for r in rows if r["scheme"] == s]
             ax.plot([r["flows"] for r in rs], [r["service2_mbps"] for r in rs], "o-",
                     label=f"{s}: service 2")
@@ -277,33 +303,31 @@ def _plot(ctx: ReportContext, rows: list[dict[str, Any]]) -> Path:
                     label=f"{s}: service 1")
         ax.set_xlabel("flows of service 2")
         ax.set_ylabel("goodput (Mb/s)")
-    elif fig == "fig3":
-        x = range(len(rows))
-        ax.bar([i - 0.2 for i in x], [r["peak_kb"] for r in rows], 0.4, label="peak")
-        ax.bar([i + 0.2 for i in x], [r["steady_max_kb"] for r in rows], 0.4,
-               label="max after start-up")
-        ax.set_xticks(list(x), [r["scheme"] for r in rows])
+    elif cfg.figure == "fig3":
+        _bars(ax, rows, ("peak_kb", "peak"), ("steady_max_kb", "max after start-up"))
         ax.set_ylabel("buffer occupancy (KB)")
     else:
-        x = range(len(rows))
-        ax.bar([i - 0.2 for i in x], [r["rtt_mean_us"] for r in rows], 0.4, label="mean")
-        ax.bar([i + 0.2 for i in x], [r["rtt_p99_us"] for r in rows], 0.4, label="p99")
-        ax.set_xticks(list(x), [r["scheme"] for r in rows])
+        _bars(ax, rows, ("rtt_mean_us", "mean"), ("rtt_p99_us", "p99"))
         ax.set_ylabel("queue-3 RTT (µs)")
     ax.set_title(ctx.title, fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    path = ctx.out_dir / f"{ctx.scenario.id}.png"
-    f.tight_layout()
-    f.savefig(path, dpi=120)
-    plt.close(f)
-    return path
+    return save_figure(ctx, f, dpi=120)
 
 
-def _plot_fct(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
+def _bars(ax: Any, rows: list[dict[str, Any]], left: tuple[str, str],
+          right: tuple[str, str]) -> None:
+    """Two bars per scheme: columns ``left`` and ``right`` as (column, legend label)."""
+    x = range(len(rows))
+    ax.bar([i - 0.2 for i in x], [r[left[0]] for r in rows], 0.4, label=left[1])
+    ax.bar([i + 0.2 for i in x], [r[right[0]] for r in rows], 0.4, label=right[1])
+    ax.set_xticks(list(x), [r["scheme"] for r in rows])
+
+
+def _plot_fct(ctx: ReportContext, cfg: TcnConfig, rows: list[dict[str, Any]],
+              plt: Any) -> Path:
     """Panels like the paper's: small-flow mean, small-flow p99, large-flow mean vs load,
     normalised to the first scheme."""
-    load_axis = ctx.config.get("load_axis", "apps.0.load")
     schemes = list(dict.fromkeys(r["scheme"] for r in rows))
     panels = [("norm_small_mean", "(0, 100KB]: mean"), ("norm_small_p99", "(0, 100KB]: 99th"),
               ("norm_large_mean", "(10MB, inf): mean")]
@@ -311,7 +335,7 @@ def _plot_fct(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
     for ax, (col, label) in zip(axes, panels, strict=False):
         for s in schemes:
             rs = [r for r in rows if r["scheme"] == s]
-            ax.plot([float(r[load_axis]) * 100 for r in rs], [r[col] for r in rs], "o-",
+            ax.plot([float(r[cfg.load_axis]) * 100 for r in rs], [r[col] for r in rs], "o-",
                     label=s)
         ax.set_xlabel("load (%)")
         ax.set_ylabel("normalised FCT")
@@ -319,32 +343,26 @@ def _plot_fct(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize=8)
     f.suptitle(ctx.title, fontsize=10)
-    path = ctx.out_dir / f"{ctx.scenario.id}.png"
-    f.tight_layout()
-    f.savefig(path, dpi=120)
-    plt.close(f)
-    return path
+    return save_figure(ctx, f, dpi=120)
 
 
-def _plot_fig2(ctx: ReportContext, rows: list[dict[str, Any]], plt: Any) -> Path:
+def _plot_fig2(ctx: ReportContext, cfg: TcnConfig, rows: list[dict[str, Any]],
+               plt: Any) -> Path:
     """Estimated capacity of queue 0 over time, one line per estimator."""
-    from .sweep import POINTS_DIR, point_dirname
-
-    port = ctx.config.get("port", "sw->client")
     f, ax = plt.subplots(figsize=(7, 4))
     for n, point in enumerate(ctx.plan.points):
-        d = ctx.out_dir / POINTS_DIR / point_dirname(point.index)
-        t, _, avg = _fig2_series(d / "estimates.csv", port)
+        t, _, avg = _fig2_series(point_table(ctx.out_dir, point.index, "estimates"), cfg.port)
         ax.plot([x * 1e3 for x in t], [a / 1e9 for a in avg], "-", lw=1,
                 label=rows[n]["scheme"] if n < len(rows) else str(n))
-    ax.axvline(float(ctx.config.get("change_s", 0.010)) * 1e3, color="grey", ls=":")
+    ax.axvline(cfg.change_s * 1e3, color="grey", ls=":")
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("estimated capacity of queue 1 (Gb/s)")
     ax.set_title(ctx.title, fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    path = ctx.out_dir / f"{ctx.scenario.id}.png"
-    f.tight_layout()
-    f.savefig(path, dpi=120)
-    plt.close(f)
-    return path
+    return save_figure(ctx, f, dpi=120)
+
+
+KINDS: tuple[ReportKind[Any], ...] = (
+    ReportKind("tcn", "seed-002 TCN figures", parse, write_tcn),
+)

@@ -1,0 +1,94 @@
+"""The Python API: run a scenario's base point into DataFrames, or check a scenario file.
+
+``dcnsim`` re-exports these; see its docstring for an example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import _toml, reports
+from ._native import core
+from .scenario import load_validated, read_text, validate_all_points
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class Result:
+    """The tables of one run, as pandas DataFrames (``res.summary``, ``res.flows``, ...)."""
+
+    tables: dict[str, pd.DataFrame]
+    scenario: str = ""
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        if name.startswith("_") or name in ("tables", "scenario", "overrides"):
+            raise AttributeError(name)
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise AttributeError(
+                f"no table {name!r} in this result (tables: {', '.join(self.tables)})"
+            ) from None
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self.tables))
+
+    @property
+    def summary_row(self) -> dict[str, Any]:
+        """The single row of the ``summary`` table as a plain dict."""
+        return {str(k): v.item() if hasattr(v, "item") else v
+                for k, v in self.tables["summary"].iloc[0].items()}
+
+    def to_dir(self, path: str | PathLike[str]) -> list[Path]:
+        """Write each table as ``<path>/<name>.csv``; returns the files written."""
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, frame in self.tables.items():
+            target = out / f"{name}.csv"
+            frame.to_csv(target, index=False, lineterminator="\n")
+            written.append(target)
+        return written
+
+
+def _tables_to_frames(raw: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, pd.DataFrame]:
+    import pandas as pd
+
+    return {name: pd.DataFrame(dict(columns)) for name, columns in raw.items()}
+
+
+def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,
+        text: str | None = None, progress: Callable[[float], Any] | None = None) -> Result:
+    """Run the base point of a scenario file (its ``[sweep]`` is ignored).
+
+    ``overrides`` maps dotted field names to Python values, e.g.
+    ``{"topology.servers": 16, "topology.switch_buffer": "32KiB"}``. With ``text``
+    the scenario is taken from that string and ``scenario`` only names it in errors.
+    ``progress``, if given, is called with the fraction of simulated time done about every
+    million events. Raises ``ScenarioError`` for a bad scenario, ``OSError`` for an
+    unreadable file.
+    """
+    path = str(scenario)
+    if text is None:
+        text = read_text(path)
+    pairs = _toml.literal_pairs(overrides)
+    raw = core().run(text, path, pairs, progress)
+    return Result(tables=_tables_to_frames(raw), scenario=path, overrides=dict(overrides or {}))
+
+
+def validate(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,
+             text: str | None = None) -> None:
+    """Check a scenario file without running it: the engine's schema, the Python-owned
+    tables (``[sweep]``, ``[quick]``, ``[report]``) and every sweep point, full and quick.
+    Raises ``ScenarioError`` naming the file, field and problem.
+    """
+    scn = load_validated(scenario, overrides, text=text)
+    reports.parse(scn)
+    validate_all_points(scn, overrides)

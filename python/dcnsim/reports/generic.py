@@ -1,0 +1,79 @@
+"""The ``generic`` report: ``results.csv`` (a row per point: the sweep axes, then the
+summary columns) and a printed table. Other reports start from it.
+
+``results.csv`` is written from the records in grid order with a fixed spelling of
+numbers and without the wall-clock columns, so the same scenario and seed give a
+byte-identical file whether the sweep ran at once or was resumed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import _toml
+from .._tables import format_table, human, write_csv
+from ..scenario import VARIANTS_AXIS, Scenario, variant_of
+from ._base import NONDETERMINISTIC, RESULTS_FILE, ReportContext, ReportKind
+
+GENERIC = "generic"
+
+
+@dataclass(frozen=True)
+class GenericConfig:
+    """The generic report takes no options."""
+
+
+def parse(scn: Scenario) -> GenericConfig:
+    return GenericConfig()
+
+
+def summary_columns(summaries: Sequence[dict[str, Any]],
+                    exclude: Sequence[str] = ()) -> list[str]:
+    """The summary columns of all points in first-seen order, without ``exclude`` and the
+    wall-clock columns."""
+    cols: list[str] = []
+    for summary in summaries:
+        cols.extend(c for c in summary if c not in cols and c not in exclude
+                    and c not in NONDETERMINISTIC)
+    return cols
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (list, tuple, dict)):
+        return _toml.display(value)
+    return value
+
+
+def write_generic(ctx: ReportContext) -> list[Path]:
+    """results.csv: one row per point, the sweep axes then the summary columns."""
+    axes = [key for key, _ in ctx.plan.axes]
+    metrics = summary_columns(ctx.summaries(), exclude=axes)
+    rows = []
+    for rec in ctx.records:
+        row = {key: _cell(rec["overrides"].get(key)) for key in axes}
+        if VARIANTS_AXIS in row:
+            row[VARIANTS_AXIS] = variant_of(ctx.scenario, rec["overrides"])
+        row.update({k: v for k, v in rec["summary"].items() if k in metrics})
+        rows.append(row)
+    path = ctx.out_dir / RESULTS_FILE
+    write_csv(path, axes + metrics, rows)
+
+    wanted = ["goodput_mbps", "timeouts", "drops", "retransmits", "silent_s"]
+    shown = [c for c in wanted if c in metrics] or metrics[:6]
+    ctx.print(ctx.title)
+    ctx.print(format_table(axes + shown,
+                           [[human(row.get(c)) for c in axes + shown] for row in rows],
+                           align_left=len(axes)))
+    return [path]
+
+
+def write(ctx: ReportContext, cfg: GenericConfig) -> list[Path]:
+    return write_generic(ctx)
+
+
+KINDS: tuple[ReportKind[Any], ...] = (
+    ReportKind(GENERIC, "results.csv and a printed table", parse, write),
+)

@@ -1,0 +1,122 @@
+"""The on-disk layout of a sweep's output directory.
+
+::
+
+    <dir>/runs.jsonl               one JSON record per finished point (append-only)
+    <dir>/points/0007/<table>.csv  the result tables a report keeps from point 7
+
+A record holds the point's overrides and the engine's summary row, with the scenario
+file's hash so a resumed sweep reuses only points of the same scenario version. The
+sweep executor (``sweep``) writes this layout; reports (``reports``) read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ._tables import write_csv
+from .scenario import Point, Scenario, overrides_key
+
+RUNS_FILE = "runs.jsonl"
+POINTS_DIR = "points"
+
+Record = dict[str, Any]
+Tables = dict[str, dict[str, list[Any]]]  # the engine's result: table -> column -> values
+
+
+def point_dirname(index: int) -> str:
+    """The folder name of sweep point ``index`` under ``POINTS_DIR``."""
+    return f"{index:04d}"
+
+
+def point_dir(out_dir: Path, index: int) -> Path:
+    """Where the kept tables of sweep point ``index`` live."""
+    return out_dir / POINTS_DIR / point_dirname(index)
+
+
+def point_table(out_dir: Path, index: int, table: str) -> Path:
+    """The CSV file of one kept table of sweep point ``index``."""
+    return point_dir(out_dir, index) / f"{table}.csv"
+
+
+def save_tables(directory: Path, tables: Tables, names: Sequence[str]) -> None:
+    """Write the named tables of one point as CSV files (before the point is recorded, so a
+    recorded point always has its tables)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        table = tables.get(name)
+        if table is None:
+            continue
+        columns = list(table)
+        n = len(table[columns[0]]) if columns else 0
+        rows = ({c: table[c][i] for c in columns} for i in range(n))
+        write_csv(directory / f"{name}.csv", columns, rows)
+
+
+def make_record(scn: Scenario, engine_version: str, quick: bool, point: Point,
+                summary: dict[str, Any]) -> Record:
+    """The ``runs.jsonl`` record of one finished point."""
+    return {"scenario": scn.id, "scenario_sha256": scn.sha256, "engine": engine_version,
+            "quick": quick, "index": point.index, "overrides": point.overrides,
+            "summary": summary}
+
+
+class RunStore:
+    """The append-only ``runs.jsonl`` of one sweep directory."""
+
+    def __init__(self, path: Path, sha256: str) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.unreadable = 0
+        self._fh: IO[str] | None = None
+
+    def load(self) -> dict[tuple[tuple[str, str], ...], Record]:
+        """Recorded points of this scenario version, by override key (newest wins)."""
+        found: dict[tuple[tuple[str, str], ...], Record] = {}
+        try:
+            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return found
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                overrides, summary = rec["overrides"], rec["summary"]
+                if not isinstance(overrides, dict) or not isinstance(summary, dict):
+                    raise TypeError
+                key = overrides_key(overrides)
+            except (ValueError, KeyError, TypeError):
+                self.unreadable += 1
+                continue
+            if rec.get("scenario_sha256") == self.sha256:
+                found[key] = rec
+        return found
+
+    def open(self) -> None:
+        """Open for appending (fails early, with ``OSError``, if the directory is not writable)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = self.path.open("a+", encoding="utf-8")
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() > 0:  # a killed writer may have left half a line: end it
+            fh.seek(fh.tell() - 1)
+            last = fh.read(1)
+            fh.seek(0, os.SEEK_END)
+            if last != "\n":
+                fh.write("\n")
+        self._fh = fh
+
+    def append(self, record: Record) -> None:
+        assert self._fh is not None, "RunStore.open() first"
+        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
