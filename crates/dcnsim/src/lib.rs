@@ -1,40 +1,56 @@
 //! dcnsim: a packet-level simulator for datacenter congestion control.
 //!
-//! The engine is a plain Rust library: a scenario (TOML) is parsed and validated
-//! (`scenario`), built into a `sim::Sim` of nodes, ports, flows and applications, run by a
-//! discrete-event loop (`event`), and summarised as named column tables (`results`).
+//! # Layers
+//!
+//! The crate is five layers, one folder each. A file names only its own layer and the
+//! layers before it (`tests/layers.rs` checks this on the source text):
+//!
+//! 1. [`base`] — the vocabulary: `SimTime` and rates ([`base::units`]), the [`base::packet`]
+//!    every element passes around, random streams, summary statistics, result tables.
+//! 2. [`model`] — the protocols as pure state machines. [`model::tcp`] (NewReno, SACK,
+//!    RACK-TLP, ECN, DCTCP, the stack profiles), [`model::aqm`] (RED, DCTCP step),
+//!    [`model::mq`] (schedulers, shared buffers, TCN, CoDel, MQ-ECN), [`model::l2`] (QCN
+//!    congestion and reaction points, PAUSE/PFC state), [`model::workload`] (flow sizes and
+//!    arrivals). Each takes `now` and a packet and returns packets, verdicts, frames and
+//!    deadlines; none knows the event queue.
+//! 3. [`engine`] — the discrete-event simulation: [`engine::event`] (calendar queue in front
+//!    of a 4-ary heap), [`engine::sim`] (`Sim`: nodes, ports, flows, apps; the dispatch
+//!    loop), [`engine::net`] (ports, links, routes), [`engine::mq_port`] (multi-queue
+//!    ports), [`engine::apps`], the layer-2 glue ([`engine::l2`], [`engine::pfc`]) and the
+//!    observers ([`engine::observe`]). The hot path: no serde, no result tables.
+//! 4. [`scenario`] — TOML text → checked configuration → a ready `Sim` (errors name file,
+//!    line and field).
+//! 5. [`output`] — a finished `&Sim` → named column tables.
+//!
+//! [`run_text`] strings them together.
+//!
+//! # One packet through a switch
+//!
+//! A sender's [`model::tcp::TcpFlow`] appends a segment to an output vector;
+//! `Sim::host_send` offers it to the host's NIC port with `Sim::enqueue`. An idle port
+//! starts sending at once (`Port::start_tx` gives the arrival time at the far end); a busy
+//! one queues it and keeps one pending `PortTxDone` event. When the packet becomes the head
+//! of its wire, the engine computes where the next switch will forward it
+//! (`engine::sim::route_hint`, from the routes of `engine::net` and the ECMP groups of
+//! `engine::ecmp`) and schedules one `LinkArrive` for the wire. On arrival at the switch,
+//! `Sim::receive` hands it to the layer-2 glue first when layer 2 is configured (QCN
+//! sampling, PAUSE/PFC thresholds, `engine::l2::receive`), then enqueues it at the egress
+//! port: the port's AQM or multi-queue model decides pass, mark or drop, the byte limit or
+//! the shared buffer admits it or drops it, and the scheduler picks the next packet when the
+//! port finishes a transmission. At the receiving host, `Sim::host_receive` gives it to the
+//! flow's receiver, whose ACK takes the same path back; the flow's timers (RTO, delayed
+//! ACK, RACK and TLP share the retransmission timer) are armed lazily, one pending event per
+//! timer.
 
-pub mod app;
-pub mod app_schedule;
-pub mod app_workload;
-pub mod aqm;
-pub mod ecmp;
-pub mod event;
-pub mod l2;
-pub mod l2sim;
-pub mod mq;
-pub mod mqport;
-pub mod net;
-pub mod packet;
-pub mod pfcsim;
-pub mod queue_mean;
-pub mod results;
-pub mod results_odctcp;
-pub mod rng;
+pub mod base;
+pub mod engine;
+pub mod model;
+pub mod output;
 pub mod scenario;
-pub mod scenario_flows;
-pub mod scenario_workload;
-pub mod sim;
-pub mod stats;
-pub mod tcp;
-pub mod tcp_profile;
 #[cfg(test)]
-pub(crate) mod testkit;
-pub mod trace;
-pub mod units;
-pub mod workload;
+mod tests;
 
-pub use results::{Column, Table};
+pub use base::table::{Column, Table};
 pub use scenario::ScenarioError;
 
 /// Parse, validate, build and run a scenario given as TOML text. `file` names the source in
@@ -52,7 +68,7 @@ pub fn run_text(
     sim.start();
     sim.run(progress);
     let wall = t0.elapsed().as_secs_f64();
-    Ok(results::collect(&loaded, &sim, &info, wall))
+    Ok(output::collect(&loaded, &sim, &info, wall))
 }
 
 /// Parse and validate only.
@@ -71,6 +87,6 @@ pub fn version() -> &'static str {
 /// Human-readable description of the scenario schema.
 pub fn schema() -> String {
     let mut s = include_str!("schema.txt").to_string();
-    s.push_str(&tcp_profile::profile_table());
+    s.push_str(&model::tcp::profile::profile_table());
     s
 }

@@ -1,7 +1,7 @@
 //! Applications end to end: UDP constant bit rate, a finite bulk transfer, delayed ACK in a
 //! whole scenario, and the dumbbell builder.
 
-use dcnsim::results::{Column, Table};
+use dcnsim::output::{Column, Table};
 
 fn run(text: &str) -> Vec<Table> {
     dcnsim::run_text(text, "apps.toml", &[], &mut |_| true).expect("scenario runs")

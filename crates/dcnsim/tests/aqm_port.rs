@@ -1,12 +1,12 @@
 //! AQM at a port driven with scripted packets: which packets the step marker marks at
 //! enqueue and at dequeue, RED dropping non-ECT packets, and the per-port counters.
 
-use dcnsim::aqm::{Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
-use dcnsim::net::NodeKind;
-use dcnsim::packet::{Ecn, Kind, Packet, SackBlocks};
-use dcnsim::rng::Rng;
-use dcnsim::sim::Sim;
-use dcnsim::units::{RateBps, SimTime};
+use dcnsim::base::packet::{Ecn, Kind, Packet, SackBlocks};
+use dcnsim::base::rng::Rng;
+use dcnsim::base::units::{RateBps, SimTime};
+use dcnsim::engine::net::NodeKind;
+use dcnsim::engine::sim::Sim;
+use dcnsim::model::aqm::{Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
 
 fn pkt(seq: u64, ecn: Ecn, dst: u32) -> Packet {
     Packet {
@@ -29,7 +29,7 @@ fn pkt(seq: u64, ecn: Ecn, dst: u32) -> Packet {
 
 /// A switch port (1 Gb/s, 1 ms delay) offered `n` packets at t = 0; returns the ECN
 /// codepoints of the packets as they left, in order, and the port.
-fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::net::PortStats) {
+fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::net::PortStats) {
     let mut sim = Sim::new(SimTime::from_ms(10), 1);
     let a = sim.add_node("a", NodeKind::Switch);
     let b = sim.add_node("b", NodeKind::Host);

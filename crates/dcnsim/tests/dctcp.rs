@@ -2,7 +2,7 @@
 //! with 100 µs base RTT and step marking at K = 65 packets keep the queue near K with no
 //! drops and a busy link; plus scenario-level checks of the ECN/AQM keys.
 
-use dcnsim::results::{Column, Table};
+use dcnsim::output::{Column, Table};
 use dcnsim::scenario::load;
 
 /// Two hosts on the left send to one host each on the right through swL->swR. Base RTT:

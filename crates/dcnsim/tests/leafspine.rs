@@ -1,7 +1,7 @@
 //! Leaf-spine builder and ECMP end to end (issue 5): per-link delays give the stated base
 //! RTT, ECMP spreads flows over all spines, switching it off uses one spine only.
 
-use dcnsim::results::{Column, Table};
+use dcnsim::output::{Column, Table};
 
 fn run(text: &str) -> Vec<Table> {
     dcnsim::run_text(text, "ls.toml", &[], &mut |_| true).expect("scenario runs")

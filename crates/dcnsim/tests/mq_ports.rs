@@ -1,7 +1,7 @@
 //! Multi-queue switch ports end to end (issue 5): schedulers, per-port vs per-queue
 //! marking, TCN at a real port, buffer admission, ping probes, DRR/SFQ selection.
 
-use dcnsim::results::{Column, Table};
+use dcnsim::output::{Column, Table};
 
 fn run(text: &str) -> Vec<Table> {
     dcnsim::run_text(text, "mq.toml", &[], &mut |_| true).expect("scenario runs")

@@ -1,11 +1,11 @@
 //! Links and queues driven with scripted packets: exact serialization and delivery times,
 //! DropTail at the byte limit, FIFO order, lazy transmission events.
 
-use dcnsim::event::Event;
-use dcnsim::net::NodeKind;
-use dcnsim::packet::{Ecn, Kind, Packet};
-use dcnsim::sim::Sim;
-use dcnsim::units::{RateBps, SimTime};
+use dcnsim::base::packet::{Ecn, Kind, Packet};
+use dcnsim::base::units::{RateBps, SimTime};
+use dcnsim::engine::event::Event;
+use dcnsim::engine::net::NodeKind;
+use dcnsim::engine::sim::Sim;
 
 fn pkt(seq: u64, size: u32, dst: u32) -> Packet {
     Packet {
@@ -22,7 +22,7 @@ fn pkt(seq: u64, size: u32, dst: u32) -> Packet {
         class: 0,
         enq_time: SimTime::ZERO,
         sent_time: SimTime::ZERO,
-        sack: dcnsim::packet::SackBlocks::EMPTY,
+        sack: dcnsim::base::packet::SackBlocks::EMPTY,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Whole-scenario tests: invariants (conservation, acked ≤ sent), determinism, and the
 //! shape of TCP incast collapse (seed 000, Fig. 8) on short runs.
 
-use dcnsim::results::{Column, Table};
+use dcnsim::output::{Column, Table};
 use dcnsim::scenario::{build, load};
 
 const INCAST: &str = r#"

@@ -1,7 +1,7 @@
 //! The workload app end to end (issue 5): Poisson arrival rate from the load, messages
 //! queued behind each other on a persistent connection, PIAS classes, the FCT summary.
 
-use dcnsim::results::{Column, Table};
+use dcnsim::output::{Column, Table};
 
 fn run(text: &str, file: &str) -> Vec<Table> {
     dcnsim::run_text(text, file, &[], &mut |_| true).expect("scenario runs")

@@ -1,0 +1,424 @@
+//! Datacenter workload app (issue 5, seed 002 §6): messages with sizes drawn from a
+//! flow-size CDF (`model/workload.rs`), Poisson arrivals at a target load of the edge links, carried
+//! by persistent TCP connections, optionally tagged with two-priority PIAS.
+//!
+//! - Arrivals: one merged Poisson process. Client/server: rate λ = load·C/(8·mean) of the
+//!   client's edge link, each message from a uniformly chosen server to the client (the
+//!   request itself is not simulated; the message "arrives" when the client issues it).
+//!   All-to-all: rate N·λ (λ per host edge link), source uniform among the N hosts,
+//!   destination uniform among the others. A merged process with uniform sources is the
+//!   same in distribution as N independent Poisson sources of rate λ.
+//! - Services: each message picks a service uniformly; a service has its own size
+//!   distribution and traffic class (switch queue); `mean` in λ is the services' average
+//!   mean (or the scenario's `mean_bytes` override).
+//! - Connections: `connections` persistent connections per (source, destination) pair,
+//!   created on first use. A message goes on the first idle connection of its pair, else
+//!   behind the shortest backlog (lowest index on ties); queued messages wait for the
+//!   connection. A message's FCT runs from its arrival to its full delivery, so it includes
+//!   the wait behind earlier messages.
+//! - PIAS (two priorities, MODELS.md §5.5): a data packet whose message has sent at most
+//!   `pias_threshold` bytes before it goes to class 0; later packets to the service class;
+//!   pure ACKs to class 0 (`Sim::pias`, applied in `Sim::host_send`).
+//! - After `count` arrivals no more are generated; when all have completed the run stops.
+
+use std::collections::VecDeque;
+
+use crate::base::packet::{Kind, Packet};
+use crate::base::rng::Rng;
+use crate::base::units::SimTime;
+use crate::engine::apps::AppEvent;
+use crate::engine::event::Event;
+use crate::engine::sim::Sim;
+use crate::model::tcp::{TcpConfig, TcpFlow};
+use crate::model::workload::{FlowSizeDist, PoissonArrivals};
+
+/// Per-flow PIAS state, indexed by flow id in `Sim::pias` (empty vector: PIAS off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PiasTag {
+    pub on: bool,
+    /// Bytes a message may send at high priority (class 0).
+    pub threshold: u64,
+    /// Sequence number of the current message's first byte.
+    pub msg_start: u64,
+    /// Class of the message's later packets.
+    pub service_class: u8,
+}
+
+/// Classify a packet leaving a host by PIAS (called only when `Sim::pias` is non-empty;
+/// kept out of line so that `Sim::host_send` stays small for scenarios without PIAS).
+#[inline(never)]
+pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
+    let Some(t) = tags.get(p.flow as usize) else {
+        return;
+    };
+    if !t.on {
+        return;
+    }
+    match p.kind {
+        Kind::Data | Kind::Syn => {
+            let sent = p.seq.saturating_sub(t.msg_start);
+            p.class = crate::model::workload::pias_two_priority(
+                sent,
+                t.threshold,
+                t.service_class as usize,
+            ) as u8;
+        }
+        Kind::Ack | Kind::SynAck => p.class = 0,
+        // UDP and layer-2 control frames (CNM, PAUSE) keep their class.
+        Kind::Udp | Kind::Cnm | Kind::Pause => {}
+    }
+}
+
+/// A service: sizes and the queue its messages use.
+#[derive(Clone, Debug)]
+pub struct Service {
+    pub dist: FlowSizeDist,
+    pub class: u8,
+}
+
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// Messages from a random server to the client.
+    ClientServer { client: u32, servers: Vec<u32> },
+    /// Messages between random distinct hosts.
+    AllToAll { hosts: Vec<u32> },
+}
+
+/// One message (one FCT record).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Message {
+    pub flow: u32,
+    pub service: u16,
+    pub class: u8,
+    pub bytes: u64,
+    pub arrival: SimTime,
+    pub end: Option<SimTime>,
+    /// Retransmission timeouts of its connection while the message was in progress (from
+    /// its write until the receiver had all its bytes): the per-flow count of the ns-2
+    /// scripts, whose persistent connections reset it per flow. Set at completion.
+    pub timeouts: u32,
+    /// The connection's timeout counter when the message was written.
+    timeouts_base: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Conn {
+    pub flow: u32,
+    /// Messages waiting or in progress (front: in progress when `busy`).
+    pub queue: VecDeque<u32>,
+    pub busy: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub pattern: Pattern,
+    pub services: Vec<Service>,
+    pub arrivals: PoissonArrivals,
+    pub connections: u32,
+    pub pias_threshold: Option<u64>,
+    pub tcp: TcpConfig,
+    pub start: SimTime,
+    pub limit: u64,
+    pub rng: Rng,
+    /// Connection index per (pair, k); u32::MAX: not created yet.
+    pub pair_conns: Vec<u32>,
+    pub conns: Vec<Conn>,
+    /// Connection of each flow id (u32::MAX: not ours).
+    pub conn_of_flow: Vec<u32>,
+    pub messages: Vec<Message>,
+    pub done: u64,
+}
+
+impl Workload {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        pattern: Pattern,
+        services: Vec<Service>,
+        arrivals: PoissonArrivals,
+        connections: u32,
+        pias_threshold: Option<u64>,
+        tcp: TcpConfig,
+        start: SimTime,
+        limit: u64,
+        rng: Rng,
+    ) -> Workload {
+        let pairs = match &pattern {
+            Pattern::ClientServer { servers, .. } => servers.len(),
+            Pattern::AllToAll { hosts } => hosts.len() * hosts.len(),
+        };
+        Workload {
+            pattern,
+            services,
+            arrivals,
+            connections,
+            pias_threshold,
+            tcp,
+            start,
+            limit,
+            rng,
+            pair_conns: vec![u32::MAX; pairs * connections as usize],
+            conns: Vec::new(),
+            conn_of_flow: Vec::new(),
+            messages: Vec::new(),
+            done: 0,
+        }
+    }
+
+    /// Mean message size in bytes of the uniform service mix.
+    pub fn mean_bytes(services: &[Service]) -> f64 {
+        services.iter().map(|s| s.dist.mean_bytes()).sum::<f64>() / services.len() as f64
+    }
+
+    /// Out of line: keeps the event loop's app dispatch small for other scenarios.
+    #[inline(never)]
+    pub fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+        match ev {
+            AppEvent::Start => {
+                if self.limit > 0 {
+                    let at = self.start.max(sim.now) + self.arrivals.next_gap(&mut self.rng);
+                    sim.events.schedule(at, Event::App { app: id, arg: 0 });
+                }
+            }
+            AppEvent::Timer(_) => {
+                self.arrive(sim, id);
+                if (self.messages.len() as u64) < self.limit {
+                    let at = sim.now + self.arrivals.next_gap(&mut self.rng);
+                    sim.events.schedule(at, Event::App { app: id, arg: 0 });
+                }
+            }
+            AppEvent::FlowDone(fid) => self.flow_done(sim, fid),
+            AppEvent::UdpReceived(_) => {}
+        }
+    }
+
+    /// A new message arrives: choose service, size, endpoints and connection.
+    fn arrive(&mut self, sim: &mut Sim, id: u32) {
+        let si = self.rng.below(self.services.len() as u64) as usize;
+        let bytes = self.services[si].dist.sample_bytes(&mut self.rng);
+        let (src, dst, pair) = match &self.pattern {
+            Pattern::ClientServer { client, servers } => {
+                let k = self.rng.below(servers.len() as u64) as usize;
+                (servers[k], *client, k)
+            }
+            Pattern::AllToAll { hosts } => {
+                let n = hosts.len();
+                let a = self.rng.below(n as u64) as usize;
+                let mut b = self.rng.below(n as u64 - 1) as usize;
+                if b >= a {
+                    b += 1;
+                }
+                (hosts[a], hosts[b], a * n + b)
+            }
+        };
+        let ci = self.pick_conn(sim, id, pair, src, dst);
+        let mi = self.messages.len() as u32;
+        self.messages.push(Message {
+            flow: self.conns[ci as usize].flow,
+            service: si as u16,
+            class: self.services[si].class,
+            bytes,
+            arrival: sim.now,
+            end: None,
+            timeouts: 0,
+            timeouts_base: 0,
+        });
+        self.conns[ci as usize].queue.push_back(mi);
+        if !self.conns[ci as usize].busy {
+            self.start_next(sim, ci);
+        }
+    }
+
+    fn pick_conn(&mut self, sim: &mut Sim, id: u32, pair: usize, src: u32, dst: u32) -> u32 {
+        let k0 = pair * self.connections as usize;
+        let mut best: Option<(usize, u32)> = None;
+        for k in 0..self.connections as usize {
+            let c = self.pair_conns[k0 + k];
+            if c == u32::MAX {
+                // Open a new connection only when every existing one is busy.
+                let f = TcpFlow::new(0, src, dst, self.tcp.clone());
+                let fid = sim.add_flow(f, id);
+                let ci = self.conns.len() as u32;
+                self.conns.push(Conn {
+                    flow: fid,
+                    queue: VecDeque::new(),
+                    busy: false,
+                });
+                if self.conn_of_flow.len() <= fid as usize {
+                    self.conn_of_flow.resize(fid as usize + 1, u32::MAX);
+                }
+                self.conn_of_flow[fid as usize] = ci;
+                if self.pias_threshold.is_some() && sim.pias.len() <= fid as usize {
+                    sim.pias.resize(fid as usize + 1, PiasTag::default());
+                }
+                self.pair_conns[k0 + k] = ci;
+                return ci;
+            }
+            let backlog = self.conns[c as usize].queue.len();
+            if backlog == 0 {
+                return c;
+            }
+            if best.is_none_or(|(b, _)| backlog < b) {
+                best = Some((backlog, c));
+            }
+        }
+        best.map(|(_, c)| c).unwrap_or(0)
+    }
+
+    /// Write the connection's next queued message.
+    fn start_next(&mut self, sim: &mut Sim, ci: u32) {
+        let conn = &mut self.conns[ci as usize];
+        let Some(&mi) = conn.queue.front() else {
+            conn.busy = false;
+            return;
+        };
+        conn.busy = true;
+        let fid = conn.flow;
+        let m = self.messages[mi as usize];
+        let f = &mut sim.flows[fid as usize];
+        self.messages[mi as usize].timeouts_base = f.stats.timeouts;
+        f.class = m.class;
+        let msg_start = f.snd.app_limit;
+        if let Some(th) = self.pias_threshold {
+            sim.pias[fid as usize] = PiasTag {
+                on: true,
+                threshold: th,
+                msg_start,
+                service_class: m.class,
+            };
+        }
+        sim.flow_write_at(fid, m.bytes, m.arrival);
+    }
+
+    fn flow_done(&mut self, sim: &mut Sim, fid: u32) {
+        let Some(&ci) = self.conn_of_flow.get(fid as usize) else {
+            return;
+        };
+        if ci == u32::MAX {
+            return;
+        }
+        let Some(mi) = self.conns[ci as usize].queue.pop_front() else {
+            return;
+        };
+        let m = &mut self.messages[mi as usize];
+        m.end = Some(sim.now);
+        let n = sim.flows[fid as usize].stats.timeouts - m.timeouts_base;
+        m.timeouts = n.min(u32::MAX as u64) as u32;
+        sim.completion_service.push((
+            sim.completions.len().saturating_sub(1) as u32,
+            m.service as u32,
+        ));
+        self.done += 1;
+        self.start_next(sim, ci);
+        if self.done >= self.limit {
+            // Every message finished: end the run here (durations and goodputs use it).
+            sim.end = sim.now;
+            sim.events.schedule(sim.now, Event::Stop);
+        }
+    }
+}
+
+/// FCT summary of all workload apps' finished messages by the TCN size bins.
+pub struct FctSummary {
+    pub messages: u64,
+    pub done: u64,
+    pub all_mean: f64,
+    /// (mean, p99) per bin: small, medium, large (NaN for an empty bin).
+    pub bins: Vec<(f64, f64)>,
+    /// Timeouts of finished small messages (the first bin) and how many of them had any.
+    pub small_timeouts: u64,
+    pub small_with_timeout: u64,
+}
+
+pub fn fct_summary(sim: &Sim) -> Option<FctSummary> {
+    let mut any = false;
+    let mut messages = 0u64;
+    let mut pairs = Vec::new();
+    let bins = crate::base::stats::SizeBins::tcn_default();
+    let (mut small_timeouts, mut small_with_timeout) = (0u64, 0u64);
+    for a in &sim.apps {
+        if let crate::engine::apps::App::Workload(w) = a {
+            any = true;
+            messages += w.messages.len() as u64;
+            for m in &w.messages {
+                if let Some(e) = m.end {
+                    pairs.push((m.bytes.max(1), (e - m.arrival).as_secs_f64()));
+                    if bins.bin_of(m.bytes.max(1)) == 0 {
+                        small_timeouts += m.timeouts as u64;
+                        small_with_timeout += (m.timeouts > 0) as u64;
+                    }
+                }
+            }
+        }
+    }
+    if !any {
+        return None;
+    }
+    let all: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let summ = crate::base::stats::fct_by_bin(&pairs, &bins).unwrap_or_default();
+    Some(FctSummary {
+        messages,
+        done: pairs.len() as u64,
+        all_mean: crate::base::stats::mean(&all).unwrap_or(f64::NAN),
+        bins: summ
+            .iter()
+            .map(|b| (b.mean.unwrap_or(f64::NAN), b.p99.unwrap_or(f64::NAN)))
+            .collect(),
+        small_timeouts,
+        small_with_timeout,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::packet::{Ecn, SackBlocks};
+
+    fn pkt(kind: Kind, seq: u64) -> Packet {
+        Packet {
+            flow: 1,
+            src: 0,
+            dst: 1,
+            seq,
+            ack: 0,
+            size: 1500,
+            payload: 1460,
+            kind,
+            flags: 0,
+            ecn: Ecn::NotEct,
+            class: 7,
+            enq_time: SimTime::ZERO,
+            sent_time: SimTime::ZERO,
+            sack: SackBlocks::EMPTY,
+        }
+    }
+
+    #[test]
+    fn pias_tag_by_bytes_sent_of_the_message() {
+        let on = PiasTag {
+            on: true,
+            threshold: 100_000,
+            msg_start: 50_000,
+            service_class: 3,
+        };
+        let tags = [PiasTag::default(), on];
+        let class = |kind, seq| {
+            let mut p = pkt(kind, seq);
+            pias_tag(&tags, &mut p);
+            p.class
+        };
+        // 0 and exactly 100 000 bytes sent before the packet: high; one byte more: service.
+        assert_eq!(class(Kind::Data, 50_000), 0);
+        assert_eq!(class(Kind::Data, 150_000), 0);
+        assert_eq!(class(Kind::Data, 150_001), 3);
+        assert_eq!(class(Kind::Ack, 0), 0);
+        assert_eq!(class(Kind::Udp, 0), 7);
+        // Flow without a tag (or off) keeps its class.
+        let mut p = pkt(Kind::Data, 0);
+        p.flow = 0;
+        pias_tag(&tags, &mut p);
+        assert_eq!(p.class, 7);
+        p.flow = 9;
+        pias_tag(&tags, &mut p);
+        assert_eq!(p.class, 7);
+    }
+}

@@ -1,0 +1,167 @@
+//! Equal-cost multi-path routing (issue 5, leaf-spine fabrics): where a switch has several
+//! next hops on shortest paths to a destination, its route entry names an ECMP group
+//! (`ECMP_BIT | group`) instead of a port, and the port is chosen per packet by a
+//! deterministic hash of the flow (flow id, source, destination) and the switch, so all
+//! packets of a flow take the same path (no reordering) and different switches hash
+//! independently. Routes with one next hop stay plain port numbers (`net::compute_routes`),
+//! so scenarios without ECMP never reach this code.
+
+use crate::base::packet::Packet;
+use crate::engine::net::{Node, NodeKind, Port};
+use std::collections::{HashMap, VecDeque};
+
+/// Marks a route entry as an ECMP group index (port ids stay below 2^31).
+pub const ECMP_BIT: u32 = 1 << 31;
+
+/// ECMP groups: `groups[g] = (start, len)` into `members` (output ports).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EcmpGroups {
+    pub members: Vec<u32>,
+    pub groups: Vec<(u32, u32)>,
+}
+
+/// splitmix64 finaliser: a well-mixed 64-bit hash of `x`.
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Per-flow hash of a packet at switch `node`. TCP data and its ACKs share the flow id but
+/// have swapped endpoints; the hash orders the endpoints so both directions of a connection
+/// see the same value at a given switch.
+#[inline]
+pub fn flow_hash(p: &Packet, node: u32) -> u64 {
+    let (a, b) = if p.src <= p.dst {
+        (p.src, p.dst)
+    } else {
+        (p.dst, p.src)
+    };
+    mix(((p.flow as u64) << 32 | a as u64) ^ mix((b as u64) << 32 | node as u64))
+}
+
+impl EcmpGroups {
+    #[inline]
+    pub fn is_group(route: u32) -> bool {
+        route != u32::MAX && route & ECMP_BIT != 0
+    }
+
+    /// The output port of group entry `route` for packet `p` at switch `node` (out of line:
+    /// keeps `Sim::receive` small for scenarios without ECMP).
+    #[inline(never)]
+    pub fn pick(&self, route: u32, p: &Packet, node: u32) -> u32 {
+        let (start, len) = self.groups[(route & !ECMP_BIT) as usize];
+        let k = (flow_hash(p, node) % len as u64) as u32;
+        self.members[(start + k) as usize]
+    }
+
+    /// Replace single-path switch routes by ECMP groups wherever a switch has several
+    /// shortest-path next hops (through switches, or the destination host itself). Call
+    /// after `net::compute_routes`; identical member lists share one group.
+    pub fn build(nodes: &mut [Node], ports: &[Port]) -> EcmpGroups {
+        let n = nodes.len();
+        let mut g = EcmpGroups::default();
+        let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier = VecDeque::new();
+        for dst in 0..n {
+            if nodes[dst].kind != NodeKind::Host {
+                continue;
+            }
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[dst] = 0;
+            frontier.clear();
+            frontier.push_back(dst);
+            while let Some(v) = frontier.pop_front() {
+                for &pid in &nodes[v].ports {
+                    let u = ports[pid as usize].peer_node as usize;
+                    if dist[u] == u32::MAX {
+                        dist[u] = dist[v] + 1;
+                        if nodes[u].kind == NodeKind::Switch {
+                            frontier.push_back(u);
+                        }
+                    }
+                }
+            }
+            for u in 0..n {
+                if u == dst || dist[u] == u32::MAX || nodes[u].kind != NodeKind::Switch {
+                    continue;
+                }
+                let hops: Vec<u32> = nodes[u]
+                    .ports
+                    .iter()
+                    .copied()
+                    .filter(|&pid| {
+                        let w = ports[pid as usize].peer_node as usize;
+                        dist[w] != u32::MAX
+                            && dist[w] + 1 == dist[u]
+                            && (w == dst || nodes[w].kind == NodeKind::Switch)
+                    })
+                    .collect();
+                if hops.len() < 2 {
+                    continue;
+                }
+                let gid = *index.entry(hops.clone()).or_insert_with(|| {
+                    g.groups.push((g.members.len() as u32, hops.len() as u32));
+                    g.members.extend_from_slice(&hops);
+                    (g.groups.len() - 1) as u32
+                });
+                nodes[u].route[dst] = ECMP_BIT | gid;
+            }
+        }
+        g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::packet::{Ecn, Kind, SackBlocks};
+    use crate::base::units::SimTime;
+
+    fn pkt(flow: u32, src: u32, dst: u32) -> Packet {
+        Packet {
+            flow,
+            src,
+            dst,
+            seq: 0,
+            ack: 0,
+            size: 1500,
+            payload: 1460,
+            kind: Kind::Data,
+            flags: 0,
+            ecn: Ecn::NotEct,
+            class: 0,
+            enq_time: SimTime::ZERO,
+            sent_time: SimTime::ZERO,
+            sack: SackBlocks::EMPTY,
+        }
+    }
+
+    #[test]
+    fn hash_is_per_flow_symmetric_and_spreads() {
+        let g = EcmpGroups {
+            members: vec![10, 11, 12, 13],
+            groups: vec![(0, 4)],
+        };
+        // Same flow: same port, whatever the sequence number; ACK direction agrees.
+        let mut p = pkt(7, 1, 2);
+        let a = g.pick(ECMP_BIT, &p, 5);
+        p.seq = 123_456;
+        assert_eq!(g.pick(ECMP_BIT, &p, 5), a);
+        assert_eq!(g.pick(ECMP_BIT, &pkt(7, 2, 1), 5), a);
+        // 4000 flows over 4 ports: each gets 1000 ± 15 %.
+        let mut count = [0u32; 4];
+        for f in 0..4000 {
+            count[(g.pick(ECMP_BIT, &pkt(f, 1, 2), 5) - 10) as usize] += 1;
+        }
+        for c in count {
+            assert!((850..=1150).contains(&c), "{count:?}");
+        }
+        assert!(!EcmpGroups::is_group(u32::MAX));
+        assert!(!EcmpGroups::is_group(3));
+        assert!(EcmpGroups::is_group(ECMP_BIT | 2));
+    }
+}

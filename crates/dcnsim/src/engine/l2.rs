@@ -1,0 +1,850 @@
+//! Layer-2 congestion management wired into the simulation: QCN congestion points on switch
+//! egress queues, CNM frames, QCN reaction points (rate limiters) in hosts between the
+//! transport and the NIC, IEEE 802.3x PAUSE at switches and transmitters, and service-rate
+//! changes at set times. The state machines themselves are the pure modules of `l2/`; this
+//! module only feeds them events and turns their outputs into frames and events.
+//!
+//! Conventions (documented in `docs/design.md`):
+//! - CNMs and PAUSE frames are 64-byte control frames. They cross links and wait for the frame
+//!   in service, are sent ahead of queued data (FIFO among control frames), bypass the buffer
+//!   limit, AQM and the CP, and are never paused.
+//! - The CP samples every frame admitted to a CP-enabled egress queue (data, ACKs, UDP), with
+//!   the queue length in bytes after the enqueue (0 for a frame that starts at once). A CNM
+//!   goes to the source host of the sampled frame, routed like any frame.
+//!   With `qcn.sample = "arrivals"` frames the queue drops are offered too, with the queue
+//!   length they found (`SampleSet`).
+//! - A rate limiter (RL) holds the data segments of its flows in a FIFO and releases them at
+//!   the RP's current rate (`ReactionPoint::next_departure`), driven by one lazy release event
+//!   and one lazy RP-timer event per limiter; the byte counter is fed on release. Only TCP
+//!   data segments (and SYNs) from a flow's source are limited; CNMs about ACKs or UDP are
+//!   counted as ignored.
+//! - PAUSE accounting counts, per switch input, the bytes of frames from that input waiting
+//!   in any egress queue of the switch (frames that start at once are never counted). A paused
+//!   transmitter finishes the frame in service and starts no data frame before the pause ends.
+
+use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
+use crate::base::rng::Rng;
+use crate::base::units::{RateBps, SimTime};
+use crate::engine::event::Event;
+use crate::engine::net::NodeKind;
+use crate::engine::sim::Sim;
+use crate::model::l2::{
+    class_priority, CongestionPoint, PauseFrame, PauseMode, PauseState, PauseWatermarks,
+    ReactionPoint, CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
+};
+use std::collections::VecDeque;
+
+pub const EV_RL_RELEASE: u8 = 0;
+pub const EV_RL_TIMER: u8 = 1;
+pub const EV_PAUSE_REFRESH: u8 = 2;
+pub const EV_RATE_CHANGE: u8 = 3;
+pub const EV_SAMPLE_RP: u8 = 4;
+pub const EV_SAMPLE_FLOW: u8 = 5;
+
+// ------------------------------------------------------------------------ state
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notify {
+    Off,
+    Drop,
+    Ecn,
+}
+
+/// A rate limiter in a host: a QCN RP (or a fixed rate) and the FIFO of held segments.
+#[derive(Clone, Debug)]
+pub struct Limiter {
+    pub name: String,
+    pub host: u32,
+    pub rp: ReactionPoint,
+    pub fixed: Option<RateBps>,
+    next_free: SimTime,
+    pub fifo: VecDeque<Packet>,
+    rel_at: SimTime,
+    timer_at: SimTime,
+    pub flows: u32,
+    pub cnms: u64,
+    pub notified: u64,
+    pub released: u64,
+    pub max_held: u64,
+    /// RTOs of this limiter's flows that fired while the segment at `snd_una` was still held
+    /// here (never transmitted): timeouts caused by pacing, not by a loss.
+    pub rto_held: u64,
+}
+
+/// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
+pub(crate) fn nic_rate(sim: &Sim, src: u32, dst: u32) -> RateBps {
+    match sim.nodes[src as usize].route[dst as usize] {
+        u32::MAX => RateBps(1),
+        nic => sim.ports[nic as usize].rate,
+    }
+}
+
+impl Limiter {
+    /// A new, empty limiter of `host` (pacing by `rp`, or at the `fixed` rate).
+    pub(crate) fn new(
+        name: String,
+        host: u32,
+        rp: ReactionPoint,
+        fixed: Option<RateBps>,
+    ) -> Limiter {
+        Limiter {
+            name,
+            host,
+            rp,
+            fixed,
+            next_free: SimTime::ZERO,
+            fifo: VecDeque::new(),
+            rel_at: SimTime::NEVER,
+            timer_at: SimTime::NEVER,
+            flows: 0,
+            cnms: 0,
+            notified: 0,
+            released: 0,
+            max_held: 0,
+            rto_held: 0,
+        }
+    }
+    fn next_departure(&self, now: SimTime, bytes: u32) -> SimTime {
+        match self.fixed {
+            Some(_) => self.next_free.max(now),
+            None => self.rp.next_departure(now, bytes),
+        }
+    }
+    fn on_release(&mut self, now: SimTime, bytes: u32, rng: &mut Rng) {
+        self.released += 1;
+        match self.fixed {
+            Some(r) => self.next_free = self.next_free.max(now) + r.tx_time(bytes),
+            None => self.rp.on_bytes_sent(now, bytes, rng),
+        }
+    }
+    /// Allocated rate in bits/s (line rate while the RP has no active RL).
+    pub fn rate_bps(&self) -> f64 {
+        match self.fixed {
+            Some(r) => r.0 as f64,
+            None if self.rp.is_active() => self.rp.current_rate_bps(),
+            None => self.rp.line_rate_bps(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SwitchPause {
+    pub wm: PauseWatermarks,
+    pub(crate) refresh_at: SimTime,
+}
+
+#[derive(Clone, Debug)]
+pub struct L2 {
+    pub rng: Rng,
+    /// Per port: its CP (switch egress ports only).
+    pub cp: Vec<Option<CongestionPoint>>,
+    pub rls: Vec<Limiter>,
+    /// Per flow: its limiter (u32::MAX: none).
+    pub rl_of_flow: Vec<u32>,
+    /// Per app: the limiter of a UDP (CBR) source (u32::MAX: none).
+    pub rl_of_app: Vec<u32>,
+    pub notify: Notify,
+    /// Per node: PAUSE accounting of a switch.
+    pub pause_sw: Vec<Option<SwitchPause>>,
+    /// Per port: its index in its node's port list.
+    pub input_idx: Vec<u32>,
+    /// Per port: for each queued data frame, the switch port towards the node it came from.
+    pub inq: Vec<VecDeque<u32>>,
+    /// Per port: control frames at the head of the queue.
+    pub ctrl_front: Vec<u32>,
+    /// Per port: transmitter-side pause timer, and the time of the pending "held" event.
+    pub pause_tx: Vec<PauseState>,
+    pub(crate) hold_at: Vec<SimTime>,
+    pub pause_sent: Vec<u64>,
+    pub pause_rcvd: Vec<u64>,
+    pub cnm_port: Vec<u64>,
+    pub rate_changes: Vec<(SimTime, u32, RateBps)>,
+    pub rp_interval: SimTime,
+    pub keep_rp_series: bool,
+    pub rp_samples: Vec<(SimTime, u32, f64)>,
+    pub minrate: Vec<(SimTime, f64)>,
+    pub flow_interval: SimTime,
+    pub flow_last: Vec<u64>,
+    pub flow_samples: Vec<(SimTime, u32, f64)>,
+    /// UDP CBR apps sampled with the flows: bytes received at the last sample, and
+    /// (time, app, Mb/s received in the interval) (table `app_rate`).
+    pub app_last: Vec<u64>,
+    pub app_samples: Vec<(SimTime, u32, f64)>,
+    pub cnm_sent: u64,
+    pub cnm_received: u64,
+    pub cnm_ignored: u64,
+    /// 802.3x or PFC (`[topology] pause.mode`).
+    pub pause_mode: PauseMode,
+    /// PAUSE/PFC on multi-queue ports and per-priority counters (`engine/pfc.rs`).
+    pub mqp: crate::engine::pfc::MqPause,
+    /// Total of `Limiter::rto_held`.
+    pub rto_held: u64,
+}
+
+impl L2 {
+    pub fn new(sim: &Sim) -> L2 {
+        let np = sim.ports.len();
+        let mut input_idx = vec![0u32; np];
+        for n in &sim.nodes {
+            for (i, &p) in n.ports.iter().enumerate() {
+                input_idx[p as usize] = i as u32;
+            }
+        }
+        L2 {
+            rng: Rng::new(sim.seed, 0x4C32),
+            cp: vec![None; np],
+            rls: Vec::new(),
+            rl_of_flow: vec![u32::MAX; sim.flows.len()],
+            rl_of_app: vec![u32::MAX; sim.apps.len()],
+            notify: Notify::Off,
+            pause_sw: vec![None; sim.nodes.len()],
+            input_idx,
+            inq: vec![VecDeque::new(); np],
+            ctrl_front: vec![0; np],
+            pause_tx: vec![PauseState::new(PauseMode::Pause); np],
+            hold_at: vec![SimTime::NEVER; np],
+            pause_sent: vec![0; np],
+            pause_rcvd: vec![0; np],
+            cnm_port: vec![0; np],
+            rate_changes: Vec::new(),
+            rp_interval: SimTime::from_ms(1),
+            keep_rp_series: false,
+            rp_samples: Vec::new(),
+            minrate: Vec::new(),
+            flow_interval: SimTime::ZERO,
+            flow_last: vec![0; sim.flows.len()],
+            flow_samples: Vec::new(),
+            app_last: Vec::new(),
+            app_samples: Vec::new(),
+            cnm_sent: 0,
+            cnm_received: 0,
+            cnm_ignored: 0,
+            pause_mode: PauseMode::Pause,
+            mqp: crate::engine::pfc::MqPause::new(np),
+            rto_held: 0,
+        }
+    }
+
+    /// Mean over the periodic samples of the minimum allocated rate across QCN RPs (Mb/s);
+    /// NaN without QCN limiters.
+    pub fn avg_minrate_mbps(&self) -> f64 {
+        if self.minrate.is_empty() {
+            return f64::NAN;
+        }
+        self.minrate.iter().map(|x| x.1).sum::<f64>() / self.minrate.len() as f64 / 1e6
+    }
+}
+
+fn l2(sim: &mut Sim) -> &mut L2 {
+    sim.l2.as_mut().expect("l2 state")
+}
+
+fn is_control(k: Kind) -> bool {
+    matches!(k, Kind::Cnm | Kind::Pause)
+}
+
+// ----------------------------------------------------------------------- frames
+
+/// Send a control frame on port `pid`: at once if the port is idle, else ahead of queued
+/// data (after earlier control frames); never paused, never dropped.
+fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
+    let now = sim.now;
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    let port = &mut sim.ports[pid as usize];
+    if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
+        let arrive = port.start_tx(now, p);
+        crate::engine::sim::arm_arrival(&mut sim.events, &sim.nodes, &sim.ecmp, port, pid, arrive);
+        return;
+    }
+    p.enq_time = now;
+    if port.mq.is_none() {
+        port.queued_bytes += p.size as u64;
+    }
+    let k = l2s.ctrl_front[pid as usize] as usize;
+    port.queue.insert(k.min(port.queue.len()), p);
+    l2s.ctrl_front[pid as usize] += 1;
+    let at = port.busy_until.max(now);
+    if !port.tx_pending {
+        port.tx_pending = true;
+        sim.events.schedule(at, Event::PortTxDone(pid));
+    } else {
+        let h = l2s.hold_at[pid as usize];
+        if !h.is_never() && at < h {
+            // The port is held by a pause: wake it for the control frame.
+            l2s.hold_at[pid as usize] = at;
+            sim.events.schedule(at, Event::PortTxDone(pid));
+        }
+    }
+}
+
+pub(crate) fn send_pause(sim: &mut Sim, pid: u32, quanta: u16, prio: Option<u8>) {
+    let port = &sim.ports[pid as usize];
+    let p = Packet {
+        flow: u32::MAX,
+        src: port.node,
+        dst: port.peer_node,
+        seq: quanta as u64,
+        ack: 0,
+        size: PAUSE_FRAME_BYTES,
+        payload: 0,
+        kind: Kind::Pause,
+        // PFC frames carry their priority in `class` with flag bit PFC_FRAME (`engine/pfc.rs`).
+        flags: if prio.is_some() {
+            crate::engine::pfc::PFC_FRAME
+        } else {
+            0
+        },
+        ecn: Ecn::NotEct,
+        class: prio.unwrap_or(0),
+        enq_time: sim.now,
+        sent_time: sim.now,
+        sack: SackBlocks::EMPTY,
+    };
+    let l = l2(sim);
+    l.pause_sent[pid as usize] += 1;
+    l.mqp.count_sent(pid, prio);
+    send_control(sim, pid, p);
+}
+
+/// Called at the start of `on_port_tx_done`. Returns true when the event is consumed here:
+/// a stale or duplicate wake-up, or a paused port whose head is a data frame (then held
+/// until the pause ends). Otherwise the head frame is about to leave: account its departure.
+pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
+    let now = sim.now;
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    let i = pid as usize;
+    let port = &mut sim.ports[i];
+    let h = l2s.hold_at[i];
+    if !h.is_never() {
+        if now != h {
+            return true; // superseded hold / wake-up
+        }
+        l2s.hold_at[i] = SimTime::NEVER;
+    } else if now < port.busy_until {
+        return true; // duplicate of a live wake-up
+    }
+    if port.mq.is_some() {
+        crate::engine::pfc::mq_tx(sim, pid);
+        return true;
+    }
+    let head = match port.queue.front() {
+        None => return false,
+        Some(h) => *h,
+    };
+    if is_control(head.kind) {
+        l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);
+        return false;
+    }
+    let until = l2s.pause_tx[i].paused_until(class_priority(head.class));
+    if now < until {
+        let at = until;
+        port.tx_pending = true;
+        l2s.hold_at[i] = at;
+        sim.events.schedule(at, Event::PortTxDone(pid));
+        return true;
+    }
+    if let Some(inp) = l2s.inq[i].pop_front() {
+        let node = port.node as usize;
+        let ii = l2s.input_idx[inp as usize] as usize;
+        if let Some(sw) = l2s.pause_sw[node].as_mut() {
+            if let Some(f) = sw
+                .wm
+                .on_departure(now, ii, class_priority(head.class), head.size)
+            {
+                send_pause(sim, inp, f.quanta, f.prio);
+            }
+        }
+    }
+    false
+}
+
+/// A frame fully arrived at `node` (with L2 on). Returns true when handled here.
+/// `out` is where a switch forwards the frame (`sim::route_hint`, ECMP resolved), computed
+/// when the frame became its wire's head.
+pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32) -> bool {
+    let is_switch = sim.nodes[node as usize].kind == NodeKind::Switch;
+    match p.kind {
+        Kind::Pause => {
+            on_pause_frame(sim, p);
+            true
+        }
+        Kind::Cnm => {
+            if is_switch {
+                if out != u32::MAX {
+                    send_control(sim, out, p);
+                } else {
+                    sim.unroutable += 1;
+                }
+            } else {
+                on_cnm_host(sim, node, p);
+            }
+            true
+        }
+        _ if is_switch => {
+            switch_forward(sim, node, p, out);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32) {
+    if out == u32::MAX {
+        sim.unroutable += 1;
+        return;
+    }
+    let oi = out as usize;
+    let (pause_on, cp_on) = {
+        let l2s = sim.l2.as_ref().expect("l2 state");
+        (l2s.pause_sw[node as usize].is_some(), l2s.cp[oi].is_some())
+    };
+    if !pause_on && !cp_on {
+        sim.enqueue(out, p);
+        return;
+    }
+    if pause_on && sim.ports[oi].mq.is_some() {
+        // Multi-queue egress: the input is accounted inside `mq_enqueue` (`engine/pfc.rs`).
+        crate::engine::pfc::switch_forward_mq(sim, node, out, p);
+        return;
+    }
+    let len0 = sim.ports[oi].queue.len();
+    let drops0 = sim.ports[oi].stats.drops;
+    sim.enqueue(out, p);
+    let now = sim.now;
+    let accepted = sim.ports[oi].stats.drops == drops0;
+    let queued = sim.ports[oi].queue.len() > len0;
+    let qlen = sim.ports[oi].queued_bytes;
+    let in_link = sim.last_in_port;
+    if pause_on && queued && in_link != u32::MAX {
+        let inp = sim.ports[in_link as usize].peer_port;
+        let l2s = l2(sim);
+        l2s.inq[oi].push_back(inp);
+        let ii = l2s.input_idx[inp as usize] as usize;
+        let sw = l2s.pause_sw[node as usize].as_mut().expect("pause");
+        if let Some(f) = sw.wm.on_arrival(now, ii, class_priority(p.class), p.size) {
+            send_pause(sim, inp, f.quanta, f.prio);
+            arm_refresh(sim, node);
+        }
+    }
+    if cp_on {
+        let l2s = l2(sim);
+        let cp = l2s.cp[oi].as_mut().expect("cp");
+        if let Some(c) = cp.on_arrival(qlen, p.size, accepted, &mut l2s.rng) {
+            l2s.cnm_sent += 1;
+            l2s.cnm_port[oi] += 1;
+            let cnm = Packet {
+                flow: p.flow,
+                src: node,
+                dst: p.src,
+                seq: c.q as u64,
+                ack: p.dst as u64,
+                size: CNM_FRAME_BYTES,
+                payload: 0,
+                kind: Kind::Cnm,
+                flags: p.kind as u8,
+                ecn: Ecn::NotEct,
+                class: p.class,
+                enq_time: now,
+                sent_time: now,
+                sack: SackBlocks::EMPTY,
+            };
+            let back = sim.nodes[node as usize].route[p.src as usize];
+            if back != u32::MAX {
+                send_control(sim, back, cnm);
+            }
+        }
+    }
+}
+
+pub(crate) fn arm_refresh(sim: &mut Sim, node: u32) {
+    let l2s = l2(sim);
+    let sw = match l2s.pause_sw[node as usize].as_mut() {
+        Some(s) => s,
+        None => return,
+    };
+    let t = sw.wm.next_refresh();
+    if !t.is_never() && t < sw.refresh_at {
+        sw.refresh_at = t;
+        sim.events.schedule(
+            t,
+            Event::L2 {
+                idx: node,
+                kind: EV_PAUSE_REFRESH,
+            },
+        );
+    }
+}
+
+fn on_refresh(sim: &mut Sim, node: u32) {
+    let now = sim.now;
+    {
+        let sw = match l2(sim).pause_sw[node as usize].as_mut() {
+            Some(s) => s,
+            None => return,
+        };
+        if now != sw.refresh_at {
+            return;
+        }
+        sw.refresh_at = SimTime::NEVER;
+    }
+    loop {
+        let f = {
+            let sw = l2(sim).pause_sw[node as usize].as_mut().expect("pause");
+            sw.wm.poll_refresh(now)
+        };
+        match f {
+            Some(f) => {
+                let pid = sim.nodes[node as usize].ports[f.port];
+                send_pause(sim, pid, f.quanta, f.prio);
+            }
+            None => break,
+        }
+    }
+    arm_refresh(sim, node);
+}
+
+fn on_pause_frame(sim: &mut Sim, p: Packet) {
+    let now = sim.now;
+    let link = sim.last_in_port;
+    if link == u32::MAX {
+        return;
+    }
+    let target = sim.ports[link as usize].peer_port;
+    let ti = target as usize;
+    let rate = sim.ports[ti].rate;
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    l2s.pause_rcvd[ti] += 1;
+    let frame = PauseFrame {
+        port: 0,
+        prio: crate::engine::pfc::frame_priority(&p),
+        quanta: p.seq.min(u16::MAX as u64) as u16,
+    };
+    l2s.mqp.count_rcvd(target, frame.prio);
+    l2s.pause_tx[ti].on_frame(now, &frame, rate);
+    if l2s.pause_mode == PauseMode::Pfc || sim.ports[ti].mq.is_some() {
+        crate::engine::pfc::after_pause_frame(sim, target);
+        return;
+    }
+    let until = l2s.pause_tx[ti].paused_until(0);
+    let port = &mut sim.ports[ti];
+    let old = port.paused_until;
+    port.paused_until = until;
+    if until < old {
+        let h = l2s.hold_at[ti];
+        let at = port.busy_until.max(now);
+        if !h.is_never() && at < h {
+            l2s.hold_at[ti] = at;
+            sim.events.schedule(at, Event::PortTxDone(target));
+        }
+    }
+}
+
+// ------------------------------------------------------------------ rate limiters
+
+fn on_cnm_host(sim: &mut Sim, host: u32, p: Packet) {
+    let now = sim.now;
+    let fid = p.flow as usize;
+    let sampled_data = p.flags == Kind::Data as u8 || p.flags == Kind::Syn as u8;
+    let ok = sampled_data && fid < sim.flows.len() && sim.flows[fid].src == host;
+    let udp_ok = p.flags == Kind::Udp as u8
+        && matches!(sim.apps.get(fid), Some(crate::engine::apps::App::Cbr(c)) if c.src == host);
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    l2s.cnm_received += 1;
+    let idx = if ok {
+        l2s.rl_of_flow[fid]
+    } else if udp_ok {
+        l2s.rl_of_app[fid]
+    } else {
+        u32::MAX
+    };
+    if idx == u32::MAX {
+        l2s.cnm_ignored += 1;
+        return;
+    }
+    let notify = l2s.notify;
+    let rl = &mut l2s.rls[idx as usize];
+    if rl.fixed.is_some() {
+        l2s.cnm_ignored += 1;
+        return;
+    }
+    rl.cnms += 1;
+    let cut = rl.rp.on_cnm(now, p.seq.min(63) as u8, &mut l2s.rng);
+    if cut && notify != Notify::Off && rl.flows > 1 {
+        if let Some(k) = rl
+            .fifo
+            .iter()
+            .position(|x| x.flow == p.flow && ok && x.kind != Kind::Udp)
+        {
+            rl.notified += 1;
+            if notify == Notify::Ecn && rl.fifo[k].is_ect() {
+                rl.fifo[k].ecn = Ecn::Ce;
+            } else {
+                rl.fifo.remove(k);
+            }
+        }
+    }
+    sync_rl(sim, idx);
+}
+
+/// Hand a packet from a host's transport to its limiter. Returns true if the limiter holds
+/// it (it will be released to the NIC later), false if it goes to the NIC now.
+pub(crate) fn host_send(sim: &mut Sim, _host: u32, p: &Packet) -> bool {
+    let now = sim.now;
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    let table = match p.kind {
+        Kind::Data | Kind::Syn => &l2s.rl_of_flow,
+        Kind::Udp => &l2s.rl_of_app,
+        _ => return false,
+    };
+    let idx = match table.get(p.flow as usize) {
+        Some(&i) if i != u32::MAX => i,
+        _ => return false,
+    };
+    let rl = &mut l2s.rls[idx as usize];
+    if rl.fifo.is_empty() && rl.next_departure(now, p.size) <= now {
+        rl.on_release(now, p.size, &mut l2s.rng);
+        sync_rl(sim, idx);
+        return false;
+    }
+    rl.fifo.push_back(*p);
+    if rl.fifo.len() as u64 > rl.max_held {
+        rl.max_held = rl.fifo.len() as u64;
+    }
+    sync_rl(sim, idx);
+    true
+}
+
+/// Arm the limiter's release and RP-timer events if they are needed earlier than pending.
+fn sync_rl(sim: &mut Sim, idx: u32) {
+    let now = sim.now;
+    let rl = &mut l2(sim).rls[idx as usize];
+    let mut rel = None;
+    if let Some(h) = rl.fifo.front() {
+        let nd = rl.next_departure(now, h.size);
+        if nd < rl.rel_at {
+            rl.rel_at = nd;
+            rel = Some(nd);
+        }
+    }
+    let mut tim = None;
+    if rl.fixed.is_none() {
+        let d = rl.rp.next_deadline();
+        if !d.is_never() && d < rl.timer_at {
+            rl.timer_at = d;
+            tim = Some(d);
+        }
+    }
+    if let Some(t) = rel {
+        sim.events.schedule(
+            t,
+            Event::L2 {
+                idx,
+                kind: EV_RL_RELEASE,
+            },
+        );
+    }
+    if let Some(t) = tim {
+        sim.events.schedule(
+            t,
+            Event::L2 {
+                idx,
+                kind: EV_RL_TIMER,
+            },
+        );
+    }
+}
+
+fn on_release(sim: &mut Sim, idx: u32) {
+    let now = sim.now;
+    {
+        let rl = &mut l2(sim).rls[idx as usize];
+        if rl.rel_at != now {
+            return;
+        }
+        rl.rel_at = SimTime::NEVER;
+    }
+    loop {
+        let l2s = sim.l2.as_mut().expect("l2 state");
+        let rl = &mut l2s.rls[idx as usize];
+        let size = match rl.fifo.front() {
+            Some(h) => h.size,
+            None => break,
+        };
+        if rl.next_departure(now, size) > now {
+            break;
+        }
+        let p = rl.fifo.pop_front().expect("head");
+        rl.on_release(now, size, &mut l2s.rng);
+        let host = rl.host;
+        let out = sim.nodes[host as usize].route[p.dst as usize];
+        if out != u32::MAX {
+            sim.enqueue(out, p);
+        } else {
+            sim.unroutable += 1;
+        }
+    }
+    sync_rl(sim, idx);
+}
+
+fn on_rl_timer(sim: &mut Sim, idx: u32) {
+    let now = sim.now;
+    {
+        let l2s = l2(sim);
+        let rl = &mut l2s.rls[idx as usize];
+        if rl.timer_at != now {
+            return;
+        }
+        rl.timer_at = SimTime::NEVER;
+        rl.rp.on_timer(now, &mut l2s.rng);
+    }
+    sync_rl(sim, idx);
+}
+
+/// True when the flow's RTO is about to fire while the segment at `snd_una` is still held in
+/// the flow's rate limiter (it never left the host). Called only with L2 on, only at an RTO.
+pub(crate) fn una_held_in_limiter(sim: &Sim, fid: u32) -> bool {
+    let l = match sim.l2.as_ref() {
+        Some(l) => l,
+        None => return false,
+    };
+    let idx = match l.rl_of_flow.get(fid as usize) {
+        Some(&i) if i != u32::MAX => i,
+        _ => return false,
+    };
+    let una = sim.flows[fid as usize].snd.snd_una;
+    l.rls[idx as usize]
+        .fifo
+        .iter()
+        .any(|p| p.flow == fid && p.kind == Kind::Data && p.seq == una)
+}
+
+/// Count an RTO of flow `fid` (one that `Flow::on_rto` counted as a timeout) whose `snd_una`
+/// segment was held in its limiter.
+pub(crate) fn count_held_rto(sim: &mut Sim, fid: u32) {
+    let l2s = l2(sim);
+    l2s.rto_held += 1;
+    if let Some(&i) = l2s.rl_of_flow.get(fid as usize) {
+        if i != u32::MAX {
+            l2s.rls[i as usize].rto_held += 1;
+        }
+    }
+}
+
+// --------------------------------------------------------------------- events
+
+pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
+    let now = sim.now;
+    match kind {
+        EV_RL_RELEASE => on_release(sim, idx),
+        EV_RL_TIMER => on_rl_timer(sim, idx),
+        EV_PAUSE_REFRESH => on_refresh(sim, idx),
+        EV_RATE_CHANGE => {
+            let (_, pid, r) = l2(sim).rate_changes[idx as usize];
+            sim.ports[pid as usize].set_rate(r);
+        }
+        EV_SAMPLE_RP => {
+            let l2s = l2(sim);
+            let mut min = f64::INFINITY;
+            let keep = l2s.keep_rp_series;
+            for (i, rl) in l2s.rls.iter().enumerate() {
+                if rl.fixed.is_some() {
+                    continue;
+                }
+                let r = rl.rate_bps();
+                min = min.min(r);
+                if keep {
+                    l2s.rp_samples.push((now, i as u32, r));
+                }
+            }
+            if min.is_finite() {
+                l2s.minrate.push((now, min));
+            }
+            let next = now + l2s.rp_interval;
+            sim.events.schedule(
+                next,
+                Event::L2 {
+                    idx: 0,
+                    kind: EV_SAMPLE_RP,
+                },
+            );
+        }
+        EV_SAMPLE_FLOW => {
+            let dt = l2(sim).flow_interval;
+            for fid in 0..sim.flows.len() {
+                let d = sim.flows[fid].delivered();
+                let l2s = sim.l2.as_mut().expect("l2 state");
+                let prev = l2s.flow_last[fid];
+                l2s.flow_last[fid] = d;
+                let mbps = (d - prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
+                l2s.flow_samples.push((now, fid as u32, mbps));
+            }
+            sample_cbr_apps(sim, now, dt);
+            sim.events.schedule(
+                now + dt,
+                Event::L2 {
+                    idx: 0,
+                    kind: EV_SAMPLE_FLOW,
+                },
+            );
+        }
+        _ => {}
+    }
+}
+
+/// Delivered rate of every UDP CBR app over the last `dt` (CBR traffic is not a TCP flow, so
+/// `flow_rate` does not see it; seed 000's baselines plot per-source CBR throughput).
+fn sample_cbr_apps(sim: &mut Sim, now: SimTime, dt: SimTime) {
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    if l2s.app_last.len() != sim.apps.len() {
+        l2s.app_last.resize(sim.apps.len(), 0);
+    }
+    for (i, a) in sim.apps.iter().enumerate() {
+        if let crate::engine::apps::App::Cbr(c) = a {
+            let prev = std::mem::replace(&mut l2s.app_last[i], c.received_bytes);
+            let mbps = c.received_bytes.saturating_sub(prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
+            l2s.app_samples.push((now, i as u32, mbps));
+        }
+    }
+}
+
+/// Schedule rate changes and samplers (from `Sim::start`).
+pub(crate) fn start(sim: &mut Sim) {
+    let (changes, rp, flow) = match sim.l2.as_ref() {
+        None => return,
+        Some(l) => (
+            l.rate_changes.iter().map(|x| x.0).collect::<Vec<_>>(),
+            l.rls.iter().any(|r| r.fixed.is_none()) && l.rp_interval > SimTime::ZERO,
+            l.flow_interval,
+        ),
+    };
+    for (i, t) in changes.into_iter().enumerate() {
+        sim.events.schedule(
+            t,
+            Event::L2 {
+                idx: i as u32,
+                kind: EV_RATE_CHANGE,
+            },
+        );
+    }
+    if rp {
+        let t = l2(sim).rp_interval;
+        sim.events.schedule(
+            t,
+            Event::L2 {
+                idx: 0,
+                kind: EV_SAMPLE_RP,
+            },
+        );
+    }
+    if flow > SimTime::ZERO {
+        sim.events.schedule(
+            flow,
+            Event::L2 {
+                idx: 0,
+                kind: EV_SAMPLE_FLOW,
+            },
+        );
+    }
+}
+
+pub(crate) fn finish(_sim: &mut Sim) {}

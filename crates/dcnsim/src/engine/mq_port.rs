@@ -1,0 +1,476 @@
+//! Multi-queue switch ports (issue 5 [multiqueue]): the wiring of the pure components of
+//! `mq/` (class queues + scheduler, buffer admission, TCN, CoDel, MQ-ECN, Algorithm-1
+//! departure-rate estimate) into a port of the simulation.
+//!
+//! A port with `Port::mq = Some(..)` bypasses the single FIFO (`Port::queue`), which stays
+//! empty; every other port keeps the original fast path (one `is_some()` test per packet).
+//!
+//! Order of operations for an arriving packet (`Sim::mq_enqueue`):
+//! 1. per-port AQM at enqueue (`Port::aqm`, `model/aqm.rs`) on the port's total backlog;
+//! 2. classification (`Packet::class`, or the flow hash for DRR/SFQ);
+//! 3. per-queue marking at enqueue (RED/step per queue, MQ-ECN, ideal RED from Algorithm 1)
+//!    on the queue's backlog *excluding* the arrival (RED) / *including* it (step, MQ-ECN,
+//!    ideal RED: "queue length exceeds the threshold" after the arrival, as the DCTCP rule);
+//! 4. buffer admission (complete sharing / static per queue / dynamic threshold over the
+//!    switch's shared pool), tail drop otherwise;
+//! 5. the packet is stamped (`enq_time = now`) and stored.
+//!
+//! At dequeue (the scheduler picks the packet when the transmitter becomes free, before its
+//! serialisation): TCN / probabilistic TCN / CoDel / per-queue RED at dequeue / per-port
+//! AQM at dequeue; the departure feeds the Algorithm-1 estimators. The sojourn time
+//! therefore excludes the packet's own serialisation (MODELS.md §5.1).
+//!
+//! The port's `queued_bytes` mirrors the total backlog so the queue sampler and
+//! `max_queue_bytes` work unchanged.
+
+use crate::base::packet::{Ecn, Packet};
+use crate::base::rng::Rng;
+use crate::base::units::SimTime;
+use crate::model::aqm::{Aqm, AqmAt, Verdict};
+use crate::model::mq::buffer::{Admission, BufferPolicy};
+use crate::model::mq::codel::{Codel, Verdict as CodelVerdict};
+use crate::model::mq::dqrate::DqRate;
+use crate::model::mq::tcn::{ProbTcn, Tcn};
+use crate::model::mq::MultiQueue;
+
+/// Per-queue marking scheme of a multi-queue port.
+#[derive(Clone, Debug)]
+pub enum QueueMark {
+    /// No per-queue marking (a per-port AQM may still be set on the port).
+    None,
+    /// RED or step marking with one instance per queue, on that queue's backlog
+    /// ("per-queue standard threshold" of seed 002), at enqueue or dequeue.
+    PerQueue { aqm: Vec<Aqm>, at: AqmAt },
+    /// TCN: mark at dequeue iff sojourn > T.
+    Tcn(Tcn),
+    /// Probabilistic TCN (seed 002 §4.3; linear between T_min and T_max, an assumption).
+    ProbTcn(ProbTcn, Box<Rng>),
+    /// CoDel per queue (RFC 8289), marking or dropping.
+    Codel(Vec<Codel>),
+    /// MQ-ECN (needs DWRR / SP+DWRR; the estimator lives in the MultiQueue).
+    MqEcn,
+    /// "Ideal RED": per-queue threshold avg_rate × RTT × λ from Algorithm 1, at enqueue.
+    DqRate,
+}
+
+/// Per-queue counters of a multi-queue port.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueStats {
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    /// Payload bytes transmitted (goodput of the queue, retransmissions included).
+    pub tx_payload: u64,
+    pub drops: u64,
+    pub marks: u64,
+    pub max_bytes: u64,
+}
+
+/// The multi-queue state of one port.
+#[derive(Clone, Debug)]
+pub struct MqPort {
+    pub mq: MultiQueue,
+    pub adm: Admission,
+    /// Index of the switch's shared pool in `Sim::pools` (dynamic threshold only).
+    pub pool: Option<u32>,
+    pub mark: QueueMark,
+    /// Algorithm-1 estimators, one per queue (empty when not configured). Always fed at
+    /// dequeue when present; used for marking by [`QueueMark::DqRate`].
+    pub dqrate: Vec<DqRate>,
+    /// Samples of the estimators: (time, queue, sample bps, avg bps), kept when
+    /// `record_estimates` is set (Fig. 2).
+    pub record_estimates: bool,
+    pub estimates: Vec<(SimTime, u8, f64, f64)>,
+    /// MQ-ECN round-time samples already recorded in `estimates`.
+    pub mqecn_samples_seen: u64,
+    pub qstats: Vec<QueueStats>,
+    scratch: Vec<Packet>,
+}
+
+impl MqPort {
+    pub fn new(mq: MultiQueue, adm: Admission, mark: QueueMark) -> MqPort {
+        let n = mq.num_queues();
+        MqPort {
+            mq,
+            adm,
+            pool: None,
+            mark,
+            dqrate: Vec::new(),
+            record_estimates: false,
+            estimates: Vec::new(),
+            mqecn_samples_seen: 0,
+            qstats: vec![QueueStats::default(); n],
+            scratch: Vec::with_capacity(4),
+        }
+    }
+
+    pub fn uses_pool(&self) -> bool {
+        matches!(self.adm.policy(), BufferPolicy::DynamicThreshold { .. })
+    }
+
+    /// Per-queue decision at enqueue for a packet going to queue `q`.
+    #[inline]
+    pub fn enqueue_verdict(&mut self, now: SimTime, p: &Packet, q: usize) -> Verdict {
+        let cq = self.mq.queue(q);
+        let (qp, qb) = (cq.len() as u64, cq.bytes());
+        let ect = p.ecn != Ecn::NotEct;
+        match &mut self.mark {
+            QueueMark::PerQueue { aqm, at } if *at == AqmAt::Enqueue => {
+                aqm[q].decide(now, p, qp, qb)
+            }
+            QueueMark::MqEcn => match self.mq.mqecn() {
+                Some(m) if ect && m.should_mark(q, qb + p.size as u64) => Verdict::Mark,
+                _ => Verdict::Pass,
+            },
+            QueueMark::DqRate => {
+                if ect && self.dqrate[q].should_mark(qb + p.size as u64) {
+                    Verdict::Mark
+                } else {
+                    Verdict::Pass
+                }
+            }
+            _ => Verdict::Pass,
+        }
+    }
+
+    /// Per-queue decision at dequeue for packet `p` just taken from queue `q` at `now`.
+    /// TCN/CoDel set CE themselves; the verdict tells the caller what to count.
+    #[inline]
+    pub fn dequeue_verdict(&mut self, now: SimTime, p: &mut Packet, q: usize) -> Verdict {
+        let cq = self.mq.queue(q);
+        let (qp, qb) = (cq.len() as u64, cq.bytes());
+        match &mut self.mark {
+            QueueMark::PerQueue { aqm, at } if *at == AqmAt::Dequeue => {
+                let v = aqm[q].decide(now, p, qp, qb);
+                if qp == 0 {
+                    aqm[q].on_queue_empty(now);
+                }
+                v
+            }
+            QueueMark::PerQueue { aqm, .. } => {
+                if qp == 0 {
+                    aqm[q].on_queue_empty(now);
+                }
+                Verdict::Pass
+            }
+            QueueMark::Tcn(t) => {
+                if t.on_dequeue(p, now) {
+                    Verdict::Mark
+                } else {
+                    Verdict::Pass
+                }
+            }
+            QueueMark::ProbTcn(t, rng) => {
+                if t.on_dequeue(p, now, rng) {
+                    Verdict::Mark
+                } else {
+                    Verdict::Pass
+                }
+            }
+            QueueMark::Codel(c) => {
+                let v = match c[q].on_dequeue(now, p, qb) {
+                    CodelVerdict::Deliver => Verdict::Pass,
+                    CodelVerdict::Mark => Verdict::Mark,
+                    CodelVerdict::Drop => Verdict::Drop,
+                };
+                if qp == 0 && v != Verdict::Drop {
+                    c[q].on_empty(now);
+                }
+                v
+            }
+            _ => Verdict::Pass,
+        }
+    }
+
+    /// Feed the Algorithm-1 estimator of queue `q` with a departure.
+    #[inline]
+    pub fn on_departure(&mut self, now: SimTime, q: usize, size: u32) {
+        if self.dqrate.is_empty() {
+            return;
+        }
+        let left = self.mq.queue(q).bytes();
+        if let Some(s) = self.dqrate[q].on_departure(now, left, size) {
+            if self.record_estimates && !matches!(self.mark, QueueMark::MqEcn) {
+                let avg = self.dqrate[q].avg_rate_bps();
+                self.estimates.push((now, q as u8, s, avg));
+            }
+        }
+        if self.record_estimates && matches!(self.mark, QueueMark::MqEcn) {
+            // MQ-ECN ports record the round-time capacity estimate instead (Fig. 2),
+            // once per new round-time sample. T_round is one per port, so every sample
+            // (whichever queue's turn produced it) is a sample for every round-robin
+            // queue: one row per queue with a quantum, `sample` = quantum / round sample,
+            // `avg` = min(quantum / T_round, C) (`mqecn_estimates`).
+            if let Some(m) = self.mq.mqecn() {
+                if m.samples() != self.mqecn_samples_seen {
+                    self.mqecn_samples_seen = m.samples();
+                    crate::model::mq::mqecn::push_estimates(m, now, &mut self.estimates);
+                }
+            }
+        }
+    }
+}
+
+impl crate::engine::sim::Sim {
+    /// Offer a packet to a multi-queue port (see the module documentation for the order).
+    pub(crate) fn mq_enqueue(&mut self, pid: u32, mut p: Packet) {
+        let now = self.now;
+        let port = &mut self.ports[pid as usize];
+        port.stats.enq_pkts += 1;
+        let m = port.mq.as_mut().expect("multi-queue port");
+        let mut mark = false;
+        if port.aqm_at == AqmAt::Enqueue {
+            match port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes()) {
+                Verdict::Pass => {}
+                Verdict::Mark => mark = true,
+                Verdict::Drop => {
+                    port.stats.count_aqm_drop(p.size);
+                    return;
+                }
+            }
+        }
+        let q = m.mq.classify(&p);
+        match m.enqueue_verdict(now, &p, q) {
+            Verdict::Pass => {}
+            Verdict::Mark => mark = true,
+            Verdict::Drop => {
+                port.stats.count_aqm_drop(p.size);
+                m.qstats[q].drops += 1;
+                return;
+            }
+        }
+        let pool = m.pool.and_then(|i| self.pools.get_mut(i as usize));
+        let cq = m.mq.queue(q);
+        if !m
+            .adm
+            .admit(q, p.size, cq.bytes(), m.mq.bytes(), pool.as_deref())
+        {
+            port.stats.drops += 1;
+            port.stats.drop_bytes += p.size as u64;
+            m.qstats[q].drops += 1;
+            return;
+        }
+        if let Some(pool) = pool {
+            pool.take(p.size);
+        }
+        if mark && p.ecn != Ecn::NotEct {
+            p.ecn = Ecn::Ce;
+            port.stats.marks += 1;
+            m.qstats[q].marks += 1;
+        }
+        if let Some(l) = self.l2.as_mut() {
+            // PAUSE/PFC input accounting (`engine/pfc.rs`).
+            l.mq_arrival(now, port.node, pid, q, &p);
+        }
+        p.enq_time = now;
+        if self.mq_pass_through
+            && self.l2.is_none()
+            && m.mq.is_empty()
+            && !port.tx_pending
+            && now >= port.busy_until
+            && m.mq.passes_through_when_empty()
+        {
+            // Idle port, empty queues, and a scheduler whose state one packet's enqueue +
+            // dequeue leaves unchanged: skip the FIFO round trip. The statistics are those
+            // the stored-then-dequeued packet would leave (a backlog of `p.size` for an
+            // instant); `tests::pass_through_matches_the_queued_path` checks identity.
+            let size = p.size as u64;
+            m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
+            port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
+            self.mq_transmit(pid, q, p);
+            return;
+        }
+        let dropped = m.mq.enqueue(q, p);
+        if dropped > 0 {
+            // DRR `blimit` / SFQ `maxqueue` rules (the arrival or the longest flow's packets).
+            let uses_pool = m.pool.map(|i| i as usize);
+            let mut tmp = std::mem::take(&mut m.scratch);
+            tmp.extend(m.mq.take_dropped());
+            for d in tmp.drain(..) {
+                port.stats.drops += 1;
+                port.stats.drop_bytes += d.size as u64;
+                let dq = class_or_bucket(&m.mq, &d);
+                m.qstats[dq].drops += 1;
+                if let Some(l) = self.l2.as_mut() {
+                    l.mq_left(now, port.node, pid, dq, &d);
+                }
+                if let Some(i) = uses_pool {
+                    self.pools[i].give_back(d.size);
+                }
+            }
+            m.scratch = tmp;
+        }
+        let qb = m.mq.queue(q).bytes();
+        m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(qb);
+        port.queued_bytes = m.mq.bytes();
+        port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(port.queued_bytes);
+        if self.l2.is_some() {
+            // PAUSE/PFC: frames to send, and the transmitter decides (`engine/pfc.rs`).
+            return crate::engine::pfc::mq_after_enqueue(self, pid);
+        }
+        if !port.tx_pending {
+            if now >= port.busy_until {
+                self.mq_send_next(pid);
+            } else {
+                port.tx_pending = true;
+                let at = port.busy_until;
+                self.events
+                    .schedule(at, crate::engine::event::Event::PortTxDone(pid));
+            }
+        }
+    }
+
+    /// The transmitter of multi-queue port `pid` is free at `now`: pick the next packet
+    /// (dequeue-side marking, drops), start it, and arm the next `PortTxDone`.
+    pub(crate) fn mq_send_next(&mut self, pid: u32) {
+        let now = self.now;
+        loop {
+            let m = self.ports[pid as usize]
+                .mq
+                .as_mut()
+                .expect("multi-queue port");
+            let Some((q, p)) = m.mq.dequeue(now) else {
+                self.ports[pid as usize].queued_bytes = 0;
+                return;
+            };
+            if let Some(m) = self.queue_mean.as_mut() {
+                m.on_leave(pid, now, &p);
+            }
+            if let Some(l) = self.l2.as_mut() {
+                // PAUSE/PFC input accounting (`engine/pfc.rs`).
+                l.mq_left(now, self.ports[pid as usize].node, pid, q, &p);
+            }
+            if self.mq_transmit(pid, q, p) {
+                return;
+            }
+        }
+    }
+
+    /// Packet `p` of queue `q` leaves the queues of port `pid` at `now` (already removed
+    /// from them): dequeue-side AQM, counters, and the start of its serialisation. Returns
+    /// false when the dequeue-side AQM dropped it (the caller picks another packet).
+    #[inline]
+    fn mq_transmit(&mut self, pid: u32, q: usize, mut p: Packet) -> bool {
+        let now = self.now;
+        let port = &mut self.ports[pid as usize];
+        let m = port.mq.as_mut().expect("multi-queue port");
+        if let Some(i) = m.pool {
+            self.pools[i as usize].give_back(p.size);
+        }
+        let mut v = m.dequeue_verdict(now, &mut p, q);
+        if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
+            match port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes()) {
+                Verdict::Pass => {}
+                Verdict::Mark if p.ecn != Ecn::NotEct => {
+                    p.ecn = Ecn::Ce;
+                    v = Verdict::Mark;
+                }
+                Verdict::Mark => {}
+                Verdict::Drop => v = Verdict::Drop,
+            }
+        }
+        if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
+            port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
+        }
+        match v {
+            Verdict::Drop => {
+                port.stats.count_aqm_drop(p.size);
+                m.qstats[q].drops += 1;
+                port.queued_bytes = m.mq.bytes();
+                return false;
+            }
+            Verdict::Mark => {
+                if p.ecn != Ecn::Ce && p.ecn != Ecn::NotEct {
+                    p.ecn = Ecn::Ce;
+                }
+                if p.ecn == Ecn::Ce {
+                    port.stats.marks += 1;
+                    m.qstats[q].marks += 1;
+                }
+            }
+            Verdict::Pass => {}
+        }
+        m.on_departure(now, q, p.size);
+        let s = &mut m.qstats[q];
+        s.tx_pkts += 1;
+        s.tx_bytes += p.size as u64;
+        s.tx_payload += p.payload as u64;
+        port.queued_bytes = m.mq.bytes();
+        let more = !m.mq.is_empty();
+        let arrive = port.start_tx(now, p);
+        crate::engine::sim::arm_arrival(
+            &mut self.events,
+            &self.nodes,
+            &self.ecmp,
+            port,
+            pid,
+            arrive,
+        );
+        if more {
+            port.tx_pending = true;
+            let at = port.busy_until;
+            self.events
+                .schedule(at, crate::engine::event::Event::PortTxDone(pid));
+        }
+        true
+    }
+}
+
+/// Queue index of a packet already classified by `mq` (for counting drops).
+fn class_or_bucket(mq: &MultiQueue, p: &Packet) -> usize {
+    mq.classify(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::mq::testutil::pkt;
+    use crate::model::mq::SchedConfig;
+
+    fn port(mark: QueueMark) -> MqPort {
+        let mq = MultiQueue::new(2, &SchedConfig::Sp, 8).unwrap();
+        let adm = Admission::new(BufferPolicy::CompleteSharing { limit: 10_000 }, 2).unwrap();
+        MqPort::new(mq, adm, mark)
+    }
+
+    #[test]
+    fn tcn_marks_on_sojourn_only() {
+        let mut m = port(QueueMark::Tcn(Tcn::new(SimTime::from_us(10)).unwrap()));
+        let mut p = pkt(0, 1500);
+        p.enq_time = SimTime::from_us(0);
+        assert_eq!(
+            m.dequeue_verdict(SimTime::from_us(10), &mut p, 0),
+            Verdict::Pass
+        );
+        assert_eq!(p.ecn, Ecn::Ect0);
+        assert_eq!(
+            m.dequeue_verdict(SimTime::from_us(11), &mut p, 0),
+            Verdict::Mark
+        );
+        assert_eq!(p.ecn, Ecn::Ce);
+    }
+
+    #[test]
+    fn per_queue_step_uses_own_queue() {
+        use crate::model::aqm::{QueueUnit, Step};
+        let step = Aqm::Step(Step {
+            k: 2000,
+            unit: QueueUnit::Bytes,
+        });
+        let mut m = port(QueueMark::PerQueue {
+            aqm: vec![step.clone(), step],
+            at: AqmAt::Enqueue,
+        });
+        let mut p = pkt(0, 1500);
+        p.enq_time = SimTime::ZERO;
+        m.mq.enqueue(0, p);
+        // queue 0 holds 1500 B: a second packet makes 3000 > 2000 → mark; queue 1 is empty.
+        assert_eq!(
+            m.enqueue_verdict(SimTime::ZERO, &pkt(0, 1500), 0),
+            Verdict::Mark
+        );
+        assert_eq!(
+            m.enqueue_verdict(SimTime::ZERO, &pkt(1, 1500), 1),
+            Verdict::Pass
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! IEEE 802.3x PAUSE and IEEE 802.1Qbb priority flow control (PFC) on multi-queue ports,
+//! and per-priority PFC at any transmitter (issue 4, Build item 5 "per-priority (PFC) as an
+//! option"; `MODELS.md` §2). The pure state machines are `l2/pause.rs`
+//! ([`PauseWatermarks`](crate::model::l2::PauseWatermarks) at the switch,
+//! [`PauseState`](crate::model::l2::PauseState) at the transmitter); `engine/l2.rs` wires them for
+//! single-FIFO ports; this module adds:
+//!
+//! - **Priority of a frame** = [`class_priority`]`(Packet::class)` = class mod 8, the same
+//!   field the multi-queue classifier uses (`mq::class_to_queue`).
+//! - **Switch side, multi-queue egress**: per egress port and class queue, a FIFO of the input
+//!   ports of the frames it holds (a queue is FIFO, and every removal — transmission, a
+//!   dequeue-time drop, DRR's longest-queue drop — takes its head), so each departure
+//!   releases the bytes of the right input × priority. Unlike the single-FIFO path, a frame
+//!   that arrives at an idle multi-queue port is counted too (it leaves within the same
+//!   picosecond: the transmitter picks it in a `PortTxDone` at `now`, after the accounting).
+//! - **PFC frames** are `Kind::Pause` with flag [`PFC_FRAME`] and the priority in `class`
+//!   (802.3x frames: no flag). One priority per frame (`l2/pause.rs`).
+//! - **Transmitter side**: a multi-queue port (switch or host NIC) with paused priorities
+//!   passes over every queue whose head frame has a paused priority
+//!   (`MultiQueue::set_paused_priorities`, `Scheduler::dequeue_eligible`) and keeps serving
+//!   the others; when every backlogged queue is paused it holds with one event at the
+//!   earliest end of a blocking pause (re-armed earlier by a resume, a control frame, or an
+//!   arrival to an unpaused queue). A single-FIFO port under PFC holds when its *head* frame's
+//!   priority is paused (head-of-line blocking, as a one-queue NIC would). Control frames
+//!   (PAUSE, PFC, CNM) go first and are never paused.
+
+use crate::base::packet::Packet;
+use crate::base::units::SimTime;
+use crate::engine::event::Event;
+use crate::engine::l2::{arm_refresh, send_pause, L2};
+use crate::engine::sim::Sim;
+use crate::model::l2::{class_priority, PauseFrame, PFC_PRIORITIES};
+use std::collections::VecDeque;
+
+/// `Packet::flags` bit of a `Kind::Pause` frame that is a PFC frame (priority in `class`).
+pub const PFC_FRAME: u8 = 1;
+
+/// Priority addressed by a received PAUSE/PFC frame: `None` for 802.3x.
+pub fn frame_priority(p: &Packet) -> Option<u8> {
+    if p.flags & PFC_FRAME != 0 {
+        Some(p.class)
+    } else {
+        None
+    }
+}
+
+/// State of PAUSE/PFC on multi-queue ports, and per-priority frame counters.
+#[derive(Clone, Debug, Default)]
+pub struct MqPause {
+    /// Per port: per class queue, the input ports (of this switch) of the frames it holds.
+    /// Empty for ports that are not multi-queue egress ports of a pausing switch.
+    inq: Vec<Vec<VecDeque<u32>>>,
+    /// Input port (of the switch) of the frame being enqueued by `switch_forward_mq`.
+    cur_input: u32,
+    /// Frames produced by the accounting inside `Sim::mq_enqueue` / `mq_send_next`, sent by
+    /// [`flush`] once those return: (input port, frame).
+    pending: Vec<(u32, PauseFrame)>,
+    /// Per port and priority: PFC frames sent / received (802.3x frames are not counted here).
+    pub sent_prio: Vec<[u64; PFC_PRIORITIES]>,
+    pub rcvd_prio: Vec<[u64; PFC_PRIORITIES]>,
+}
+
+impl MqPause {
+    pub fn new(ports: usize) -> MqPause {
+        MqPause {
+            inq: vec![Vec::new(); ports],
+            cur_input: u32::MAX,
+            pending: Vec::with_capacity(8),
+            sent_prio: vec![[0; PFC_PRIORITIES]; ports],
+            rcvd_prio: vec![[0; PFC_PRIORITIES]; ports],
+        }
+    }
+
+    /// Allocate the input FIFOs of the multi-queue ports of pausing switch `node`.
+    pub(crate) fn alloc_switch(&mut self, sim: &Sim, node: u32) {
+        for &pid in &sim.nodes[node as usize].ports {
+            if let Some(m) = sim.ports[pid as usize].mq.as_ref() {
+                self.inq[pid as usize] = vec![VecDeque::new(); m.mq.num_queues()];
+            }
+        }
+    }
+
+    pub(crate) fn count_sent(&mut self, pid: u32, prio: Option<u8>) {
+        if let Some(p) = prio {
+            if let Some(c) = self.sent_prio.get_mut(pid as usize) {
+                c[(p as usize).min(PFC_PRIORITIES - 1)] += 1;
+            }
+        }
+    }
+
+    pub(crate) fn count_rcvd(&mut self, pid: u32, prio: Option<u8>) {
+        if let Some(p) = prio {
+            if let Some(c) = self.rcvd_prio.get_mut(pid as usize) {
+                c[(p as usize).min(PFC_PRIORITIES - 1)] += 1;
+            }
+        }
+    }
+}
+
+impl L2 {
+    /// `Sim::mq_enqueue` admitted `p` into queue `q` of port `pid` (of `node`).
+    #[inline]
+    pub(crate) fn mq_arrival(&mut self, now: SimTime, node: u32, pid: u32, q: usize, p: &Packet) {
+        let Some(fifos) = self.mqp.inq.get_mut(pid as usize) else {
+            return;
+        };
+        let inp = self.mqp.cur_input;
+        if fifos.is_empty() || inp == u32::MAX {
+            return;
+        }
+        let q = q.min(fifos.len() - 1);
+        fifos[q].push_back(inp);
+        let ii = self.input_idx[inp as usize] as usize;
+        if let Some(sw) = self.pause_sw[node as usize].as_mut() {
+            if let Some(f) = sw.wm.on_arrival(now, ii, class_priority(p.class), p.size) {
+                self.mqp.pending.push((inp, f));
+            }
+        }
+    }
+
+    /// Frame `p` left queue `q` of multi-queue port `pid` (transmitted or dropped).
+    #[inline]
+    pub(crate) fn mq_left(&mut self, now: SimTime, node: u32, pid: u32, q: usize, p: &Packet) {
+        let Some(fifos) = self.mqp.inq.get_mut(pid as usize) else {
+            return;
+        };
+        if fifos.is_empty() {
+            return;
+        }
+        let q = q.min(fifos.len() - 1);
+        let Some(inp) = fifos[q].pop_front() else {
+            return; // arrived before accounting existed (cannot happen) or from a host
+        };
+        let ii = self.input_idx[inp as usize] as usize;
+        if let Some(sw) = self.pause_sw[node as usize].as_mut() {
+            if let Some(f) = sw.wm.on_departure(now, ii, class_priority(p.class), p.size) {
+                self.mqp.pending.push((inp, f));
+            }
+        }
+    }
+}
+
+fn l2(sim: &mut Sim) -> &mut L2 {
+    sim.l2.as_mut().expect("l2 state")
+}
+
+/// Send the frames the accounting produced, and arm the switches' refresh events.
+fn flush(sim: &mut Sim) {
+    while let Some((inp, f)) = l2(sim).mqp.pending.pop() {
+        send_pause(sim, inp, f.quanta, f.prio);
+        let node = sim.ports[inp as usize].node;
+        arm_refresh(sim, node);
+    }
+}
+
+/// A switch with PAUSE/PFC forwards `p` to multi-queue port `out`.
+pub(crate) fn switch_forward_mq(sim: &mut Sim, _node: u32, out: u32, p: Packet) {
+    let link = sim.last_in_port;
+    let inp = if link == u32::MAX {
+        u32::MAX
+    } else {
+        sim.ports[link as usize].peer_port
+    };
+    l2(sim).mqp.cur_input = inp;
+    sim.enqueue(out, p);
+    l2(sim).mqp.cur_input = u32::MAX;
+}
+
+/// The end of `Sim::mq_enqueue` with layer 2 on: send the frames the accounting produced and
+/// make sure the transmitter looks at the new frame (at once if idle; a held port wakes when
+/// the new head may start).
+pub(crate) fn mq_after_enqueue(sim: &mut Sim, pid: u32) {
+    flush(sim);
+    let now = sim.now;
+    let i = pid as usize;
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    let port = &mut sim.ports[i];
+    let at = port.busy_until.max(now);
+    if !port.tx_pending {
+        port.tx_pending = true;
+        sim.events.schedule(at, Event::PortTxDone(pid));
+        return;
+    }
+    let h = l2s.hold_at[i];
+    if h.is_never() || at >= h {
+        return;
+    }
+    let mask = l2s.pause_tx[i].paused_mask(now);
+    let m = port.mq.as_mut().expect("multi-queue port");
+    m.mq.set_paused_priorities(mask);
+    let startable =
+        (0..m.mq.num_queues()).any(|q| !m.mq.queue(q).is_empty() && !m.mq.head_paused(q));
+    m.mq.set_paused_priorities(0);
+    if startable {
+        l2s.hold_at[i] = at;
+        sim.events.schedule(at, Event::PortTxDone(pid));
+    }
+}
+
+/// `PortTxDone` of a multi-queue port with layer 2 on (after `tx_gate`'s stale-event checks):
+/// control frames first, then the scheduler over the queues whose head is not paused; hold
+/// until the earliest blocking pause ends if nothing may start.
+pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
+    let now = sim.now;
+    let i = pid as usize;
+    {
+        let l2s = sim.l2.as_mut().expect("l2 state");
+        let port = &mut sim.ports[i];
+        port.tx_pending = false;
+        if let Some(c) = port.queue.pop_front() {
+            l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);
+            let arrive = port.start_tx(now, c);
+            crate::engine::sim::arm_arrival(
+                &mut sim.events,
+                &sim.nodes,
+                &sim.ecmp,
+                port,
+                pid,
+                arrive,
+            );
+            let more = !port.queue.is_empty() || port.mq.as_ref().is_some_and(|m| !m.mq.is_empty());
+            if more {
+                port.tx_pending = true;
+                sim.events.schedule(port.busy_until, Event::PortTxDone(pid));
+            }
+            return;
+        }
+        let mask = l2s.pause_tx[i].paused_mask(now);
+        let m = port.mq.as_mut().expect("multi-queue port");
+        m.mq.set_paused_priorities(mask);
+    }
+    let sent0 = sim.ports[i].stats.tx_pkts;
+    sim.mq_send_next(pid);
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    let port = &mut sim.ports[i];
+    let m = port.mq.as_mut().expect("multi-queue port");
+    port.queued_bytes = m.mq.bytes();
+    let started = port.stats.tx_pkts != sent0;
+    if !started && !m.mq.is_empty() {
+        // Every backlogged queue's head is paused: hold until the earliest of those ends.
+        let mut t = SimTime::NEVER;
+        for q in 0..m.mq.num_queues() {
+            if let Some(h) = m.mq.queue(q).head() {
+                let u = l2s.pause_tx[i].paused_until(class_priority(h.class));
+                if u > now && u < t {
+                    t = u;
+                }
+            }
+        }
+        if !t.is_never() {
+            port.tx_pending = true;
+            l2s.hold_at[i] = t;
+            sim.events.schedule(t, Event::PortTxDone(pid));
+        }
+    }
+    m.mq.set_paused_priorities(0);
+    flush(sim);
+}
+
+/// A PAUSE/PFC frame was applied to port `target` (PFC mode or a multi-queue port): keep
+/// `Port::paused_until` as the latest pause end (the single-FIFO fast path tests it) and
+/// wake a held transmitter so it re-evaluates which frames may start.
+pub(crate) fn after_pause_frame(sim: &mut Sim, target: u32) {
+    let now = sim.now;
+    let i = target as usize;
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    let port = &mut sim.ports[i];
+    port.paused_until = l2s.pause_tx[i].latest_until();
+    let h = l2s.hold_at[i];
+    let at = port.busy_until.max(now);
+    if !h.is_never() && at < h {
+        l2s.hold_at[i] = at;
+        sim.events.schedule(at, Event::PortTxDone(target));
+    }
+}

@@ -1,0 +1,412 @@
+//! Multi-queue egress ports: N class FIFOs served by a configurable packet scheduler
+//! (issue 5 [multiqueue]; specification in `../shared/MODELS.md` §5.6 "Schedulers", the
+//! marking schemes of §5.1–5.3 and seed 002 (Bai et al., *Enabling ECN over Generic Packet
+//! Scheduling*, CoNEXT'16) §3.3 Algorithm 1).
+//!
+//! Pure building blocks, not yet wired into `net`/`sim`:
+//! - [`MultiQueue`]: N preallocated FIFO queues of [`Packet`] with byte/packet counts and a
+//!   [`sched::Scheduler`] chosen by [`sched::SchedConfig`].
+//! - [`buffer`]: buffer admission (complete sharing, static per-queue, dynamic threshold).
+//! - [`tcn`], [`codel`], [`mqecn`], [`dqrate`]: marking / dropping decisions.
+//!
+//! Time convention: [`MultiQueue::enqueue`] takes the arrival time from `Packet::enq_time`,
+//! which the caller stamps before enqueueing (every AQM here reads sojourn times from it).
+//! No allocation per packet once warm: rings start small and a `VecDeque` only grows (by
+//! doubling) when a queue exceeds its capacity, so each ring settles at its largest backlog.
+
+pub mod buffer;
+pub mod codel;
+pub mod dqrate;
+pub mod mqecn;
+pub mod sched;
+pub mod tcn;
+
+use std::collections::VecDeque;
+
+use crate::base::packet::Packet;
+use crate::base::units::SimTime;
+
+pub use sched::{FlowKey, RoundObserver, SchedConfig, Scheduler, SfqLimit};
+
+/// Most class queues a port may have (issue 5: "up to 32 queues").
+pub const MAX_CLASS_QUEUES: usize = 32;
+/// Most hash buckets for the flow-hashing schedulers (DRR, SFQ).
+pub const MAX_BUCKETS: usize = 1024;
+/// Default initial capacity (packets) of each class FIFO; rings grow beyond it if needed.
+/// Small on purpose: a ring cycles through all its slots, so a ring sized for the largest
+/// backlog it has seen touches fewer cache lines than a large preallocated one (64 → 4 was
+/// about 3 % faster on the 144-host fabric; docs/performance.md).
+pub const DEFAULT_QUEUE_CAPACITY: usize = 4;
+
+/// Map a packet's class field to a queue index: values ≥ `n` go to the last queue, as
+/// TCN-NS2 `prio_dwrr.cc`/`prio_wfq.cc` do (MODELS.md §5.6 SP). `n` must be ≥ 1.
+#[inline]
+pub fn class_to_queue(class: u8, n: usize) -> usize {
+    (class as usize).min(n.saturating_sub(1))
+}
+
+/// One FIFO with its byte and packet counts.
+#[derive(Clone, Debug)]
+pub struct ClassQueue {
+    pkts: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl ClassQueue {
+    fn with_capacity(cap: usize) -> ClassQueue {
+        ClassQueue {
+            pkts: VecDeque::with_capacity(cap),
+            bytes: 0,
+        }
+    }
+    /// Packets waiting.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.pkts.len()
+    }
+    /// Bytes waiting.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+    /// The packet at the head, if any.
+    #[inline]
+    pub fn head(&self) -> Option<&Packet> {
+        self.pkts.front()
+    }
+    /// Size of the head packet (0 when empty).
+    #[inline]
+    pub fn head_size(&self) -> u32 {
+        self.pkts.front().map_or(0, |p| p.size)
+    }
+    #[inline]
+    pub(crate) fn push(&mut self, p: Packet) {
+        self.bytes += p.size as u64;
+        self.pkts.push_back(p);
+    }
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<Packet> {
+        let p = self.pkts.pop_front()?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
+}
+
+/// N class queues plus a scheduler. Admission (buffer limits) is the caller's job through
+/// [`buffer`]; only DRR (`blimit`) and SFQ (`maxqueue`) carry their own ns-2 drop rules.
+#[derive(Clone, Debug)]
+pub struct MultiQueue {
+    queues: Vec<ClassQueue>,
+    sched: Scheduler,
+    bytes: u64,
+    pkts: usize,
+    /// Packets dropped by the scheduler's own limit (DRR/SFQ) since the last `take_dropped`.
+    dropped: Vec<Packet>,
+    /// Optional MQ-ECN round-time estimator fed by the DWRR scheduler.
+    mqecn: Option<mqecn::MqEcn>,
+    /// IEEE 802.1Qbb priorities currently paused at this port (bit p = priority p; set by
+    /// `engine/pfc.rs`). A queue whose head frame has a paused priority is skipped by
+    /// [`Self::dequeue`]. 0 (the default) costs one test per dequeue.
+    paused_prios: u8,
+}
+
+impl MultiQueue {
+    /// `n` queues (for DRR/SFQ: hash buckets) scheduled by `cfg`; `capacity` is the initial
+    /// packet capacity of each FIFO. Errors on a bad configuration, never panics.
+    pub fn new(n: usize, cfg: &SchedConfig, capacity: usize) -> Result<MultiQueue, String> {
+        let sched = Scheduler::new(n, cfg)?;
+        let cap = capacity.max(1);
+        Ok(MultiQueue {
+            queues: (0..n).map(|_| ClassQueue::with_capacity(cap)).collect(),
+            sched,
+            bytes: 0,
+            pkts: 0,
+            dropped: Vec::with_capacity(4),
+            mqecn: None,
+            paused_prios: 0,
+        })
+    }
+
+    /// Attach an MQ-ECN estimator (only meaningful with DWRR or SP+DWRR). Its queue count
+    /// must equal this port's.
+    pub fn set_mqecn(&mut self, m: mqecn::MqEcn) -> Result<(), String> {
+        if m.num_queues() != self.queues.len() {
+            return Err(format!(
+                "MQ-ECN has {} queues but the port has {}",
+                m.num_queues(),
+                self.queues.len()
+            ));
+        }
+        if !matches!(self.sched, Scheduler::Dwrr(_)) {
+            return Err("MQ-ECN needs a DWRR (or SP over DWRR) scheduler".into());
+        }
+        self.mqecn = Some(m);
+        Ok(())
+    }
+    pub fn mqecn(&self) -> Option<&mqecn::MqEcn> {
+        self.mqecn.as_ref()
+    }
+
+    pub fn num_queues(&self) -> usize {
+        self.queues.len()
+    }
+    pub fn queue(&self, i: usize) -> &ClassQueue {
+        &self.queues[i]
+    }
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.sched
+    }
+    /// Total bytes waiting in all queues.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    /// Total packets waiting in all queues.
+    pub fn len(&self) -> usize {
+        self.pkts
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pkts == 0
+    }
+
+    /// Whether a packet arriving while every queue is empty may skip the FIFO and go
+    /// straight to the transmitter: true when one packet's enqueue + dequeue leaves the
+    /// scheduler unchanged — strict priority, and DWRR / SP+DWRR (a queue that empties gets
+    /// its deficit and turn reset) without an MQ-ECN observer. WFQ (virtual time), WRR,
+    /// DRR and SFQ keep the full path.
+    #[inline]
+    pub fn passes_through_when_empty(&self) -> bool {
+        self.mqecn.is_none() && matches!(self.sched, Scheduler::Sp | Scheduler::Dwrr(_))
+    }
+
+    /// Queue index for a packet: the flow-hash bucket for DRR/SFQ, otherwise
+    /// [`class_to_queue`] of `Packet::class`.
+    pub fn classify(&self, p: &Packet) -> usize {
+        match &self.sched {
+            Scheduler::Drr(d) => sched::flow_bucket(p, d.key, self.queues.len()),
+            Scheduler::Sfq(_) => sched::sfq_bucket(p, self.queues.len()),
+            _ => class_to_queue(p.class, self.queues.len()),
+        }
+    }
+
+    /// Enqueue `pkt` into queue `q` (an index ≥ N goes to the last queue). The arrival time
+    /// is `pkt.enq_time`. Returns how many packets the scheduler's own limit dropped (the
+    /// arriving one or others, ns-2 DRR/SFQ rules); they are kept for [`Self::take_dropped`].
+    pub fn enqueue(&mut self, q: usize, pkt: Packet) -> usize {
+        let n = self.queues.len();
+        let q = q.min(n - 1);
+        let now = pkt.enq_time;
+        if self.pkts == 0 {
+            if let Some(m) = self.mqecn.as_mut() {
+                m.arrival_on_idle_port(now);
+            }
+        }
+        let before = self.dropped.len();
+        let (bytes, pkts) = match self.mqecn.as_mut() {
+            Some(m) => self
+                .sched
+                .enqueue(&mut self.queues, q, pkt, now, &mut self.dropped, m),
+            None => self.sched.enqueue(
+                &mut self.queues,
+                q,
+                pkt,
+                now,
+                &mut self.dropped,
+                &mut sched::NoObserver,
+            ),
+        };
+        // (bytes, pkts) = net change of the stored backlog.
+        self.bytes = (self.bytes as i64 + bytes) as u64;
+        self.pkts = (self.pkts as isize + pkts) as usize;
+        self.dropped.len() - before
+    }
+
+    /// Packets dropped by DRR's `blimit` / SFQ's `maxqueue` rule since the last call.
+    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, Packet> {
+        self.dropped.drain(..)
+    }
+
+    /// Pick and remove the next packet to transmit at time `now`.
+    pub fn dequeue(&mut self, now: SimTime) -> Option<(usize, Packet)> {
+        if self.pkts == 0 {
+            return None;
+        }
+        if self.paused_prios != 0 {
+            return self.dequeue_unpaused(now);
+        }
+        let r = match self.mqecn.as_mut() {
+            Some(m) => self.sched.dequeue(&mut self.queues, now, m),
+            None => self
+                .sched
+                .dequeue(&mut self.queues, now, &mut sched::NoObserver),
+        };
+        self.account_dequeued(now, r)
+    }
+
+    /// Backlog accounting for a packet the scheduler handed out (and MQ-ECN's drain).
+    #[inline]
+    fn account_dequeued(
+        &mut self,
+        now: SimTime,
+        r: Option<(usize, Packet)>,
+    ) -> Option<(usize, Packet)> {
+        if let Some((_, p)) = &r {
+            self.bytes -= p.size as u64;
+            self.pkts -= 1;
+            if self.pkts == 0 {
+                if let Some(m) = self.mqecn.as_mut() {
+                    m.last_packet_dequeued(now, p.size);
+                }
+            }
+        }
+        r
+    }
+
+    /// Set the paused 802.1Qbb priorities (bit p = priority p of `l2::pause::class_priority`).
+    pub fn set_paused_priorities(&mut self, mask: u8) {
+        self.paused_prios = mask;
+    }
+    pub fn paused_priorities(&self) -> u8 {
+        self.paused_prios
+    }
+
+    /// Whether queue `i`'s head frame is held by a paused priority.
+    pub fn head_paused(&self, i: usize) -> bool {
+        let m = self.paused_prios;
+        self.queues[i]
+            .head()
+            .is_some_and(|p| m & (1u8 << crate::model::l2::class_priority(p.class)) != 0)
+    }
+
+    /// `dequeue` with some priorities paused: queues whose head is paused are passed over.
+    fn dequeue_unpaused(&mut self, now: SimTime) -> Option<(usize, Packet)> {
+        let m = self.paused_prios;
+        let eligible = |c: &ClassQueue| {
+            c.head()
+                .is_some_and(|p| m & (1u8 << crate::model::l2::class_priority(p.class)) == 0)
+        };
+        let r = match self.mqecn.as_mut() {
+            Some(o) => self
+                .sched
+                .dequeue_eligible(&mut self.queues, now, o, &eligible),
+            None => self.sched.dequeue_eligible(
+                &mut self.queues,
+                now,
+                &mut sched::NoObserver,
+                &eligible,
+            ),
+        };
+        self.account_dequeued(now, r)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::base::packet::{Ecn, Kind, Packet};
+    use crate::base::units::SimTime;
+
+    /// A data packet of `size` bytes in class `class` from `src` to `dst`.
+    pub fn pkt(class: u8, size: u32) -> Packet {
+        pkt_flow(class, size, 0, 1)
+    }
+    pub fn pkt_flow(class: u8, size: u32, src: u32, dst: u32) -> Packet {
+        Packet {
+            flow: src,
+            src,
+            dst,
+            seq: 0,
+            ack: 0,
+            size,
+            payload: size.saturating_sub(40),
+            kind: Kind::Data,
+            flags: 0,
+            ecn: Ecn::Ect0,
+            class,
+            enq_time: SimTime::ZERO,
+            sent_time: SimTime::ZERO,
+            sack: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::pkt;
+    use super::*;
+
+    #[test]
+    fn classification_maps_high_classes_to_last_queue() {
+        assert_eq!(class_to_queue(0, 8), 0);
+        assert_eq!(class_to_queue(7, 8), 7);
+        assert_eq!(class_to_queue(8, 8), 7);
+        assert_eq!(class_to_queue(255, 8), 7);
+        let mq = MultiQueue::new(4, &SchedConfig::Sp, 8).unwrap();
+        assert_eq!(mq.classify(&pkt(2, 100)), 2);
+        assert_eq!(mq.classify(&pkt(9, 100)), 3);
+    }
+
+    #[test]
+    fn counts_bytes_and_packets() {
+        let mut mq = MultiQueue::new(3, &SchedConfig::Sp, 2).unwrap();
+        assert!(mq.dequeue(SimTime::ZERO).is_none());
+        for (c, s) in [(0u8, 100u32), (1, 200), (2, 300), (7, 400)] {
+            assert_eq!(mq.enqueue(c as usize, pkt(c, s)), 0);
+        }
+        assert_eq!(mq.len(), 4);
+        assert_eq!(mq.bytes(), 1000);
+        assert_eq!(mq.queue(2).bytes(), 700);
+        assert_eq!(mq.queue(2).len(), 2);
+        let mut order = vec![];
+        while let Some((q, p)) = mq.dequeue(SimTime::ZERO) {
+            order.push((q, p.size));
+        }
+        assert_eq!(order, vec![(0, 100), (1, 200), (2, 300), (2, 400)]);
+        assert_eq!(mq.bytes(), 0);
+        assert!(mq.is_empty());
+    }
+
+    #[test]
+    fn bad_configs_are_errors_not_panics() {
+        assert!(MultiQueue::new(0, &SchedConfig::Sp, 8).is_err());
+        assert!(MultiQueue::new(33, &SchedConfig::Sp, 8).is_err());
+        assert!(MultiQueue::new(2, &SchedConfig::Dwrr { quanta: vec![1500] }, 8).is_err());
+        assert!(MultiQueue::new(2, &SchedConfig::Dwrr { quanta: vec![0, 1] }, 8).is_err());
+        assert!(MultiQueue::new(
+            2,
+            &SchedConfig::Wfq {
+                weights: vec![1.0, f64::NAN]
+            },
+            8
+        )
+        .is_err());
+        assert!(MultiQueue::new(
+            2,
+            &SchedConfig::Wrr {
+                weights: vec![1, 0]
+            },
+            8
+        )
+        .is_err());
+        assert!(MultiQueue::new(
+            3,
+            &SchedConfig::SpDwrr {
+                strict: 3,
+                quanta: vec![]
+            },
+            8
+        )
+        .is_err());
+        assert!(MultiQueue::new(
+            2000,
+            &SchedConfig::Sfq {
+                maxqueue: 40,
+                limit: SfqLimit::Ns2
+            },
+            8
+        )
+        .is_err());
+    }
+}

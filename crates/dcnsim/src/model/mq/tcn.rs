@@ -1,0 +1,260 @@
+//! TCN, Time-based Congestion Notification (seed 002: Bai et al., CoNEXT'16, §4.1–4.3;
+//! MODELS.md §5.1; TCN-NS2 `prio_dwrr.cc`/`prio_wfq.cc` `tcn_mark`).
+//!
+//! At dequeue (when the scheduler picks the packet, before its transmission starts): mark CE
+//! iff the packet is ECT and its sojourn time `now − enq_time` is **strictly** greater than
+//! T. Stateless, per packet, the same T for every queue of the port, independent of the
+//! scheduler. The sojourn excludes the packet's own serialisation.
+//!
+//! Probabilistic variant (§4.3): sojourn ≤ T_min → no mark; > T_max → mark; in between mark
+//! with probability `P_max·(s − T_min)/(T_max − T_min)`. **Assumption**: the paper gives no
+//! formula; the RED-like line is our choice (MODELS.md §7 item 6). No public code implements it.
+
+use crate::base::packet::{Ecn, Packet};
+use crate::base::rng::Rng;
+use crate::base::units::{RateBps, SimTime};
+
+/// Default T = 78 µs: DCTCP at 10 Gb/s, K = 65 packets × 1500 B × 8 / 10 Gb/s (seed 002 §6,
+/// MODELS.md §5.1; 101 µs for ECN*, 256 µs on the 1 Gb/s testbed).
+pub const DEFAULT_T: SimTime = SimTime(78_000_000);
+
+/// T derived from a packet threshold as TCN-NS2 does: `K × mean_pkt × 8 / C`
+/// (65 packets at 10 Gb/s → 78 µs; 84 → 100.8 µs).
+pub fn threshold_from_packets(k_pkts: u32, mean_pkt: u32, link: RateBps) -> SimTime {
+    link.tx_time(k_pkts.saturating_mul(mean_pkt))
+}
+
+/// Set CE on an ECT packet; returns true if the packet is ECT (now CE).
+fn mark(p: &mut Packet) -> bool {
+    if p.is_ect() {
+        p.ecn = Ecn::Ce;
+        true
+    } else {
+        false
+    }
+}
+
+/// Deterministic TCN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tcn {
+    t: SimTime,
+}
+
+impl Default for Tcn {
+    fn default() -> Self {
+        Tcn { t: DEFAULT_T }
+    }
+}
+
+impl Tcn {
+    pub fn new(t: SimTime) -> Result<Tcn, String> {
+        if t.is_never() {
+            return Err("TCN threshold must be finite".into());
+        }
+        Ok(Tcn { t })
+    }
+    pub fn threshold(&self) -> SimTime {
+        self.t
+    }
+    /// Would a packet enqueued at `enq` and dequeued at `now` be marked (if ECT)?
+    #[inline]
+    pub fn over(&self, enq: SimTime, now: SimTime) -> bool {
+        now - enq > self.t
+    }
+    /// Dequeue-side decision: marks `p` (CE) iff ECT and sojourn > T. Returns whether it
+    /// marked.
+    #[inline]
+    pub fn on_dequeue(&self, p: &mut Packet, now: SimTime) -> bool {
+        self.over(p.enq_time, now) && mark(p)
+    }
+}
+
+/// Probabilistic TCN (T_min, T_max, P_max).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbTcn {
+    t_min: SimTime,
+    t_max: SimTime,
+    p_max: f64,
+}
+
+impl Default for ProbTcn {
+    /// T_min = T_max = 78 µs, P_max = 1: no source gives values, so the default reduces
+    /// exactly to deterministic TCN with its default T.
+    fn default() -> Self {
+        ProbTcn {
+            t_min: DEFAULT_T,
+            t_max: DEFAULT_T,
+            p_max: 1.0,
+        }
+    }
+}
+
+impl ProbTcn {
+    pub fn new(t_min: SimTime, t_max: SimTime, p_max: f64) -> Result<ProbTcn, String> {
+        if t_min > t_max || t_max.is_never() {
+            return Err(format!(
+                "TCN needs T_min ≤ T_max (finite), got {t_min} and {t_max}"
+            ));
+        }
+        if !(p_max > 0.0 && p_max <= 1.0) {
+            return Err(format!("TCN P_max must be in (0, 1], got {p_max}"));
+        }
+        Ok(ProbTcn {
+            t_min,
+            t_max,
+            p_max,
+        })
+    }
+
+    /// Marking probability for sojourn `s` (assumed linear between T_min and T_max).
+    pub fn probability(&self, s: SimTime) -> f64 {
+        if s <= self.t_min {
+            0.0
+        } else if s > self.t_max {
+            1.0
+        } else {
+            self.p_max * (s - self.t_min).ps() as f64 / (self.t_max - self.t_min).ps() as f64
+        }
+    }
+
+    /// Dequeue-side decision; draws from `rng` only in the (T_min, T_max] band.
+    pub fn on_dequeue(&self, p: &mut Packet, now: SimTime, rng: &mut Rng) -> bool {
+        if !p.is_ect() {
+            return false;
+        }
+        let s = now - p.enq_time;
+        let m = if s <= self.t_min {
+            false
+        } else if s > self.t_max {
+            true
+        } else {
+            rng.uniform() < self.probability(s)
+        };
+        m && mark(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::pkt;
+    use super::*;
+    use crate::base::packet::Ecn;
+
+    #[test]
+    fn default_threshold_matches_k65_at_10g() {
+        let t = threshold_from_packets(65, 1500, RateBps(10_000_000_000));
+        assert_eq!(t, DEFAULT_T);
+        let t = threshold_from_packets(84, 1500, RateBps(10_000_000_000));
+        assert_eq!(t, SimTime(100_800_000));
+    }
+
+    #[test]
+    fn marks_exactly_packets_whose_sojourn_exceeds_t() {
+        let tcn = Tcn::new(SimTime::from_us(78)).unwrap();
+        let now = SimTime::from_ms(10);
+        let t = tcn.threshold().ps();
+        for (sojourn_ps, want) in [
+            (0, false),
+            (t - 1, false),
+            (t, false), // equal: not marked
+            (t + 1, true),
+            (10 * t, true),
+        ] {
+            let mut p = pkt(0, 1500);
+            p.enq_time = SimTime(now.ps() - sojourn_ps);
+            assert_eq!(tcn.on_dequeue(&mut p, now), want, "{sojourn_ps}");
+            assert_eq!(p.ecn == Ecn::Ce, want);
+        }
+        // Non-ECT packets are never marked.
+        let mut p = pkt(0, 1500);
+        p.ecn = Ecn::NotEct;
+        assert!(!tcn.on_dequeue(&mut p, now));
+        assert_eq!(p.ecn, Ecn::NotEct);
+        // Enqueue time after now (clock skew) saturates to zero sojourn.
+        let mut p = pkt(0, 1500);
+        p.enq_time = SimTime::from_ms(11);
+        assert!(!tcn.on_dequeue(&mut p, now));
+    }
+
+    #[test]
+    fn marks_by_sojourn_in_a_scripted_queue() {
+        // 20 packets arrive every 10 µs; the port dequeues one every 12 µs (1500 B at 1 Gb/s).
+        // Packet i arrives at 10i µs and leaves at 12i µs: sojourn 2i µs. T = 20 µs marks
+        // exactly i > 10.
+        let tcn = Tcn::new(SimTime::from_us(20)).unwrap();
+        let marked: Vec<bool> = (0..20u64)
+            .map(|i| {
+                let mut p = pkt(0, 1500);
+                p.enq_time = SimTime::from_us(10 * i);
+                tcn.on_dequeue(&mut p, SimTime::from_us(12 * i))
+            })
+            .collect();
+        let want: Vec<bool> = (0..20).map(|i| i > 10).collect();
+        assert_eq!(marked, want);
+    }
+
+    #[test]
+    fn probabilistic_variant_is_linear_between_thresholds() {
+        let pt = ProbTcn::new(SimTime::from_us(50), SimTime::from_us(150), 0.5).unwrap();
+        assert_eq!(pt.probability(SimTime::from_us(50)), 0.0);
+        assert_eq!(pt.probability(SimTime::from_us(100)), 0.25);
+        assert_eq!(pt.probability(SimTime::from_us(150)), 0.5);
+        assert_eq!(pt.probability(SimTime(150_000_001)), 1.0);
+        let mut rng = Rng::new(1, 2);
+        let now = SimTime::from_ms(1);
+        let mut marks = 0;
+        let n = 100_000;
+        for _ in 0..n {
+            let mut p = pkt(0, 1500);
+            p.enq_time = now - SimTime::from_us(100);
+            if pt.on_dequeue(&mut p, now, &mut rng) {
+                marks += 1;
+            }
+        }
+        let f = marks as f64 / n as f64;
+        assert!((f - 0.25).abs() < 0.01, "{f}");
+        // Below T_min never, above T_max always.
+        for (s, want) in [(40u64, false), (151, true)] {
+            let mut p = pkt(0, 1500);
+            p.enq_time = now - SimTime::from_us(s);
+            assert_eq!(pt.on_dequeue(&mut p, now, &mut rng), want);
+        }
+        // Same seed, same draws.
+        let mut a = Rng::new(9, 9);
+        let mut b = Rng::new(9, 9);
+        for _ in 0..100 {
+            let mut p = pkt(0, 1500);
+            p.enq_time = now - SimTime::from_us(100);
+            let mut q = p;
+            assert_eq!(
+                pt.on_dequeue(&mut p, now, &mut a),
+                pt.on_dequeue(&mut q, now, &mut b)
+            );
+        }
+    }
+
+    #[test]
+    fn default_probabilistic_equals_deterministic() {
+        let (pt, t) = (ProbTcn::default(), Tcn::default());
+        let mut rng = Rng::new(0, 0);
+        let now = SimTime::from_ms(1);
+        for s in [0, 77_999_999u64, 78_000_000, 78_000_001, 200_000_000] {
+            let mut p = pkt(0, 1500);
+            p.enq_time = now - SimTime(s);
+            let mut q = p;
+            assert_eq!(
+                pt.on_dequeue(&mut p, now, &mut rng),
+                t.on_dequeue(&mut q, now)
+            );
+        }
+    }
+
+    #[test]
+    fn bad_configs_are_rejected() {
+        assert!(ProbTcn::new(SimTime(2), SimTime(1), 0.5).is_err());
+        assert!(ProbTcn::new(SimTime(1), SimTime(2), 0.0).is_err());
+        assert!(ProbTcn::new(SimTime(1), SimTime(2), 1.5).is_err());
+        assert!(ProbTcn::new(SimTime(1), SimTime(2), f64::NAN).is_err());
+        assert!(Tcn::new(SimTime::NEVER).is_err());
+    }
+}

@@ -1,0 +1,333 @@
+//! Result tables: named columns handed to Python as lists (and written as CSV there).
+
+use crate::engine::apps::App;
+use crate::engine::net::NodeKind;
+use crate::engine::sim::Sim;
+use crate::scenario::{BuildInfo, Loaded};
+
+pub mod l2;
+pub mod messages;
+pub mod mq;
+pub mod observe;
+pub mod odctcp;
+
+pub use crate::base::table::{Column, Table};
+
+fn limit_i64(v: u64) -> i64 {
+    if v == u64::MAX {
+        -1
+    } else {
+        clamp_i64(v)
+    }
+}
+
+fn clamp_i64(v: u64) -> i64 {
+    v.min(i64::MAX as u64) as i64
+}
+
+pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec<Table> {
+    let dur = sim.end.as_secs_f64();
+    let mut tables = Vec::new();
+
+    // Per-app goodput.
+    let mut app_bytes = vec![0u64; sim.apps.len()];
+    for (i, f) in sim.flows.iter().enumerate() {
+        let a = sim.targets[i].app;
+        if (a as usize) < app_bytes.len() {
+            app_bytes[a as usize] += f.delivered();
+        }
+    }
+    let mut rounds_total = 0u64;
+    let mut apps = Table::new("apps");
+    let mut kinds = Vec::new();
+    let mut goodputs = Vec::new();
+    let mut rounds = Vec::new();
+    for (i, a) in sim.apps.iter().enumerate() {
+        let (bytes, r) = match a {
+            App::Incast(x) => (app_bytes[i], x.rounds_done),
+            App::Bulk(_) => (app_bytes[i], 0),
+            App::Cbr(c) => (c.received_bytes, 0),
+            App::Schedule(_) => (app_bytes[i], 0),
+            App::Ping(_) => (0, 0),
+            App::Transactions(_) => (app_bytes[i], 0),
+            App::Workload(_) => (app_bytes[i], 0),
+            App::Placeholder => (0, 0),
+        };
+        rounds_total += r;
+        kinds.push(a.kind().to_string());
+        goodputs.push(bytes as f64 * 8.0 / dur / 1e6);
+        rounds.push(r as i64);
+    }
+    let delivered: u64 = sim.flows.iter().map(|f| f.delivered()).sum::<u64>()
+        + sim
+            .apps
+            .iter()
+            .map(|a| {
+                if let App::Cbr(c) = a {
+                    c.received_bytes
+                } else {
+                    0
+                }
+            })
+            .sum::<u64>();
+    apps.i64("app", (0..sim.apps.len() as i64).collect())
+        .str("kind", kinds)
+        .f64("goodput_mbps", goodputs)
+        .i64("rounds", rounds);
+
+    let timeouts: u64 = sim.flows.iter().map(|f| f.stats.timeouts).sum();
+    let retx: u64 = sim.flows.iter().map(|f| f.stats.retransmits).sum();
+    let frs: u64 = sim.flows.iter().map(|f| f.stats.fast_recoveries).sum();
+    let mut drops = 0u64;
+    for p in &sim.ports {
+        if sim.nodes[p.node as usize].kind == NodeKind::Switch {
+            drops += p.stats.drops;
+        }
+    }
+    let silent_s: f64 = sim
+        .ports
+        .iter()
+        .filter_map(|p| p.silent.as_ref())
+        .fold(0.0, |acc, s| acc + s.total.as_secs_f64());
+    let bottleneck_pkts = info
+        .bottleneck_port
+        .map(|p| sim.ports[p as usize].stats.tx_data_pkts)
+        .unwrap_or(0);
+    let id = loaded.scenario.meta.id.clone().unwrap_or_default();
+    let mut summary = Table::new("summary");
+    summary
+        .str("id", vec![id])
+        .i64("seed", vec![clamp_i64(sim.seed)])
+        .f64("duration_s", vec![dur])
+        .i64("flows", vec![sim.flows.len() as i64])
+        .i64("servers", vec![info.servers as i64])
+        .i64(
+            "switch_buffer_bytes",
+            vec![limit_i64(info.switch_buffer_bytes)],
+        )
+        .f64("goodput_mbps", vec![delivered as f64 * 8.0 / dur / 1e6])
+        .i64("delivered_bytes", vec![clamp_i64(delivered)])
+        .i64("timeouts", vec![timeouts as i64])
+        .i64("retransmits", vec![retx as i64])
+        .i64("fast_recoveries", vec![frs as i64])
+        .i64("drops", vec![drops as i64])
+        .f64("silent_s", vec![silent_s])
+        .i64("rounds", vec![rounds_total as i64])
+        .i64("bottleneck_pkts", vec![bottleneck_pkts as i64])
+        .i64("events", vec![sim.events.popped as i64])
+        .i64("peak_pending", vec![sim.events.peak_len as i64])
+        .f64("wall_s", vec![wall_s]);
+    if sim.samplers.tput_interval > crate::base::units::SimTime::ZERO {
+        let after = loaded
+            .scenario
+            .measure
+            .fairness_after
+            .map(|d| d.0)
+            .unwrap_or(crate::base::units::SimTime::ZERO);
+        let f = crate::output::odctcp::fairness(sim, after);
+        summary
+            .f64("jain_index", vec![f.jain_mean])
+            .f64("jain_total", vec![f.jain_total])
+            .f64("flow_tput_mean_mbps", vec![f.mean_mbps])
+            .f64("flow_tput_std_mbps", vec![f.std_mbps])
+            .f64("utilisation_mbps", vec![f.sum_mbps]);
+    }
+    crate::output::l2::summary_columns(sim, &mut summary);
+    crate::output::observe::summary_columns(sim, &mut summary);
+    if sim.apps.iter().any(|a| matches!(a, App::Cbr(_)))
+        && sim.apps.iter().any(|a| matches!(a, App::Incast(_)))
+    {
+        // Mixed set-ups: goodput of the synchronized reads alone.
+        let reads: u64 = (0..sim.apps.len())
+            .filter(|&i| matches!(sim.apps[i], App::Incast(_)))
+            .map(|i| app_bytes[i])
+            .sum();
+        summary.f64("incast_goodput_mbps", vec![reads as f64 * 8.0 / dur / 1e6]);
+    }
+    let workload_messages = crate::output::messages::result_tables(sim, &mut summary);
+    tables.push(summary);
+    tables.extend(workload_messages);
+
+    let mut flows = Table::new("flows");
+    let fl = &sim.flows;
+    flows
+        .i64("flow", fl.iter().map(|f| f.id as i64).collect())
+        .i64("app", sim.targets.iter().map(|t| t.app as i64).collect())
+        .str(
+            "src",
+            fl.iter()
+                .map(|f| sim.nodes[f.src as usize].name.clone())
+                .collect(),
+        )
+        .str(
+            "dst",
+            fl.iter()
+                .map(|f| sim.nodes[f.dst as usize].name.clone())
+                .collect(),
+        )
+        .i64(
+            "delivered_bytes",
+            fl.iter().map(|f| clamp_i64(f.delivered())).collect(),
+        )
+        .i64(
+            "segs_sent",
+            fl.iter().map(|f| f.stats.segs_sent as i64).collect(),
+        )
+        .i64(
+            "retransmits",
+            fl.iter().map(|f| f.stats.retransmits as i64).collect(),
+        )
+        .i64(
+            "timeouts",
+            fl.iter().map(|f| f.stats.timeouts as i64).collect(),
+        )
+        .i64(
+            "fast_recoveries",
+            fl.iter().map(|f| f.stats.fast_recoveries as i64).collect(),
+        )
+        .f64(
+            "srtt_s",
+            fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect(),
+        )
+        .i64(
+            "cwnd_bytes",
+            fl.iter().map(|f| clamp_i64(f.snd.cwnd)).collect(),
+        )
+        .i64(
+            "ece_received",
+            fl.iter().map(|f| f.stats.ece_received as i64).collect(),
+        )
+        .i64(
+            "cwr_sent",
+            fl.iter().map(|f| f.stats.cwr_sent as i64).collect(),
+        )
+        .i64(
+            "ecn_reductions",
+            fl.iter().map(|f| f.stats.ecn_reductions as i64).collect(),
+        )
+        .i64(
+            "ce_received",
+            fl.iter().map(|f| f.stats.ce_received as i64).collect(),
+        )
+        .f64("alpha", fl.iter().map(|f| f.alpha_or_none()).collect());
+    tables.push(flows);
+
+    let mut ports = Table::new("ports");
+    let ps: Vec<_> = sim
+        .ports
+        .iter()
+        .filter(|p| sim.nodes[p.node as usize].kind == NodeKind::Switch)
+        .collect();
+    ports
+        .str("port", ps.iter().map(|p| p.name.clone()).collect())
+        .i64(
+            "tx_pkts",
+            ps.iter().map(|p| p.stats.tx_pkts as i64).collect(),
+        )
+        .i64(
+            "tx_bytes",
+            ps.iter().map(|p| p.stats.tx_bytes as i64).collect(),
+        )
+        .i64("drops", ps.iter().map(|p| p.stats.drops as i64).collect())
+        .i64(
+            "drop_bytes",
+            ps.iter().map(|p| p.stats.drop_bytes as i64).collect(),
+        )
+        .i64(
+            "max_queue_bytes",
+            ps.iter().map(|p| p.stats.max_queue_bytes as i64).collect(),
+        )
+        .i64("marks", ps.iter().map(|p| p.stats.marks as i64).collect())
+        .i64(
+            "aqm_drops",
+            ps.iter().map(|p| p.stats.aqm_drops as i64).collect(),
+        );
+    tables.push(ports);
+    tables.push(apps);
+    tables.extend(crate::output::mq::result_tables(sim));
+    {
+        let mut app = Vec::new();
+        let mut rtt = Vec::new();
+        for (i, a) in sim.apps.iter().enumerate() {
+            if let App::Ping(p) = a {
+                for r in &p.rtts {
+                    app.push(i as i64);
+                    rtt.push(r.as_secs_f64());
+                }
+            }
+        }
+        if !app.is_empty() {
+            let mut t = Table::new("pings");
+            t.i64("app", app).f64("rtt_s", rtt);
+            tables.push(t);
+        }
+    }
+
+    let mut comp = Table::new("completions");
+    let c = &sim.completions;
+    comp.i64("flow", c.iter().map(|x| x.flow as i64).collect())
+        .i64("bytes", c.iter().map(|x| x.bytes as i64).collect())
+        .f64("start_s", c.iter().map(|x| x.start.as_secs_f64()).collect())
+        .f64("end_s", c.iter().map(|x| x.end.as_secs_f64()).collect());
+    if !sim.completion_service.is_empty() {
+        // Service of workload messages (`engine/apps/workload.rs`); -1 for other completions.
+        let mut svc = vec![-1i64; c.len()];
+        for &(i, s) in &sim.completion_service {
+            if let Some(v) = svc.get_mut(i as usize) {
+                *v = s as i64;
+            }
+        }
+        comp.i64("service", svc);
+    }
+    tables.push(comp);
+
+    if !sim.samplers.queue_ports.is_empty() {
+        let q = &sim.samplers.queue;
+        let mut t = Table::new("queue");
+        t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
+            .str(
+                "port",
+                q.iter()
+                    .map(|x| sim.ports[x.1 as usize].name.clone())
+                    .collect(),
+            )
+            .i64("bytes", q.iter().map(|x| x.2 as i64).collect());
+        tables.push(t);
+    }
+    if !sim.samplers.cwnd_flows.is_empty() {
+        let q = &sim.samplers.cwnd;
+        let mut t = Table::new("cwnd");
+        t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
+            .i64("flow", q.iter().map(|x| x.1 as i64).collect())
+            .i64("cwnd_bytes", q.iter().map(|x| clamp_i64(x.2)).collect())
+            .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect())
+            .f64("alpha", q.iter().map(|x| x.4).collect());
+        let r = &sim.samplers.rtt;
+        t.f64("srtt_s", r.iter().map(|x| x.0.as_secs_f64()).collect())
+            .f64("rto_s", r.iter().map(|x| x.1.as_secs_f64()).collect());
+        tables.push(t);
+    }
+    crate::output::odctcp::tables(sim, &mut tables);
+    let silent: Vec<_> = sim
+        .ports
+        .iter()
+        .filter_map(|p| p.silent.as_ref().map(|s| (p.name.clone(), s)))
+        .collect();
+    if !silent.is_empty() {
+        let mut t = Table::new("silent");
+        let mut port = Vec::new();
+        let mut start = Vec::new();
+        let mut end = Vec::new();
+        for (name, s) in silent {
+            for &(a, b) in &s.periods {
+                port.push(name.clone());
+                start.push(a.as_secs_f64());
+                end.push(b.as_secs_f64());
+            }
+        }
+        t.str("port", port).f64("start_s", start).f64("end_s", end);
+        tables.push(t);
+    }
+    tables.extend(crate::output::l2::tables(sim));
+    tables
+}

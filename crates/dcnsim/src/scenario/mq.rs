@@ -1,0 +1,564 @@
+//! Scenario keys of multi-queue ports (`[topology] queues = {...}` and
+//! `[[topology.queue_ports]]`), built into `mqport::MqPort`s. A child module of `scenario`
+//! so that errors use the same file/line/field shaping.
+
+use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, Dur, ScenarioError, Size, Threshold};
+use crate::base::rng::Rng;
+use crate::base::units::RateBps;
+use crate::engine::mq_port::{MqPort, QueueMark};
+use crate::engine::net::NodeKind;
+use crate::engine::sim::Sim;
+use crate::model::aqm::{Aqm, AqmAt};
+use crate::model::mq::buffer::{Admission, BufferPolicy, SharedPool, DEFAULT_PORT_BUFFER_BYTES};
+use crate::model::mq::codel::{Codel, CodelConfig};
+use crate::model::mq::dqrate::{DqRate, DqRateConfig};
+use crate::model::mq::mqecn::{MqEcn, MqEcnConfig};
+use crate::model::mq::sched::{
+    FlowKey, SfqLimit, DEFAULT_DRR_BLIMIT, DEFAULT_DRR_BUCKETS, DEFAULT_SFQ_BUCKETS,
+    DEFAULT_SFQ_MAXQUEUE,
+};
+use crate::model::mq::tcn::{ProbTcn, Tcn};
+use crate::model::mq::{MultiQueue, SchedConfig, DEFAULT_QUEUE_CAPACITY};
+use serde::Deserialize;
+
+/// `queues = { ... }` (defaults and sources in `build_port`, listed in schema.txt).
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QueuesCfg {
+    /// Only in `queue_ports`: the port ("A->B").
+    pub port: Option<String>,
+    pub count: Option<u32>,
+    pub scheduler: Option<String>,
+    pub strict: Option<u32>,
+    pub quantum: Option<Size>,
+    pub quanta: Option<Vec<u32>>,
+    pub weights: Option<Vec<f64>>,
+    /// "shared" (default) | "static" | "dynamic".
+    pub buffer: Option<String>,
+    /// shared: port limit; static: limit of every queue.
+    pub limit: Option<Size>,
+    pub limits: Option<Vec<Size>>,
+    /// dynamic: DT α and the switch-wide pool.
+    pub alpha: Option<f64>,
+    pub pool: Option<Size>,
+    /// drr / sfq.
+    pub blimit: Option<Size>,
+    pub drr_key: Option<String>,
+    pub maxqueue: Option<u32>,
+    pub sfq_partition_flows: Option<u32>,
+    pub marking: Option<MarkCfg>,
+    /// Per-port AQM on the port's total backlog (the keys of `[topology] aqm`); overrides
+    /// `[topology] aqm` for this port. Lets one sweep value switch per-port / per-queue.
+    pub port_marking: Option<AqmCfg>,
+    /// Attach Algorithm-1 estimators to every queue and record their samples.
+    pub record_estimates: Option<bool>,
+    /// Only in `[topology] queues`: give every host NIC the same configuration (default
+    /// false). ns-2's `duplex-link` puts one queue of the link's type at *both* ends, so the
+    /// seed-002 simulations mark and limit at the sender's NIC too; without it a DCTCP
+    /// sender whose NIC is its bottleneck sees no marks and its window grows without bound.
+    pub hosts: Option<bool>,
+}
+
+/// `marking = { kind = ..., ... }` of a multi-queue port.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MarkCfg {
+    pub kind: String,
+    pub at: Option<String>,
+    // step / red (as `[topology] aqm`)
+    pub k: Option<Threshold>,
+    pub min_th: Option<Threshold>,
+    pub max_th: Option<Threshold>,
+    pub max_p: Option<f64>,
+    pub w_q: Option<f64>,
+    pub gentle: Option<bool>,
+    pub wait: Option<bool>,
+    pub queue: Option<String>,
+    pub mean_pkt_size: Option<Size>,
+    // tcn / prob_tcn
+    pub threshold: Option<Dur>,
+    pub t_min: Option<Dur>,
+    pub t_max: Option<Dur>,
+    pub p_max: Option<f64>,
+    // codel
+    pub target: Option<Dur>,
+    pub interval: Option<Dur>,
+    pub ecn: Option<bool>,
+    // mqecn
+    pub port_thresh: Option<f64>,
+    pub beta: Option<f64>,
+    // dqrate (ideal RED) and estimators
+    pub dq_thresh: Option<Size>,
+    pub epsilon: Option<f64>,
+    pub rtt: Option<Dur>,
+    pub lambda: Option<f64>,
+}
+
+fn sched_config(
+    ctx: &Ctx,
+    what: &str,
+    q: &QueuesCfg,
+    n: usize,
+) -> Result<SchedConfig, ScenarioError> {
+    let err = |key: &str, msg: String| ctx.err(what, key, msg);
+    let name = q.scheduler.as_deref().unwrap_or("dwrr");
+    // TCN / MQ-ECN sims: quantum 1500 B (1460 + 40) per service queue (MODELS.md §5.6).
+    let quantum = q.quantum.map(|s| s.0 .0).unwrap_or(1500);
+    if quantum == 0 || quantum > u32::MAX as u64 {
+        return Err(err("quantum", "expected 1..4294967295 bytes".into()));
+    }
+    let strict = q.strict.unwrap_or(1) as usize;
+    let rr_n = |k: usize| -> Result<usize, ScenarioError> {
+        if k >= n {
+            return Err(err(
+                "strict",
+                format!("{k} strict queues leave none of the {n} for the round robin"),
+            ));
+        }
+        Ok(n - k)
+    };
+    let quanta = |m: usize| -> Result<Vec<u32>, ScenarioError> {
+        match &q.quanta {
+            Some(v) if v.len() != m => Err(err(
+                "quanta",
+                format!("{} quanta for {m} round-robin queues", v.len()),
+            )),
+            Some(v) => Ok(v.clone()),
+            None => Ok(vec![quantum as u32; m]),
+        }
+    };
+    let weights = |m: usize| -> Result<Vec<f64>, ScenarioError> {
+        match &q.weights {
+            Some(v) if v.len() != m => Err(err(
+                "weights",
+                format!("{} weights for {m} weighted queues", v.len()),
+            )),
+            Some(v) => Ok(v.clone()),
+            None => Ok(vec![1.0; m]),
+        }
+    };
+    Ok(match name {
+        "sp" => SchedConfig::Sp,
+        "dwrr" => SchedConfig::Dwrr { quanta: quanta(n)? },
+        "wfq" => SchedConfig::Wfq {
+            weights: weights(n)?,
+        },
+        "wrr" => SchedConfig::Wrr {
+            weights: weights(n)?
+                .iter()
+                .map(|w| w.max(0.0).round() as u32)
+                .collect(),
+        },
+        "sp_dwrr" => SchedConfig::SpDwrr {
+            strict,
+            quanta: quanta(rr_n(strict)?)?,
+        },
+        "sp_wfq" => SchedConfig::SpWfq {
+            strict,
+            weights: weights(rr_n(strict)?)?,
+        },
+        "drr" => SchedConfig::Drr {
+            // ns-2 Queue/DRR quantum_ default 250 B (MODELS.md §5.6).
+            quantum: q.quantum.map(|s| s.0 .0 as u32).unwrap_or(250),
+            blimit: q.blimit.map(|s| s.0 .0).unwrap_or(DEFAULT_DRR_BLIMIT),
+            key: match q.drr_key.as_deref() {
+                None | Some("src") => FlowKey::Src,
+                Some("src_dst") => FlowKey::SrcDst,
+                Some(o) => {
+                    return Err(err(
+                        "drr_key",
+                        format!("unknown {o:?}: expected \"src\" or \"src_dst\""),
+                    ))
+                }
+            },
+        },
+        "sfq" => SchedConfig::Sfq {
+            maxqueue: q.maxqueue.unwrap_or(DEFAULT_SFQ_MAXQUEUE),
+            limit: match q.sfq_partition_flows {
+                None => SfqLimit::Ns2,
+                Some(0) => return Err(err("sfq_partition_flows", "must be ≥ 1".into())),
+                Some(f) => SfqLimit::HardPartition { flows: f },
+            },
+        },
+        o => {
+            return Err(err(
+                "scheduler",
+                format!(
+                    "unknown {o:?}: expected \"sp\", \"wfq\", \"dwrr\", \"wrr\", \"sp_wfq\", \"sp_dwrr\", \"drr\" or \"sfq\""
+                ),
+            ))
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn mark_from_cfg(
+    ctx: &Ctx,
+    what: &str,
+    m: &MarkCfg,
+    sim: &Sim,
+    pid: u32,
+    n: usize,
+    quanta: Option<Vec<u32>>,
+    mq: &mut MultiQueue,
+) -> Result<QueueMark, ScenarioError> {
+    let err = |key: &str, msg: String| ctx.err(what, key, msg);
+    let rate = sim.ports[pid as usize].rate;
+    Ok(match m.kind.as_str() {
+        "none" => QueueMark::None,
+        "red" | "step" => {
+            let a = AqmCfg {
+                kind: m.kind.clone(),
+                port: None,
+                at: m.at.clone(),
+                k: m.k,
+                min_th: m.min_th,
+                max_th: m.max_th,
+                max_p: m.max_p,
+                w_q: m.w_q,
+                gentle: m.gentle,
+                wait: m.wait,
+                queue: m.queue.clone(),
+                mean_pkt_size: m.mean_pkt_size,
+            };
+            let mut v = Vec::with_capacity(n);
+            let mut at = AqmAt::Enqueue;
+            for q in 0..n {
+                let (mut aqm, a_at) = aqm_from_cfg(ctx, what, &a, sim, pid)?;
+                if let Aqm::Red(r) = &mut aqm {
+                    r.rng = Rng::new(
+                        ctx.loaded.scenario.sim.seed,
+                        0x3_0000 + pid as u64 * 64 + q as u64,
+                    );
+                }
+                at = a_at;
+                v.push(aqm);
+            }
+            QueueMark::PerQueue { aqm: v, at }
+        }
+        "tcn" => {
+            // Seed 002: 78 µs (DCTCP, 10 Gb/s), 101 µs (ECN*), 256 µs (1 Gb/s testbed).
+            let t = m
+                .threshold
+                .map(|d| d.0)
+                .unwrap_or(crate::model::mq::tcn::DEFAULT_T);
+            QueueMark::Tcn(Tcn::new(t).map_err(|e| err("threshold", e))?)
+        }
+        "prob_tcn" => {
+            let t_min = m
+                .t_min
+                .ok_or_else(|| err("t_min", "prob_tcn needs t_min".into()))?;
+            let t_max = m
+                .t_max
+                .ok_or_else(|| err("t_max", "prob_tcn needs t_max".into()))?;
+            let p = ProbTcn::new(t_min.0, t_max.0, m.p_max.unwrap_or(1.0))
+                .map_err(|e| err("t_max", e))?;
+            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x4_0000 + pid as u64);
+            QueueMark::ProbTcn(p, Box::new(rng))
+        }
+        "codel" => {
+            // RFC 8289 defaults (5 ms / 100 ms); seed 002 testbed uses 51.2 µs / 1024 µs
+            // and marks: ecn defaults to true here (the marking option of the issue).
+            let cfg = CodelConfig {
+                target: m
+                    .target
+                    .map(|d| d.0)
+                    .unwrap_or(crate::model::mq::codel::DEFAULT_TARGET),
+                interval: m
+                    .interval
+                    .map(|d| d.0)
+                    .unwrap_or(crate::model::mq::codel::DEFAULT_INTERVAL),
+                ecn: m.ecn.unwrap_or(true),
+                ..CodelConfig::default()
+            };
+            let mut v = Vec::with_capacity(n);
+            for _ in 0..n {
+                v.push(Codel::new(cfg).map_err(|e| err("interval", e))?);
+            }
+            QueueMark::Codel(v)
+        }
+        "mqecn" => {
+            let quanta = quanta.ok_or_else(|| {
+                err(
+                    "kind",
+                    "mqecn needs scheduler = \"dwrr\" or \"sp_dwrr\"".into(),
+                )
+            })?;
+            let mut cfg = MqEcnConfig::new(rate, quanta);
+            if let Some(k) = m.port_thresh {
+                cfg.port_thresh_pkts = k;
+            }
+            if let Some(b) = m.beta {
+                cfg.beta = b;
+            }
+            let e = MqEcn::new(cfg).map_err(|e| err("port_thresh", e))?;
+            mq.set_mqecn(e).map_err(|e| err("kind", e))?;
+            QueueMark::MqEcn
+        }
+        "dqrate" => QueueMark::DqRate,
+        o => {
+            return Err(err(
+                "kind",
+                format!("unknown marking {o:?}: expected \"none\", \"red\", \"step\", \"tcn\", \"prob_tcn\", \"codel\", \"mqecn\" or \"dqrate\""),
+            ))
+        }
+    })
+}
+
+fn dq_config(
+    ctx: &Ctx,
+    what: &str,
+    m: Option<&MarkCfg>,
+    rate: RateBps,
+) -> Result<DqRateConfig, ScenarioError> {
+    let mut c = DqRateConfig {
+        initial_rate: rate,
+        ..DqRateConfig::default()
+    };
+    if let Some(m) = m {
+        if let Some(t) = m.dq_thresh {
+            c.dq_thresh = t.0 .0;
+        }
+        if let Some(e) = m.epsilon {
+            c.epsilon = e;
+        }
+        if let Some(r) = m.rtt {
+            c.rtt = r.0;
+        }
+        if let Some(l) = m.lambda {
+            c.lambda = l;
+        }
+    }
+    DqRate::new(c).map_err(|e| ctx.err(what, "dq_thresh", e))?;
+    Ok(c)
+}
+
+/// Build the multi-queue state of port `pid` from a `queues` table.
+fn build_port(
+    ctx: &Ctx,
+    what: &str,
+    q: &QueuesCfg,
+    sim: &mut Sim,
+    pid: u32,
+    pools: &mut Vec<(u32, u32)>,
+) -> Result<(), ScenarioError> {
+    let err = |key: &str, msg: String| {
+        let mut e = ctx.err(what, key, msg);
+        if e.line.is_none() {
+            let (t, k) = what.split_once('.').unwrap_or(("topology", what));
+            e.line = line_of(&ctx.loaded.text, t, k);
+        }
+        e
+    };
+    let fail = |key: &str, msg: String| -> ScenarioError { err(key, msg) };
+    let sched_name = q.scheduler.as_deref().unwrap_or("dwrr");
+    // TCN simulations: 8 queues per port (SP + 7 DWRR/WFQ); DRR/SFQ: ns-2 bucket counts.
+    let default_n = match sched_name {
+        "drr" => DEFAULT_DRR_BUCKETS as u32,
+        "sfq" => DEFAULT_SFQ_BUCKETS as u32,
+        _ => 8,
+    };
+    let n = q.count.unwrap_or(default_n) as usize;
+    let cfg = sched_config(ctx, what, q, n)?;
+    let quanta = match &cfg {
+        SchedConfig::Dwrr { quanta } => Some(quanta.clone()),
+        SchedConfig::SpDwrr { strict, quanta } => {
+            let mut v = vec![0u32; *strict];
+            v.extend(quanta.iter().copied());
+            Some(v)
+        }
+        _ => None,
+    };
+    let mut mq = MultiQueue::new(n, &cfg, DEFAULT_QUEUE_CAPACITY).map_err(|e| fail("count", e))?;
+    let sw_limit = sim.ports[pid as usize].limit_bytes;
+    let policy = match q.buffer.as_deref() {
+        None | Some("shared") => BufferPolicy::CompleteSharing {
+            // The port's switch_buffer if set, else 300 KB (TCN sims: 200 × 1500 B).
+            limit: q.limit.map(|s| s.0 .0).unwrap_or(if sw_limit == u64::MAX {
+                DEFAULT_PORT_BUFFER_BYTES
+            } else {
+                sw_limit
+            }),
+        },
+        Some("static") => BufferPolicy::StaticPerQueue {
+            limits: match (&q.limits, q.limit) {
+                (Some(v), _) => v.iter().map(|s| s.0 .0).collect(),
+                (None, Some(l)) => vec![l.0 .0; n],
+                (None, None) => {
+                    return Err(fail(
+                        "limits",
+                        "buffer = \"static\" needs `limits` (one per queue) or `limit`".into(),
+                    ))
+                }
+            },
+        },
+        Some("dynamic") => BufferPolicy::DynamicThreshold {
+            alpha: q
+                .alpha
+                .unwrap_or(crate::model::mq::buffer::DEFAULT_DT_ALPHA),
+        },
+        Some(o) => {
+            return Err(fail(
+                "buffer",
+                format!("unknown {o:?}: expected \"shared\", \"static\" or \"dynamic\""),
+            ))
+        }
+    };
+    let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
+    let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;
+    let mark = match &q.marking {
+        Some(m) => mark_from_cfg(
+            ctx,
+            &format!("{what}.marking"),
+            m,
+            sim,
+            pid,
+            n,
+            quanta,
+            &mut mq,
+        )?,
+        None => QueueMark::None,
+    };
+    let rate = sim.ports[pid as usize].rate;
+    let mut mp = MqPort::new(mq, adm, mark);
+    let want_est = q.record_estimates.unwrap_or(false);
+    if matches!(mp.mark, QueueMark::DqRate) || want_est {
+        let c = dq_config(ctx, what, q.marking.as_ref(), rate)?;
+        mp.dqrate = (0..n).map(|_| DqRate::new(c).expect("validated")).collect();
+        mp.record_estimates = want_est;
+    }
+    if dynamic {
+        // One pool per switch; the sources give no default size, so `pool` is required.
+        let node = sim.ports[pid as usize].node;
+        let cap = q.pool.map(|s| s.0 .0).ok_or_else(|| {
+            fail(
+                "pool",
+                "buffer = \"dynamic\" needs `pool`, the switch-wide shared buffer".into(),
+            )
+        })?;
+        let idx = match pools.iter().find(|(n, _)| *n == node) {
+            Some(&(_, i)) => i,
+            None => {
+                sim.pools
+                    .push(SharedPool::new(cap).map_err(|e| fail("pool", e))?);
+                let i = (sim.pools.len() - 1) as u32;
+                pools.push((node, i));
+                i
+            }
+        };
+        mp.pool = Some(idx);
+    }
+    if let Some(a) = &q.port_marking {
+        let (aqm, at) = aqm_from_cfg(ctx, &format!("{what}.port_marking"), a, sim, pid)?;
+        let port = &mut sim.ports[pid as usize];
+        port.aqm = aqm;
+        port.aqm_at = at;
+    }
+    let port = &mut sim.ports[pid as usize];
+    port.mq = Some(Box::new(mp));
+    Ok(())
+}
+
+/// Apply `[topology] queues` to every switch port, then `[[topology.queue_ports]]`.
+pub(super) fn apply(
+    ctx: &Ctx,
+    all: Option<&QueuesCfg>,
+    ports: &[QueuesCfg],
+    sim: &mut Sim,
+) -> Result<(), ScenarioError> {
+    let mut pools: Vec<(u32, u32)> = Vec::new();
+    if let Some(q) = all {
+        if q.port.is_some() {
+            return Err(ctx.err(
+                "topology.queues",
+                "port",
+                "`port` belongs in [[topology.queue_ports]] entries",
+            ));
+        }
+        let hosts = q.hosts.unwrap_or(false);
+        for pid in 0..sim.ports.len() as u32 {
+            let node = sim.ports[pid as usize].node;
+            let kind = sim.nodes[node as usize].kind;
+            if kind == NodeKind::Switch || (hosts && kind == NodeKind::Host) {
+                build_port(ctx, "topology.queues", q, sim, pid, &mut pools)?;
+            }
+        }
+    }
+    for (i, q) in ports.iter().enumerate() {
+        if q.hosts.is_some() {
+            return Err(ctx.err(
+                "topology.queue_ports",
+                "hosts",
+                format!("entry {i}: `hosts` belongs in [topology] queues (all host NICs)"),
+            ));
+        }
+        let name = q.port.as_deref().ok_or_else(|| {
+            ctx.err(
+                "topology.queue_ports",
+                "port",
+                format!("entry {i} needs `port` (a port name \"A->B\")"),
+            )
+        })?;
+        let pid = sim.port_by_name(name).ok_or_else(|| {
+            ctx.err(
+                "topology.queue_ports",
+                "port",
+                format!("entry {i}: unknown port {name:?}: ports are named \"A->B\""),
+            )
+        })?;
+        build_port(ctx, "topology.queue_ports", q, sim, pid, &mut pools)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    const BASE: &str = "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"leafspine\"\n\
+        hosts_per_leaf = 2\nleaves = 2\nspines = 2\nlink_rate = \"10Gbps\"\n\
+        base_rtt = \"20us\"\nhost_delay = \"10us\"\n";
+
+    fn build(extra: &str) -> Result<crate::engine::sim::Sim, crate::scenario::ScenarioError> {
+        let text =
+            format!("{BASE}{extra}[[apps]]\nkind = \"bulk\"\nsrc = \"host1\"\ndst = \"host4\"\n");
+        let loaded = crate::scenario::load(&text, "t.toml", &[])?;
+        crate::scenario::build(&loaded).map(|(sim, _)| sim)
+    }
+
+    fn nic_has_queues(sim: &crate::engine::sim::Sim) -> (usize, usize) {
+        let mut host = 0;
+        let mut switch = 0;
+        for p in &sim.ports {
+            if p.mq.is_some() {
+                if sim.nodes[p.node as usize].kind == crate::engine::net::NodeKind::Host {
+                    host += 1;
+                } else {
+                    switch += 1;
+                }
+            }
+        }
+        (host, switch)
+    }
+
+    #[test]
+    fn hosts_key_puts_the_queues_on_every_nic() {
+        let q = "queues = { count = 4, scheduler = \"sp_dwrr\", strict = 1, quantum = 1500";
+        let off = build(&format!("{q} }}\n")).unwrap();
+        let on = build(&format!("{q}, hosts = true }}\n")).unwrap();
+        // 4 hosts; 2 leaves x (2 down + 2 up) + 2 spines x 2 down = 12 switch ports.
+        assert_eq!(nic_has_queues(&off), (0, 12));
+        assert_eq!(nic_has_queues(&on), (4, 12));
+    }
+
+    #[test]
+    fn hosts_key_is_refused_per_port() {
+        let e =
+            build("[[topology.queue_ports]]\nport = \"leaf1->spine1\"\ncount = 2\nhosts = true\n")
+                .err()
+                .expect("refused");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("hosts") && msg.contains("queue_ports"),
+            "{msg}"
+        );
+    }
+}

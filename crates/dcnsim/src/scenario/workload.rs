@@ -1,0 +1,241 @@
+//! Scenario construction of `kind = "workload"` apps (`engine/apps/workload.rs`).
+//!
+//! Keys (defaults and their sources):
+//! - `workload`: built-in size CDF (`workload::BUILTIN_NAMES`; default "websearch", the TCN
+//!   testbed's web-search sizes) or `cdf_file` (a user CDF file, `workload::parse_cdf_text`
+//!   format, values in units of `cdf_unit` bytes, default 1; relative paths are relative to
+//!   the scenario file).
+//! - `service_workloads`: one size CDF name per service (default: `workload` for all);
+//!   `service_classes`: the queue (Packet.class) of each service (default [`class` or 0]).
+//! - `load` (required): offered load of the edge links, 0 < load ≤ 1.5.
+//! - `mean_bytes`: the mean in λ = load·C/(8·mean) (default: the services' exact mean).
+//! - `pattern`: "client-server" (default; `client`, default "client", and `servers`,
+//!   default all other hosts) or "all-to-all" (`srcs`, default all hosts).
+//! - `connections`: persistent connections per pair (default 5 for client-server, the TCN
+//!   testbed's "5 persistent connections to each server"; 1 for all-to-all).
+//! - `pias_threshold`: two-priority PIAS threshold (absent: off; TCN uses 100 KB).
+//! - `count`: messages generated before stopping (default 1000); `start` (default 0).
+
+use crate::base::rng::Rng;
+use crate::base::units::SimTime;
+use crate::engine::apps::workload::{Pattern, Service, Workload};
+use crate::engine::apps::App;
+use crate::engine::net::NodeKind;
+use crate::engine::sim::Sim;
+use crate::model::tcp::TcpConfig;
+use crate::model::workload::{load_cdf_file, FlowSizeDist, PoissonArrivals};
+use crate::scenario::{line_of, AppCfg, ScenarioError};
+
+fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
+    ScenarioError {
+        file: file.to_string(),
+        line: line_of(text, "apps", key),
+        field: Some(format!("apps.{key}")),
+        message,
+    }
+}
+
+fn host(file: &str, text: &str, sim: &Sim, key: &str, name: &str) -> Result<u32, ScenarioError> {
+    match sim.node_by_name(name) {
+        Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+        Some(_) => Err(err(
+            file,
+            text,
+            key,
+            format!("{name:?} is a switch, expected a host"),
+        )),
+        None => Err(err(file, text, key, format!("unknown host {name:?}"))),
+    }
+}
+
+fn size_dist(
+    file: &str,
+    text: &str,
+    ai: usize,
+    key: &str,
+    name: &str,
+) -> Result<FlowSizeDist, ScenarioError> {
+    FlowSizeDist::builtin(name).map_err(|m| err(file, text, key, format!("app {ai}: {m}")))
+}
+
+/// Add app `ai` (kind "workload").
+pub fn build_workload(
+    file: &str,
+    text: &str,
+    sim: &mut Sim,
+    ai: usize,
+    a: &AppCfg,
+    tcp: &TcpConfig,
+    seed: u64,
+) -> Result<(), ScenarioError> {
+    let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
+    let load = a
+        .load
+        .ok_or_else(|| e("load", "needs `load` (0 < load ≤ 1.5)".into()))?;
+    if !(load > 0.0 && load <= 1.5) {
+        return Err(e("load", format!("{load} is out of range (0, 1.5]")));
+    }
+    // Size distributions.
+    let base = match (&a.workload, &a.cdf_file) {
+        (Some(_), Some(_)) => {
+            return Err(e(
+                "cdf_file",
+                "give `workload` or `cdf_file`, not both".into(),
+            ))
+        }
+        (None, Some(path)) => {
+            let p = std::path::Path::new(path);
+            let full = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                std::path::Path::new(file)
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join(p)
+            };
+            let cdf = load_cdf_file(&full.to_string_lossy()).map_err(|m| e("cdf_file", m))?;
+            let unit = a.cdf_unit.map(|s| s.0 .0).unwrap_or(1);
+            FlowSizeDist::new(path, cdf, unit).map_err(|m| e("cdf_unit", m))?
+        }
+        (name, None) => size_dist(
+            file,
+            text,
+            ai,
+            "workload",
+            name.as_deref().unwrap_or("websearch"),
+        )?,
+    };
+    let classes = a
+        .service_classes
+        .clone()
+        .unwrap_or_else(|| vec![a.class.unwrap_or(0)]);
+    if classes.is_empty() || classes.len() > 256 {
+        return Err(e("service_classes", "expected 1..256 services".into()));
+    }
+    let dists: Vec<FlowSizeDist> = match &a.service_workloads {
+        None => vec![base; classes.len()],
+        Some(names) => {
+            if names.len() != classes.len() {
+                return Err(e(
+                    "service_workloads",
+                    format!(
+                        "{} workloads for {} services (service_classes)",
+                        names.len(),
+                        classes.len()
+                    ),
+                ));
+            }
+            names
+                .iter()
+                .map(|n| size_dist(file, text, ai, "service_workloads", n))
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let services: Vec<Service> = dists
+        .into_iter()
+        .zip(classes.iter())
+        .map(|(dist, &class)| Service { dist, class })
+        .collect();
+    // Pattern and edge-link rate.
+    let pattern_name = a.pattern.as_deref().unwrap_or("client-server");
+    let (pattern, edge_host, sources) = match pattern_name {
+        "client-server" => {
+            let client = host(
+                file,
+                text,
+                sim,
+                "client",
+                a.client.as_deref().unwrap_or("client"),
+            )?;
+            let servers: Vec<u32> = match &a.servers {
+                Some(list) => list
+                    .iter()
+                    .map(|n| host(file, text, sim, "servers", n))
+                    .collect::<Result<_, _>>()?,
+                None => (0..sim.nodes.len() as u32)
+                    .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
+                    .collect(),
+            };
+            if servers.is_empty() || servers.contains(&client) {
+                return Err(e(
+                    "servers",
+                    "needs at least one server other than the client".into(),
+                ));
+            }
+            (Pattern::ClientServer { client, servers }, client, 1usize)
+        }
+        "all-to-all" => {
+            let hosts: Vec<u32> = match &a.srcs {
+                Some(list) => list
+                    .iter()
+                    .map(|n| host(file, text, sim, "srcs", n))
+                    .collect::<Result<_, _>>()?,
+                None => (0..sim.nodes.len() as u32)
+                    .filter(|&i| sim.nodes[i as usize].kind == NodeKind::Host)
+                    .collect(),
+            };
+            if hosts.len() < 2 || hosts.len() > 10_000 {
+                return Err(e("srcs", "all-to-all needs 2..10000 hosts".into()));
+            }
+            let h0 = hosts[0];
+            let n = hosts.len();
+            (Pattern::AllToAll { hosts }, h0, n)
+        }
+        other => {
+            return Err(e(
+                "pattern",
+                format!("unknown pattern {other:?}: expected \"client-server\" or \"all-to-all\""),
+            ))
+        }
+    };
+    let endpoints: Vec<u32> = match &pattern {
+        Pattern::ClientServer { client, servers } => {
+            let mut v = servers.clone();
+            v.push(*client);
+            v
+        }
+        Pattern::AllToAll { hosts } => hosts.clone(),
+    };
+    for &h in &endpoints {
+        if sim.nodes[h as usize].ports.is_empty() {
+            return Err(e(
+                "pattern",
+                format!("host {:?} has no link", sim.nodes[h as usize].name),
+            ));
+        }
+    }
+    let edge_port = sim.nodes[edge_host as usize].ports[0];
+    let rate_bps = sim.ports[edge_port as usize].rate.0 as f64;
+    let mean = match a.mean_bytes {
+        Some(m) => m,
+        None => Workload::mean_bytes(&services),
+    };
+    let per_edge = PoissonArrivals::for_load(load, rate_bps, mean).map_err(|m| e("load", m))?;
+    let arrivals =
+        PoissonArrivals::new(per_edge.rate_per_s() * sources as f64).map_err(|m| e("load", m))?;
+    let connections = a.connections.unwrap_or(match pattern {
+        Pattern::ClientServer { .. } => 5,
+        Pattern::AllToAll { .. } => 1,
+    });
+    if connections == 0 || connections > 64 {
+        return Err(e("connections", "expected 1..64 per pair".into()));
+    }
+    let limit = a.count.unwrap_or(1000) as u64;
+    if limit == 0 || limit > 10_000_000 {
+        return Err(e("count", "expected 1..10000000 messages".into()));
+    }
+    let pias = a.pias_threshold.map(|s| s.0 .0);
+    let w = Workload::new(
+        pattern,
+        services,
+        arrivals,
+        connections,
+        pias,
+        tcp.clone(),
+        a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        limit,
+        Rng::new(seed, 0x5_0000 + ai as u64),
+    );
+    sim.apps.push(App::Workload(Box::new(w)));
+    Ok(())
+}
