@@ -1089,7 +1089,9 @@ pub struct BuildInfo {
     pub bottleneck_rate: Option<RateBps>,
 }
 
-/// Build the simulation described by a loaded scenario.
+/// Build the simulation described by a loaded scenario: the topology, the AQMs and
+/// multi-queue ports, the apps, the measurements, then layer 2, in this order (which is also
+/// the order in which errors are found).
 pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     let ctx = Ctx { loaded };
     let s = &loaded.scenario;
@@ -1099,169 +1101,42 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     let mut sim = Sim::new(s.sim.duration.0, s.sim.seed);
     let mut info = BuildInfo::default();
     let t = &s.topology;
-    let rate = t.link_rate.map(|r| r.0);
-    let delay = t.link_delay.map(|d| d.0).unwrap_or(SimTime::ZERO);
-    let sw_buf = t.switch_buffer.map(|b| b.0).unwrap_or(u64::MAX);
-    let nic_buf = t.nic_buffer.map(|b| b.0).unwrap_or(u64::MAX);
-    info.switch_buffer_bytes = sw_buf;
+    build_topology(&ctx, t, &mut sim, &mut info)?;
+    apply_aqm(&ctx, t, &mut sim)?;
+    mq::apply(&ctx, t.queues.as_ref(), &t.queue_ports, &mut sim)?;
+    build_apps(&ctx, s, &mut sim)?;
+    build_measure(&ctx, &s.measure, &mut sim, &mut info)?;
+    build_l2(&ctx, s, &mut sim)?;
+    Ok((sim, info))
+}
+
+/// Link rate, delay and buffers shared by the built-in topologies.
+struct LinkDefaults {
+    rate: Option<RateBps>,
+    delay: SimTime,
+    sw_buf: u64,
+    nic_buf: u64,
+}
+
+/// Nodes, links and routes (with ECMP groups where asked) and packet limits.
+fn build_topology(
+    ctx: &Ctx,
+    t: &TopologyCfg,
+    sim: &mut Sim,
+    info: &mut BuildInfo,
+) -> Result<(), ScenarioError> {
+    let d = LinkDefaults {
+        rate: t.link_rate.map(|r| r.0),
+        delay: t.link_delay.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        sw_buf: t.switch_buffer.map(|b| b.0).unwrap_or(u64::MAX),
+        nic_buf: t.nic_buffer.map(|b| b.0).unwrap_or(u64::MAX),
+    };
+    info.switch_buffer_bytes = d.sw_buf;
     match t.kind {
-        TopoKind::Star => {
-            let n = t.servers.ok_or_else(|| {
-                ctx.err("topology", "servers", "a star needs `servers` (at least 1)")
-            })?;
-            if n == 0 || n > 100_000 {
-                return Err(ctx.err(
-                    "topology",
-                    "servers",
-                    format!("{n} is out of range: expected 1..100000"),
-                ));
-            }
-            let rate =
-                rate.ok_or_else(|| ctx.err("topology", "link_rate", "a star needs `link_rate`"))?;
-            info.servers = n;
-            let sw = sim.add_node("sw", NodeKind::Switch);
-            let client = sim.add_node("client", NodeKind::Host);
-            let (_, down) = sim.add_link(client, sw, rate, delay, nic_buf, sw_buf);
-            info.bottleneck_port = Some(down);
-            info.bottleneck_rate = Some(rate);
-            for i in 1..=n {
-                let h = sim.add_node(&format!("server{i}"), NodeKind::Host);
-                sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
-            }
-            for name in &t.extra_hosts {
-                if sim.node_by_name(name).is_some() {
-                    return Err(ctx.err(
-                        "topology",
-                        "extra_hosts",
-                        format!("host name {name:?} is already used"),
-                    ));
-                }
-                let h = sim.add_node(name, NodeKind::Host);
-                sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
-            }
-        }
-        TopoKind::Dumbbell => {
-            let l = t.left.ok_or_else(|| {
-                ctx.err(
-                    "topology",
-                    "left",
-                    "a dumbbell needs `left` (hosts on the left)",
-                )
-            })?;
-            let r = t.right.ok_or_else(|| {
-                ctx.err(
-                    "topology",
-                    "right",
-                    "a dumbbell needs `right` (hosts on the right)",
-                )
-            })?;
-            if l == 0 || r == 0 {
-                return Err(ctx.err("topology", "left", "each side needs at least one host"));
-            }
-            let rate = rate
-                .ok_or_else(|| ctx.err("topology", "link_rate", "a dumbbell needs `link_rate`"))?;
-            let brate = t.bottleneck_rate.map(|r| r.0).unwrap_or(rate);
-            let bdelay = t.bottleneck_delay.map(|d| d.0).unwrap_or(delay);
-            let swl = sim.add_node("swL", NodeKind::Switch);
-            let swr = sim.add_node("swR", NodeKind::Switch);
-            let (b, _) = sim.add_link(swl, swr, brate, bdelay, sw_buf, sw_buf);
-            info.bottleneck_port = Some(b);
-            info.bottleneck_rate = Some(brate);
-            for i in 1..=l {
-                let h = sim.add_node(&format!("left{i}"), NodeKind::Host);
-                sim.add_link(h, swl, rate, delay, nic_buf, sw_buf);
-            }
-            for i in 1..=r {
-                let h = sim.add_node(&format!("right{i}"), NodeKind::Host);
-                sim.add_link(h, swr, rate, delay, nic_buf, sw_buf);
-            }
-            info.servers = l;
-        }
-        TopoKind::Explicit => {
-            if t.nodes.is_empty() {
-                return Err(ctx.err(
-                    "topology",
-                    "nodes",
-                    "an explicit topology needs [[topology.nodes]]",
-                ));
-            }
-            for (i, n) in t.nodes.iter().enumerate() {
-                let kind = match n.kind.as_str() {
-                    "host" => NodeKind::Host,
-                    "switch" => NodeKind::Switch,
-                    other => {
-                        return Err(ctx.err(
-                            "topology.nodes",
-                            "kind",
-                            format!("node {i} ({}): unknown kind {other:?}: expected \"host\" or \"switch\"", n.name),
-                        ))
-                    }
-                };
-                if sim.node_by_name(&n.name).is_some() {
-                    return Err(ctx.err(
-                        "topology.nodes",
-                        "name",
-                        format!("node name {:?} is used twice", n.name),
-                    ));
-                }
-                sim.add_node(&n.name, kind);
-            }
-            for (i, l) in t.links.iter().enumerate() {
-                let a = sim.node_by_name(&l.a).ok_or_else(|| {
-                    ctx.err(
-                        "topology.links",
-                        "a",
-                        format!("link {i}: unknown node {:?}", l.a),
-                    )
-                })?;
-                let b = sim.node_by_name(&l.b).ok_or_else(|| {
-                    ctx.err(
-                        "topology.links",
-                        "b",
-                        format!("link {i}: unknown node {:?}", l.b),
-                    )
-                })?;
-                let lr = l.rate.map(|r| r.0).or(rate).ok_or_else(|| {
-                    ctx.err(
-                        "topology.links",
-                        "rate",
-                        format!("link {i}: no rate (set it or topology.link_rate)"),
-                    )
-                })?;
-                let ld = l.delay.map(|d| d.0).unwrap_or(delay);
-                let buf = l.buffer.map(|b| b.0).unwrap_or(sw_buf);
-                let la = if sim.nodes[a as usize].kind == NodeKind::Host {
-                    nic_buf
-                } else {
-                    buf
-                };
-                let lb = if sim.nodes[b as usize].kind == NodeKind::Host {
-                    nic_buf
-                } else {
-                    buf
-                };
-                let (pa, pb) = sim.add_link(a, b, lr, ld, la, lb);
-                if let Some(n) = l.queue_limit_pkts {
-                    if n == 0 {
-                        return Err(ctx.err(
-                            "topology.links",
-                            "queue_limit_pkts",
-                            format!("link {i}: expected at least 1 packet"),
-                        ));
-                    }
-                    for pid in [pa, pb] {
-                        let node = sim.ports[pid as usize].node;
-                        if sim.nodes[node as usize].kind == NodeKind::Switch {
-                            sim.ports[pid as usize].limit_pkts = n;
-                        }
-                    }
-                }
-            }
-            info.servers = t.nodes.iter().filter(|n| n.kind == "host").count() as u32;
-        }
-        TopoKind::Leafspine => {
-            leafspine::build(&ctx, t, &mut sim, &mut info)?;
-        }
+        TopoKind::Star => build_star(ctx, t, &d, sim, info)?,
+        TopoKind::Dumbbell => build_dumbbell(ctx, t, &d, sim, info)?,
+        TopoKind::Explicit => build_explicit(ctx, t, &d, sim, info)?,
+        TopoKind::Leafspine => leafspine::build(ctx, t, sim, info)?,
     }
     sim.finalize_routes();
     if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
@@ -1277,8 +1152,209 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             }
         }
     }
+    Ok(())
+}
 
-    // AQM on every switch port, then per-port overrides.
+fn build_star(
+    ctx: &Ctx,
+    t: &TopologyCfg,
+    d: &LinkDefaults,
+    sim: &mut Sim,
+    info: &mut BuildInfo,
+) -> Result<(), ScenarioError> {
+    let LinkDefaults {
+        rate,
+        delay,
+        sw_buf,
+        nic_buf,
+    } = *d;
+    let n = t
+        .servers
+        .ok_or_else(|| ctx.err("topology", "servers", "a star needs `servers` (at least 1)"))?;
+    if n == 0 || n > 100_000 {
+        return Err(ctx.err(
+            "topology",
+            "servers",
+            format!("{n} is out of range: expected 1..100000"),
+        ));
+    }
+    let rate = rate.ok_or_else(|| ctx.err("topology", "link_rate", "a star needs `link_rate`"))?;
+    info.servers = n;
+    let sw = sim.add_node("sw", NodeKind::Switch);
+    let client = sim.add_node("client", NodeKind::Host);
+    let (_, down) = sim.add_link(client, sw, rate, delay, nic_buf, sw_buf);
+    info.bottleneck_port = Some(down);
+    info.bottleneck_rate = Some(rate);
+    for i in 1..=n {
+        let h = sim.add_node(&format!("server{i}"), NodeKind::Host);
+        sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
+    }
+    for name in &t.extra_hosts {
+        if sim.node_by_name(name).is_some() {
+            return Err(ctx.err(
+                "topology",
+                "extra_hosts",
+                format!("host name {name:?} is already used"),
+            ));
+        }
+        let h = sim.add_node(name, NodeKind::Host);
+        sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
+    }
+    Ok(())
+}
+
+fn build_dumbbell(
+    ctx: &Ctx,
+    t: &TopologyCfg,
+    d: &LinkDefaults,
+    sim: &mut Sim,
+    info: &mut BuildInfo,
+) -> Result<(), ScenarioError> {
+    let LinkDefaults {
+        rate,
+        delay,
+        sw_buf,
+        nic_buf,
+    } = *d;
+    let l = t.left.ok_or_else(|| {
+        ctx.err(
+            "topology",
+            "left",
+            "a dumbbell needs `left` (hosts on the left)",
+        )
+    })?;
+    let r = t.right.ok_or_else(|| {
+        ctx.err(
+            "topology",
+            "right",
+            "a dumbbell needs `right` (hosts on the right)",
+        )
+    })?;
+    if l == 0 || r == 0 {
+        return Err(ctx.err("topology", "left", "each side needs at least one host"));
+    }
+    let rate =
+        rate.ok_or_else(|| ctx.err("topology", "link_rate", "a dumbbell needs `link_rate`"))?;
+    let brate = t.bottleneck_rate.map(|r| r.0).unwrap_or(rate);
+    let bdelay = t.bottleneck_delay.map(|d| d.0).unwrap_or(delay);
+    let swl = sim.add_node("swL", NodeKind::Switch);
+    let swr = sim.add_node("swR", NodeKind::Switch);
+    let (b, _) = sim.add_link(swl, swr, brate, bdelay, sw_buf, sw_buf);
+    info.bottleneck_port = Some(b);
+    info.bottleneck_rate = Some(brate);
+    for i in 1..=l {
+        let h = sim.add_node(&format!("left{i}"), NodeKind::Host);
+        sim.add_link(h, swl, rate, delay, nic_buf, sw_buf);
+    }
+    for i in 1..=r {
+        let h = sim.add_node(&format!("right{i}"), NodeKind::Host);
+        sim.add_link(h, swr, rate, delay, nic_buf, sw_buf);
+    }
+    info.servers = l;
+    Ok(())
+}
+
+fn build_explicit(
+    ctx: &Ctx,
+    t: &TopologyCfg,
+    d: &LinkDefaults,
+    sim: &mut Sim,
+    info: &mut BuildInfo,
+) -> Result<(), ScenarioError> {
+    let LinkDefaults {
+        rate,
+        delay,
+        sw_buf,
+        nic_buf,
+    } = *d;
+    if t.nodes.is_empty() {
+        return Err(ctx.err(
+            "topology",
+            "nodes",
+            "an explicit topology needs [[topology.nodes]]",
+        ));
+    }
+    for (i, n) in t.nodes.iter().enumerate() {
+        let kind = match n.kind.as_str() {
+            "host" => NodeKind::Host,
+            "switch" => NodeKind::Switch,
+            other => {
+                return Err(ctx.err(
+                    "topology.nodes",
+                    "kind",
+                    format!(
+                        "node {i} ({}): unknown kind {other:?}: expected \"host\" or \"switch\"",
+                        n.name
+                    ),
+                ))
+            }
+        };
+        if sim.node_by_name(&n.name).is_some() {
+            return Err(ctx.err(
+                "topology.nodes",
+                "name",
+                format!("node name {:?} is used twice", n.name),
+            ));
+        }
+        sim.add_node(&n.name, kind);
+    }
+    for (i, l) in t.links.iter().enumerate() {
+        let a = sim.node_by_name(&l.a).ok_or_else(|| {
+            ctx.err(
+                "topology.links",
+                "a",
+                format!("link {i}: unknown node {:?}", l.a),
+            )
+        })?;
+        let b = sim.node_by_name(&l.b).ok_or_else(|| {
+            ctx.err(
+                "topology.links",
+                "b",
+                format!("link {i}: unknown node {:?}", l.b),
+            )
+        })?;
+        let lr = l.rate.map(|r| r.0).or(rate).ok_or_else(|| {
+            ctx.err(
+                "topology.links",
+                "rate",
+                format!("link {i}: no rate (set it or topology.link_rate)"),
+            )
+        })?;
+        let ld = l.delay.map(|d| d.0).unwrap_or(delay);
+        let buf = l.buffer.map(|b| b.0).unwrap_or(sw_buf);
+        let la = if sim.nodes[a as usize].kind == NodeKind::Host {
+            nic_buf
+        } else {
+            buf
+        };
+        let lb = if sim.nodes[b as usize].kind == NodeKind::Host {
+            nic_buf
+        } else {
+            buf
+        };
+        let (pa, pb) = sim.add_link(a, b, lr, ld, la, lb);
+        if let Some(n) = l.queue_limit_pkts {
+            if n == 0 {
+                return Err(ctx.err(
+                    "topology.links",
+                    "queue_limit_pkts",
+                    format!("link {i}: expected at least 1 packet"),
+                ));
+            }
+            for pid in [pa, pb] {
+                let node = sim.ports[pid as usize].node;
+                if sim.nodes[node as usize].kind == NodeKind::Switch {
+                    sim.ports[pid as usize].limit_pkts = n;
+                }
+            }
+        }
+    }
+    info.servers = t.nodes.iter().filter(|n| n.kind == "host").count() as u32;
+    Ok(())
+}
+
+/// `[topology] aqm` on every switch port, then the `[[topology.aqm_ports]]` overrides.
+fn apply_aqm(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim) -> Result<(), ScenarioError> {
     if let Some(a) = &t.aqm {
         if a.port.is_some() {
             return Err(ctx.err(
@@ -1290,7 +1366,7 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         for pid in 0..sim.ports.len() as u32 {
             let node = sim.ports[pid as usize].node;
             if sim.nodes[node as usize].kind == NodeKind::Switch {
-                let (aqm, at) = aqm_from_cfg(&ctx, "topology.aqm", a, &sim, pid)?;
+                let (aqm, at) = aqm_from_cfg(ctx, "topology.aqm", a, sim, pid)?;
                 let p = &mut sim.ports[pid as usize];
                 p.aqm = aqm;
                 p.aqm_at = at;
@@ -1312,15 +1388,79 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
                 format!("entry {i}: unknown port {name:?}: ports are named \"A->B\""),
             )
         })?;
-        let (aqm, at) = aqm_from_cfg(&ctx, "topology.aqm_ports", a, &sim, pid)?;
+        let (aqm, at) = aqm_from_cfg(ctx, "topology.aqm_ports", a, sim, pid)?;
         let p = &mut sim.ports[pid as usize];
         p.aqm = aqm;
         p.aqm_at = at;
     }
 
-    mq::apply(&ctx, t.queues.as_ref(), &t.queue_ports, &mut sim)?;
+    Ok(())
+}
 
-    let base_tcp = tcp_config(&ctx, "tcp", &s.tcp)?;
+/// A host named `name` (the error names `apps.key`).
+fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, ScenarioError> {
+    match sim.node_by_name(name) {
+        Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+        Some(_) => Err(ctx.err(
+            "apps",
+            key,
+            format!("{name:?} is a switch, expected a host"),
+        )),
+        None => {
+            let hosts: Vec<&str> = sim
+                .nodes
+                .iter()
+                .filter(|n| n.kind == NodeKind::Host)
+                .take(5)
+                .map(|n| n.name.as_str())
+                .collect();
+            Err(ctx.err(
+                "apps",
+                key,
+                format!("unknown host {name:?} (hosts are e.g. {hosts:?})"),
+            ))
+        }
+    }
+}
+
+fn reachable(sim: &Sim, src: u32, dst: u32) -> bool {
+    sim.nodes[src as usize].route[dst as usize] != u32::MAX
+}
+
+/// The `src` and `dst` hosts of app `ai` of kind `kind`, with a route from one to the other.
+fn src_dst(
+    ctx: &Ctx,
+    sim: &Sim,
+    ai: usize,
+    a: &AppCfg,
+    kind: &str,
+) -> Result<(u32, u32), ScenarioError> {
+    let src = host(
+        ctx,
+        sim,
+        a.src
+            .as_deref()
+            .ok_or_else(|| ctx.err("apps", "src", format!("app {ai} ({kind}) needs `src`")))?,
+        "src",
+    )?;
+    let dst = host(
+        ctx,
+        sim,
+        a.dst
+            .as_deref()
+            .ok_or_else(|| ctx.err("apps", "dst", format!("app {ai} ({kind}) needs `dst`")))?,
+        "dst",
+    )?;
+    if src == dst || !reachable(sim, src, dst) {
+        return Err(ctx.err("apps", "dst", format!("app {ai}: no route from src to dst")));
+    }
+    Ok((src, dst))
+}
+
+/// Every `[[apps]]` entry, in order; apps are numbered in `sim.apps` order (a bulk app with
+/// `count` adds several).
+fn build_apps(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioError> {
+    let base_tcp = tcp_config(ctx, "tcp", &s.tcp)?;
     if s.apps.is_empty() {
         return Err(ctx.err(
             "",
@@ -1328,299 +1468,230 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             "the scenario has no [[apps]]: nothing would be simulated",
         ));
     }
-    let host = |sim: &Sim, name: &str, key: &str| -> Result<u32, ScenarioError> {
-        match sim.node_by_name(name) {
-            Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
-            Some(_) => Err(ctx.err(
-                "apps",
-                key,
-                format!("{name:?} is a switch, expected a host"),
-            )),
-            None => {
-                let hosts: Vec<&str> = sim
-                    .nodes
-                    .iter()
-                    .filter(|n| n.kind == NodeKind::Host)
-                    .take(5)
-                    .map(|n| n.name.as_str())
-                    .collect();
-                Err(ctx.err(
-                    "apps",
-                    key,
-                    format!("unknown host {name:?} (hosts are e.g. {hosts:?})"),
-                ))
-            }
-        }
-    };
     for (ai, a) in s.apps.iter().enumerate() {
-        // Apps are numbered in `sim.apps` order (a bulk app with `count` adds several).
-        let app_id = sim.apps.len() as u32;
         let tcp = match &a.tcp {
-            Some(t) => tcp_config(&ctx, "apps.tcp", &t.over(&s.tcp))?,
+            Some(t) => tcp_config(ctx, "apps.tcp", &t.over(&s.tcp))?,
             None => base_tcp.clone(),
         };
-        let reachable =
-            |sim: &Sim, src: u32, dst: u32| sim.nodes[src as usize].route[dst as usize] != u32::MAX;
+        let (file, text, seed) = (&ctx.loaded.file, &ctx.loaded.text, s.sim.seed);
         match a.kind.as_str() {
-            "incast" => {
-                let client_name = a.client.as_deref().unwrap_or("client");
-                let client = host(&sim, client_name, "client")?;
-                let servers: Vec<u32> = match &a.servers {
-                    Some(list) => list
-                        .iter()
-                        .map(|n| host(&sim, n, "servers"))
-                        .collect::<Result<_, _>>()?,
-                    None => (0..sim.nodes.len() as u32)
-                        .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
-                        .filter(|&i| !t.extra_hosts.contains(&sim.nodes[i as usize].name))
-                        .collect(),
-                };
-                if servers.is_empty() {
-                    return Err(ctx.err("apps", "servers", "an incast needs at least one server"));
-                }
-                let sru = a.sru.ok_or_else(|| {
-                    ctx.err(
-                        "apps",
-                        "sru",
-                        format!("app {ai} (incast) needs `sru`, the server response unit"),
-                    )
-                })?;
-                if sru.0 .0 == 0 {
-                    return Err(ctx.err("apps", "sru", "must be positive"));
-                }
-                let mut flows = Vec::new();
-                for &srv in &servers {
-                    if !reachable(&sim, srv, client) {
-                        return Err(ctx.err(
-                            "apps",
-                            "servers",
-                            format!(
-                                "no route from {} to {client_name}",
-                                sim.nodes[srv as usize].name
-                            ),
-                        ));
-                    }
-                    let f = TcpFlow::new(0, srv, client, tcp.clone());
-                    flows.push(sim.add_flow(f, app_id));
-                }
-                sim.apps.push(App::Incast(Incast {
-                    flows,
-                    sru: sru.0 .0,
-                    request_delay: a.request_delay.map(|d| d.0).unwrap_or(SimTime::ZERO),
-                    response_jitter: a.response_jitter.map(|d| d.0).unwrap_or(SimTime::ZERO),
-                    rng: Rng::new(s.sim.seed, 0x1_0000 + ai as u64),
-                    rounds_done: 0,
-                    max_rounds: a.max_rounds.unwrap_or(u64::MAX),
-                    pending: 0,
-                    round_start: SimTime::ZERO,
-                    round_times: Vec::new(),
-                    delivered: 0,
-                }));
-            }
-            "bulk" => {
-                let src = host(
-                    &sim,
-                    a.src.as_deref().ok_or_else(|| {
-                        ctx.err("apps", "src", format!("app {ai} (bulk) needs `src`"))
-                    })?,
-                    "src",
-                )?;
-                let dst = host(
-                    &sim,
-                    a.dst.as_deref().ok_or_else(|| {
-                        ctx.err("apps", "dst", format!("app {ai} (bulk) needs `dst`"))
-                    })?,
-                    "dst",
-                )?;
-                if src == dst || !reachable(&sim, src, dst) {
-                    return Err(ctx.err(
-                        "apps",
-                        "dst",
-                        format!("app {ai}: no route from src to dst"),
-                    ));
-                }
-                let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
-                let count = a.count.unwrap_or(1);
-                if count == 0 || count > 100_000 {
-                    return Err(ctx.err("apps", "count", "expected 1..100000 flows"));
-                }
-                for k in 0..count {
-                    let mut f = TcpFlow::new(0, src, dst, tcp.clone());
-                    f.class = a.class.unwrap_or(0);
-                    let fid = sim.add_flow(f, app_id + k);
-                    sim.apps.push(App::Bulk(Bulk {
-                        flow: fid,
-                        bytes,
-                        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-                        finished: None,
-                    }));
-                }
-            }
-            "cbr" => {
-                let src = host(
-                    &sim,
-                    a.src.as_deref().ok_or_else(|| {
-                        ctx.err("apps", "src", format!("app {ai} (cbr) needs `src`"))
-                    })?,
-                    "src",
-                )?;
-                let dst = host(
-                    &sim,
-                    a.dst.as_deref().ok_or_else(|| {
-                        ctx.err("apps", "dst", format!("app {ai} (cbr) needs `dst`"))
-                    })?,
-                    "dst",
-                )?;
-                if src == dst || !reachable(&sim, src, dst) {
-                    return Err(ctx.err(
-                        "apps",
-                        "dst",
-                        format!("app {ai}: no route from src to dst"),
-                    ));
-                }
-                let rate = a.rate.ok_or_else(|| {
-                    ctx.err("apps", "rate", format!("app {ai} (cbr) needs `rate`"))
-                })?;
-                let size = a.packet_size.map(|s| s.0 .0).unwrap_or(1500);
-                if size <= 28 || size > 65535 {
-                    return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
-                }
-                sim.apps.push(App::Cbr(Cbr {
-                    src,
-                    dst,
-                    rate: rate.0,
-                    packet_size: size as u32,
-                    header: 28,
-                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-                    stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
-                    class: a.class.unwrap_or(0),
-                    sent_bytes: 0,
-                    received_bytes: 0,
-                }));
-            }
-            "flows" | "mix" => {
-                crate::scenario::flows::build_schedule(
-                    &ctx.loaded.file,
-                    &ctx.loaded.text,
-                    &mut sim,
-                    ai,
-                    a,
-                    &tcp,
-                    s.sim.seed,
-                )?;
-            }
-            "workload" => {
-                crate::scenario::workload::build_workload(
-                    &ctx.loaded.file,
-                    &ctx.loaded.text,
-                    &mut sim,
-                    ai,
-                    a,
-                    &tcp,
-                    s.sim.seed,
-                )?;
-            }
-            "ping" => {
-                let (src, dst) = (
-                    host(&sim, a.src.as_deref().unwrap_or(""), "src")?,
-                    host(&sim, a.dst.as_deref().unwrap_or(""), "dst")?,
-                );
-                if src == dst || !reachable(&sim, src, dst) || !reachable(&sim, dst, src) {
-                    return Err(ctx.err(
-                        "apps",
-                        "dst",
-                        format!("app {ai}: no route between src and dst"),
-                    ));
-                }
-                let size = a.packet_size.map(|s| s.0 .0).unwrap_or(64);
-                if !(29..=65535).contains(&size) {
-                    return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
-                }
-                sim.apps.push(App::Ping(crate::engine::apps::Ping {
-                    src,
-                    dst,
-                    // 1 ms between probes unless given (the paper does not state it).
-                    interval: a.interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1)),
-                    packet_size: size as u32,
-                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-                    stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
-                    class: a.class.unwrap_or(0),
-                    sent: 0,
-                    rtts: Vec::new(),
-                }));
-            }
-            "transactions" => {
-                let src = host(
-                    &sim,
-                    a.src.as_deref().ok_or_else(|| {
-                        ctx.err(
-                            "apps",
-                            "src",
-                            format!("app {ai} (transactions) needs `src`"),
-                        )
-                    })?,
-                    "src",
-                )?;
-                let dst = host(
-                    &sim,
-                    a.dst.as_deref().ok_or_else(|| {
-                        ctx.err(
-                            "apps",
-                            "dst",
-                            format!("app {ai} (transactions) needs `dst`"),
-                        )
-                    })?,
-                    "dst",
-                )?;
-                if src == dst || !reachable(&sim, src, dst) {
-                    return Err(ctx.err(
-                        "apps",
-                        "dst",
-                        format!("app {ai}: no route from src to dst"),
-                    ));
-                }
-                let rate = a.rate.ok_or_else(|| {
-                    ctx.err(
-                        "apps",
-                        "rate",
-                        format!("app {ai} (transactions) needs `rate`, the offered load"),
-                    )
-                })?;
-                if rate.0 .0 == 0 {
-                    return Err(ctx.err("apps", "rate", "must be positive"));
-                }
-                let size = match a.size {
-                    Some(s) if s.0 > 0 && s.0 != u64::MAX => s.0,
-                    _ => {
-                        return Err(ctx.err(
-                            "apps",
-                            "size",
-                            format!("app {ai} (transactions) needs a finite `size` > 0"),
-                        ))
-                    }
-                };
-                let mut f = TcpFlow::new(0, src, dst, tcp.clone());
-                f.class = a.class.unwrap_or(0);
-                let fid = sim.add_flow(f, app_id);
-                sim.apps.push(App::Transactions(Transactions {
-                    flow: fid,
-                    size,
-                    rate: rate.0,
-                    start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-                    stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
-                    rng: Rng::new(s.sim.seed, 0x2_0000 + ai as u64),
-                    written: 0,
-                }));
-            }
+            "incast" => app_incast(ctx, s, sim, ai, a, &tcp)?,
+            "bulk" => app_bulk(ctx, sim, ai, a, &tcp)?,
+            "cbr" => app_cbr(ctx, sim, ai, a)?,
+            "flows" | "mix" => flows::build_schedule(file, text, sim, ai, a, &tcp, seed)?,
+            "workload" => workload::build_workload(file, text, sim, ai, a, &tcp, seed)?,
+            "ping" => app_ping(ctx, sim, ai, a)?,
+            "transactions" => app_transactions(ctx, s, sim, ai, a, &tcp)?,
             other => {
                 let msg = format!("app {ai}: unknown kind {other:?}: {APP_KINDS}");
                 return Err(ctx.err("apps", "kind", msg));
             }
         }
     }
+    Ok(())
+}
 
-    // Measurements.
-    let m = &s.measure;
+fn app_incast(
+    ctx: &Ctx,
+    s: &Scenario,
+    sim: &mut Sim,
+    ai: usize,
+    a: &AppCfg,
+    tcp: &TcpConfig,
+) -> Result<(), ScenarioError> {
+    let app_id = sim.apps.len() as u32;
+    let t = &s.topology;
+    let client_name = a.client.as_deref().unwrap_or("client");
+    let client = host(ctx, sim, client_name, "client")?;
+    let servers: Vec<u32> = match &a.servers {
+        Some(list) => list
+            .iter()
+            .map(|n| host(ctx, sim, n, "servers"))
+            .collect::<Result<_, _>>()?,
+        None => (0..sim.nodes.len() as u32)
+            .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
+            .filter(|&i| !t.extra_hosts.contains(&sim.nodes[i as usize].name))
+            .collect(),
+    };
+    if servers.is_empty() {
+        return Err(ctx.err("apps", "servers", "an incast needs at least one server"));
+    }
+    let sru = a.sru.ok_or_else(|| {
+        ctx.err(
+            "apps",
+            "sru",
+            format!("app {ai} (incast) needs `sru`, the server response unit"),
+        )
+    })?;
+    if sru.0 .0 == 0 {
+        return Err(ctx.err("apps", "sru", "must be positive"));
+    }
+    let mut flows = Vec::new();
+    for &srv in &servers {
+        if !reachable(sim, srv, client) {
+            return Err(ctx.err(
+                "apps",
+                "servers",
+                format!(
+                    "no route from {} to {client_name}",
+                    sim.nodes[srv as usize].name
+                ),
+            ));
+        }
+        let f = TcpFlow::new(0, srv, client, tcp.clone());
+        flows.push(sim.add_flow(f, app_id));
+    }
+    sim.apps.push(App::Incast(Incast {
+        flows,
+        sru: sru.0 .0,
+        request_delay: a.request_delay.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        response_jitter: a.response_jitter.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        rng: Rng::new(s.sim.seed, 0x1_0000 + ai as u64),
+        rounds_done: 0,
+        max_rounds: a.max_rounds.unwrap_or(u64::MAX),
+        pending: 0,
+        round_start: SimTime::ZERO,
+        round_times: Vec::new(),
+        delivered: 0,
+    }));
+    Ok(())
+}
+
+fn app_bulk(
+    ctx: &Ctx,
+    sim: &mut Sim,
+    ai: usize,
+    a: &AppCfg,
+    tcp: &TcpConfig,
+) -> Result<(), ScenarioError> {
+    let app_id = sim.apps.len() as u32;
+    let (src, dst) = src_dst(ctx, sim, ai, a, "bulk")?;
+    let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
+    let count = a.count.unwrap_or(1);
+    if count == 0 || count > 100_000 {
+        return Err(ctx.err("apps", "count", "expected 1..100000 flows"));
+    }
+    for k in 0..count {
+        let mut f = TcpFlow::new(0, src, dst, tcp.clone());
+        f.class = a.class.unwrap_or(0);
+        let fid = sim.add_flow(f, app_id + k);
+        sim.apps.push(App::Bulk(Bulk {
+            flow: fid,
+            bytes,
+            start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+            finished: None,
+        }));
+    }
+    Ok(())
+}
+
+fn app_cbr(ctx: &Ctx, sim: &mut Sim, ai: usize, a: &AppCfg) -> Result<(), ScenarioError> {
+    let (src, dst) = src_dst(ctx, sim, ai, a, "cbr")?;
+    let rate = a
+        .rate
+        .ok_or_else(|| ctx.err("apps", "rate", format!("app {ai} (cbr) needs `rate`")))?;
+    let size = a.packet_size.map(|s| s.0 .0).unwrap_or(1500);
+    if size <= 28 || size > 65535 {
+        return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
+    }
+    sim.apps.push(App::Cbr(Cbr {
+        src,
+        dst,
+        rate: rate.0,
+        packet_size: size as u32,
+        header: 28,
+        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
+        class: a.class.unwrap_or(0),
+        sent_bytes: 0,
+        received_bytes: 0,
+    }));
+    Ok(())
+}
+
+fn app_ping(ctx: &Ctx, sim: &mut Sim, ai: usize, a: &AppCfg) -> Result<(), ScenarioError> {
+    let (src, dst) = (
+        host(ctx, sim, a.src.as_deref().unwrap_or(""), "src")?,
+        host(ctx, sim, a.dst.as_deref().unwrap_or(""), "dst")?,
+    );
+    if src == dst || !reachable(sim, src, dst) || !reachable(sim, dst, src) {
+        return Err(ctx.err(
+            "apps",
+            "dst",
+            format!("app {ai}: no route between src and dst"),
+        ));
+    }
+    let size = a.packet_size.map(|s| s.0 .0).unwrap_or(64);
+    if !(29..=65535).contains(&size) {
+        return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
+    }
+    sim.apps.push(App::Ping(crate::engine::apps::Ping {
+        src,
+        dst,
+        // 1 ms between probes unless given (the paper does not state it).
+        interval: a.interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1)),
+        packet_size: size as u32,
+        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
+        class: a.class.unwrap_or(0),
+        sent: 0,
+        rtts: Vec::new(),
+    }));
+    Ok(())
+}
+
+fn app_transactions(
+    ctx: &Ctx,
+    s: &Scenario,
+    sim: &mut Sim,
+    ai: usize,
+    a: &AppCfg,
+    tcp: &TcpConfig,
+) -> Result<(), ScenarioError> {
+    let app_id = sim.apps.len() as u32;
+    let (src, dst) = src_dst(ctx, sim, ai, a, "transactions")?;
+    let rate = a.rate.ok_or_else(|| {
+        ctx.err(
+            "apps",
+            "rate",
+            format!("app {ai} (transactions) needs `rate`, the offered load"),
+        )
+    })?;
+    if rate.0 .0 == 0 {
+        return Err(ctx.err("apps", "rate", "must be positive"));
+    }
+    let size = match a.size {
+        Some(s) if s.0 > 0 && s.0 != u64::MAX => s.0,
+        _ => {
+            return Err(ctx.err(
+                "apps",
+                "size",
+                format!("app {ai} (transactions) needs a finite `size` > 0"),
+            ))
+        }
+    };
+    let mut f = TcpFlow::new(0, src, dst, tcp.clone());
+    f.class = a.class.unwrap_or(0);
+    let fid = sim.add_flow(f, app_id);
+    sim.apps.push(App::Transactions(Transactions {
+        flow: fid,
+        size,
+        rate: rate.0,
+        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
+        rng: Rng::new(s.sim.seed, 0x2_0000 + ai as u64),
+        written: 0,
+    }));
+    Ok(())
+}
+
+/// `[measure]`: silent-period tracker, samplers, the queue-length meter, traced flows.
+fn build_measure(
+    ctx: &Ctx,
+    m: &MeasureCfg,
+    sim: &mut Sim,
+    info: &mut BuildInfo,
+) -> Result<(), ScenarioError> {
     let port = |sim: &Sim, name: &str, key: &str| -> Result<u32, ScenarioError> {
         sim.port_by_name(name).ok_or_else(|| {
             let names: Vec<&str> = sim.ports.iter().take(4).map(|p| p.name.as_str()).collect();
@@ -1632,7 +1703,7 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         })
     };
     if let Some(name) = &m.silent_link {
-        let pid = port(&sim, name, "silent_link")?;
+        let pid = port(sim, name, "silent_link")?;
         let threshold = m
             .silent_threshold
             .map(|d| d.0)
@@ -1643,15 +1714,15 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         });
     }
     if let Some(name) = &m.bottleneck {
-        info.bottleneck_port = Some(port(&sim, name, "bottleneck")?);
+        info.bottleneck_port = Some(port(sim, name, "bottleneck")?);
     }
     for name in &m.queue_ports {
-        let pid = port(&sim, name, "queue_ports")?;
+        let pid = port(sim, name, "queue_ports")?;
         sim.samplers.queue_ports.push(pid);
     }
     sim.samplers.queue_interval = m.queue_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
     if let Some(name) = &m.mean_queue_port {
-        let pid = port(&sim, name, "mean_queue_port")?;
+        let pid = port(sim, name, "mean_queue_port")?;
         sim.queue_mean = Some(Box::new(
             crate::engine::observe::queue_mean::QueueMean::new(pid),
         ));
@@ -1696,6 +1767,12 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             "needs measure.throughput_interval",
         ));
     }
+    Ok(())
+}
+
+/// Layer 2 (QCN, PAUSE/PFC, rate changes) and the combinations not supported yet.
+fn build_l2(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioError> {
+    let (t, m) = (&s.topology, &s.measure);
     let l2_args = crate::scenario::l2::BuildArgs {
         cp: t.qcn.as_ref(),
         pause: t.pause.as_ref(),
@@ -1705,11 +1782,9 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         keep_rp_series: m.rp_series.unwrap_or(false),
         flow_rate_interval: m.flow_rate_interval.map(|d| d.0),
     };
-    crate::scenario::l2::build(
-        &mut sim,
-        &l2_args,
-        &|table: &str, key: &str, msg: String| ctx.err(table, key, msg),
-    )?;
+    crate::scenario::l2::build(sim, &l2_args, &|table: &str, key: &str, msg: String| {
+        ctx.err(table, key, msg)
+    })?;
     // The layer-2 hooks (CP sampling, PAUSE input accounting) read the single-FIFO queue; they
     // are not wired into multi-queue ports yet (PFC would need it), so refuse the mix.
     // Likewise the layer-2 forwarding path resolves single next hops, not ECMP groups.
@@ -1734,5 +1809,5 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
             "QCN on switches with multi-queue ports (topology.queues) is not supported yet",
         ));
     }
-    Ok((sim, info))
+    Ok(())
 }
