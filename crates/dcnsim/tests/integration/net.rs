@@ -1,30 +1,11 @@
 //! Links and queues driven with scripted packets: exact serialization and delivery times,
 //! DropTail at the byte limit, FIFO order, lazy transmission events.
 
-use dcnsim::base::packet::{Ecn, Kind, Packet};
+use crate::helpers::udp as pkt;
 use dcnsim::base::units::{RateBps, SimTime};
 use dcnsim::engine::event::Event;
 use dcnsim::engine::net::NodeKind;
 use dcnsim::engine::sim::Sim;
-
-fn pkt(seq: u64, size: u32, dst: u32) -> Packet {
-    Packet {
-        flow: u32::MAX,
-        src: 0,
-        dst,
-        seq,
-        ack: 0,
-        size,
-        payload: size - 28,
-        kind: Kind::Udp,
-        flags: 0,
-        ecn: Ecn::NotEct,
-        class: 0,
-        enq_time: SimTime::ZERO,
-        sent_time: SimTime::ZERO,
-        sack: dcnsim::base::packet::SackBlocks::EMPTY,
-    }
-}
 
 /// h1 --(1 Gb/s, 5 us)--> sw --(1 Gb/s, 5 us)--> h2 with a `limit`-byte switch buffer.
 fn line(limit: u64) -> (Sim, u32, u32) {

@@ -1,25 +1,7 @@
 //! The workload app end to end (issue 5): Poisson arrival rate from the load, messages
 //! queued behind each other on a persistent connection, PIAS classes, the FCT summary.
 
-use dcnsim::output::{Column, Table};
-
-fn run(text: &str, file: &str) -> Vec<Table> {
-    dcnsim::run_text(text, file, &[], &mut |_| true).expect("scenario runs")
-}
-
-fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
-    t.iter()
-        .find(|x| x.name == name)
-        .unwrap_or_else(|| panic!("no table {name}"))
-}
-
-fn f64s(t: &Table, col: &str) -> Vec<f64> {
-    match t.get(col).unwrap_or_else(|| panic!("no column {col}")) {
-        Column::F64(v) => v.clone(),
-        Column::I64(v) => v.iter().map(|x| *x as f64).collect(),
-        Column::Str(_) => panic!("{col} is a string column"),
-    }
-}
+use crate::helpers::{f64s, run_file, strs, table};
 
 /// A CDF file of message sizes uniform in [1000, 10000] B (mean 5500 B) next to the
 /// scenario; returns the scenario file path.
@@ -59,7 +41,7 @@ fn poisson_rate_follows_the_load() {
     // λ = load·C/(8·mean) = 0.4 · 1e9 / (8 · 5500) = 9090.9 /s; 2000 arrivals: the mean gap
     // has a relative standard error of 1/√2000 = 2.2 %; allow 8 %.
     let file = setup("rate");
-    let t = run(&scenario("load = 0.4\ncount = 2000", ""), &file);
+    let t = run_file(&scenario("load = 0.4\ncount = 2000", ""), &file, &[]);
     let m = table(&t, "messages");
     let start = f64s(m, "start_s");
     assert_eq!(start.len(), 2000);
@@ -86,7 +68,7 @@ fn messages_queue_behind_each_other_on_one_connection() {
     // busy and must wait; each finishes after the previous one, and its FCT counts the wait.
     let file = setup("queue");
     let app = "load = 0.9\ncount = 400\nconnections = 1\nservers = [\"server1\"]";
-    let t = run(&scenario(app, ""), &file);
+    let t = run_file(&scenario(app, ""), &file, &[]);
     let m = table(&t, "messages");
     let (st, en) = (f64s(m, "start_s"), f64s(m, "end_s"));
     let mut waited = 0;
@@ -112,12 +94,9 @@ fn pias_puts_the_first_bytes_in_the_strict_queue() {
     let file = setup("pias");
     let app = "load = 0.3\ncount = 300\nservice_classes = [2]\npias_threshold = 4000";
     let q = r#"queues = { count = 3, scheduler = "sp_dwrr", strict = 1, limit = "200KB" }"#;
-    let t = run(&scenario(app, q), &file);
+    let t = run_file(&scenario(app, q), &file, &[]);
     let qs = table(&t, "queues");
-    let port = match qs.get("port").unwrap() {
-        Column::Str(v) => v.clone(),
-        _ => panic!(),
-    };
+    let port = strs(qs, "port");
     let bytes = f64s(qs, "tx_payload_bytes");
     let queue = f64s(qs, "queue");
     let at = |qi: f64| -> f64 {
@@ -149,7 +128,7 @@ fn timeouts_are_counted_per_message_and_for_small_ones() {
     let file = setup("timeouts");
     let app = "load = 0.9\ncount = 600\nconnections = 1\n\
                servers = [\"server1\", \"server2\", \"server3\"]";
-    let t = run(&scenario(app, "switch_buffer = \"6KB\""), &file);
+    let t = run_file(&scenario(app, "switch_buffer = \"6KB\""), &file, &[]);
     let m = table(&t, "messages");
     let (flow, tos) = (f64s(m, "flow"), f64s(m, "timeouts"));
     let flows = table(&t, "flows");
@@ -173,7 +152,7 @@ fn timeouts_are_counted_per_message_and_for_small_ones() {
     let with = tos.iter().filter(|&&x| x > 0.0).count();
     assert_eq!(s.get_f64("small_with_timeout"), Some(with as f64));
     // Without the tiny buffer: no drops, no timeouts anywhere.
-    let t = run(&scenario(app, ""), &file);
+    let t = run_file(&scenario(app, ""), &file, &[]);
     assert!(f64s(table(&t, "messages"), "timeouts")
         .iter()
         .all(|&x| x == 0.0));

@@ -1,25 +1,8 @@
 //! Multi-queue switch ports end to end (issue 5): schedulers, per-port vs per-queue
 //! marking, TCN at a real port, buffer admission, ping probes, DRR/SFQ selection.
 
-use dcnsim::output::{Column, Table};
-
-fn run(text: &str) -> Vec<Table> {
-    dcnsim::run_text(text, "mq.toml", &[], &mut |_| true).expect("scenario runs")
-}
-
-fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
-    t.iter()
-        .find(|x| x.name == name)
-        .unwrap_or_else(|| panic!("no table {name}"))
-}
-
-fn f64s(t: &Table, col: &str) -> Vec<f64> {
-    match t.get(col).unwrap() {
-        Column::F64(v) => v.clone(),
-        Column::I64(v) => v.iter().map(|x| *x as f64).collect(),
-        Column::Str(_) => panic!("{col} is a string column"),
-    }
-}
+use crate::helpers::{f64s, port_row, run, strs, table};
+use dcnsim::output::Table;
 
 /// Star at 1 Gb/s, DCTCP; app 0 = 1 flow in class 0, apps 1.. = `n` flows in class 1.
 fn two_services(queues: &str, aqm: &str, n: u32) -> String {
@@ -78,10 +61,7 @@ fn queues_table_counts_each_queue() {
     let q = r#"{ count = 2, scheduler = "dwrr", quantum = 1500, marking = { kind = "tcn", threshold = "240us" } }"#;
     let t = run(&two_services(q, "", 2));
     let qt = table(&t, "queues");
-    let port: Vec<String> = match qt.get("port").unwrap() {
-        Column::Str(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let port = strs(qt, "port");
     let i = port.iter().position(|p| p == "sw->client").unwrap();
     let payload = f64s(qt, "tx_payload_bytes");
     let marks = f64s(qt, "marks");
@@ -89,13 +69,7 @@ fn queues_table_counts_each_queue() {
     assert!((q0 - q1).abs() < 0.05 * (q0 + q1), "{q0} vs {q1}");
     assert!(marks[i] > 0.0 && marks[i + 1] > 0.0);
     // Marks of the port equal the sum over its queues.
-    let ports = table(&t, "ports");
-    let pn: Vec<String> = match ports.get("port").unwrap() {
-        Column::Str(v) => v.clone(),
-        _ => unreachable!(),
-    };
-    let j = pn.iter().position(|p| p == "sw->client").unwrap();
-    assert_eq!(f64s(ports, "marks")[j], marks[i] + marks[i + 1]);
+    assert_eq!(port_row(&t, "sw->client", "marks"), marks[i] + marks[i + 1]);
 }
 
 #[test]
@@ -154,10 +128,7 @@ fn static_per_queue_limit_drops_only_in_its_queue() {
     let qt = table(&t, "queues");
     let drops = f64s(qt, "drops");
     let maxb = f64s(qt, "max_bytes");
-    let port: Vec<String> = match qt.get("port").unwrap() {
-        Column::Str(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let port = strs(qt, "port");
     let i = port.iter().position(|p| p == "sw->client").unwrap();
     assert!(drops[i] > 0.0);
     assert!(maxb[i] <= 20_000.0);

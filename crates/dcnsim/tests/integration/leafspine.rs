@@ -1,32 +1,8 @@
 //! Leaf-spine builder and ECMP end to end (issue 5): per-link delays give the stated base
 //! RTT, ECMP spreads flows over all spines, switching it off uses one spine only.
 
-use dcnsim::output::{Column, Table};
-
-fn run(text: &str) -> Vec<Table> {
-    dcnsim::run_text(text, "ls.toml", &[], &mut |_| true).expect("scenario runs")
-}
-
-fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
-    t.iter()
-        .find(|x| x.name == name)
-        .unwrap_or_else(|| panic!("no table {name}"))
-}
-
-fn f64s(t: &Table, col: &str) -> Vec<f64> {
-    match t.get(col).unwrap_or_else(|| panic!("no column {col}")) {
-        Column::F64(v) => v.clone(),
-        Column::I64(v) => v.iter().map(|x| *x as f64).collect(),
-        Column::Str(_) => panic!("{col} is a string column"),
-    }
-}
-
-fn strs(t: &Table, col: &str) -> Vec<String> {
-    match t.get(col).unwrap() {
-        Column::Str(v) => v.clone(),
-        _ => panic!("{col} is not a string column"),
-    }
-}
+use crate::helpers::{f64s, port_row, run, table};
+use dcnsim::output::Table;
 
 fn scenario(ecmp: &str) -> String {
     format!(
@@ -63,15 +39,8 @@ interval = "100us"
 }
 
 fn spine_bytes(t: &[Table]) -> Vec<f64> {
-    let p = table(t, "ports");
-    let names = strs(p, "port");
-    let tx = f64s(p, "tx_bytes");
     (1..=4)
-        .map(|k| {
-            let name = format!("leaf1->spine{k}");
-            let i = names.iter().position(|n| *n == name).unwrap();
-            tx[i]
-        })
+        .map(|k| port_row(t, &format!("leaf1->spine{k}"), "tx_bytes"))
         .collect()
 }
 

@@ -1,31 +1,13 @@
 //! AQM at a port driven with scripted packets: which packets the step marker marks at
 //! enqueue and at dequeue, RED dropping non-ECT packets, and the per-port counters.
 
-use dcnsim::base::packet::{Ecn, Kind, Packet, SackBlocks};
+use crate::helpers::udp;
+use dcnsim::base::packet::{Ecn, Packet};
 use dcnsim::base::rng::Rng;
 use dcnsim::base::units::{RateBps, SimTime};
 use dcnsim::engine::net::NodeKind;
 use dcnsim::engine::sim::Sim;
 use dcnsim::model::aqm::{Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
-
-fn pkt(seq: u64, ecn: Ecn, dst: u32) -> Packet {
-    Packet {
-        flow: u32::MAX,
-        src: 0,
-        dst,
-        seq,
-        ack: 0,
-        size: 1500,
-        payload: 1472,
-        kind: Kind::Udp,
-        flags: 0,
-        ecn,
-        class: 0,
-        enq_time: SimTime::ZERO,
-        sent_time: SimTime::ZERO,
-        sack: SackBlocks::EMPTY,
-    }
-}
 
 /// A switch port (1 Gb/s, 1 ms delay) offered `n` packets at t = 0; returns the ECN
 /// codepoints of the packets as they left, in order, and the port.
@@ -45,7 +27,11 @@ fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::
     sim.ports[ab as usize].aqm = aqm;
     sim.ports[ab as usize].aqm_at = at;
     for (i, &e) in ecn.iter().enumerate() {
-        sim.enqueue(ab, pkt(i as u64, e, b));
+        let p = Packet {
+            ecn: e,
+            ..udp(i as u64, 1500, b)
+        };
+        sim.enqueue(ab, p);
     }
     // 12 us per packet: all are on the 1 ms wire before the first arrives.
     while sim.ports[ab as usize].wire.len() + (sim.ports[ab as usize].stats.drops as usize)

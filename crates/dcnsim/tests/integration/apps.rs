@@ -1,23 +1,7 @@
 //! Applications end to end: UDP constant bit rate, a finite bulk transfer, delayed ACK in a
 //! whole scenario, and the dumbbell builder.
 
-use dcnsim::output::{Column, Table};
-
-fn run(text: &str) -> Vec<Table> {
-    dcnsim::run_text(text, "apps.toml", &[], &mut |_| true).expect("scenario runs")
-}
-
-fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
-    t.iter().find(|x| x.name == name).unwrap()
-}
-
-fn f64s(t: &Table, col: &str) -> Vec<f64> {
-    match t.get(col).unwrap() {
-        Column::F64(v) => v.clone(),
-        Column::I64(v) => v.iter().map(|x| *x as f64).collect(),
-        Column::Str(_) => panic!("{col} is a string column"),
-    }
-}
+use crate::helpers::{f64s, port_row, run, table};
 
 const LINE: &str = r#"
 [sim]
@@ -91,15 +75,9 @@ fn delayed_ack_halves_the_acks() {
     let delack = run(&format!(
         "{base}\n[apps.tcp]\ndelayed_ack = 2\ndelack_timeout = \"1ms\"\n"
     ));
-    let tx = |t: &[Table]| f64s(table(t, "ports"), "tx_pkts");
     // Switch ports: sw->h1 carries the ACKs (100 segments → 100 ACKs, or 50 with delayed ACK).
-    let names = match table(&plain, "ports").get("port").unwrap() {
-        Column::Str(v) => v.clone(),
-        _ => unreachable!(),
-    };
-    let ack_port = names.iter().position(|n| n == "sw->h1").unwrap();
-    assert_eq!(tx(&plain)[ack_port], 100.0);
-    assert_eq!(tx(&delack)[ack_port], 50.0);
+    assert_eq!(port_row(&plain, "sw->h1", "tx_pkts"), 100.0);
+    assert_eq!(port_row(&delack, "sw->h1", "tx_pkts"), 50.0);
     assert_eq!(
         f64s(table(&delack, "flows"), "delivered_bytes"),
         vec![146000.0]

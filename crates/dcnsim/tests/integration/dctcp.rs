@@ -2,7 +2,7 @@
 //! with 100 µs base RTT and step marking at K = 65 packets keep the queue near K with no
 //! drops and a busy link; plus scenario-level checks of the ECN/AQM keys.
 
-use dcnsim::output::{Column, Table};
+use crate::helpers::{f64s, port_row, run_with as run, set, table};
 use dcnsim::scenario::load;
 
 /// Two hosts on the left send to one host each on the right through swL->swR. Base RTT:
@@ -36,38 +36,6 @@ dst = "right2"
 queue_ports = ["swL->swR"]
 queue_interval = "10us"
 "#;
-
-fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-fn run(text: &str, overrides: &[(&str, &str)]) -> Vec<Table> {
-    dcnsim::run_text(text, "dctcp.toml", &set(overrides), &mut |_| true).expect("scenario runs")
-}
-
-fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
-    t.iter().find(|x| x.name == name).unwrap()
-}
-
-fn f64s(t: &Table, col: &str) -> Vec<f64> {
-    match t.get(col).unwrap() {
-        Column::F64(v) => v.clone(),
-        Column::I64(v) => v.iter().map(|x| *x as f64).collect(),
-        Column::Str(_) => panic!("{col} is a string column"),
-    }
-}
-
-fn port_row(t: &[Table], name: &str, col: &str) -> f64 {
-    let ports = table(t, "ports");
-    let Column::Str(names) = ports.get("port").unwrap() else {
-        panic!()
-    };
-    let i = names.iter().position(|n| n == name).unwrap();
-    f64s(ports, col)[i]
-}
 
 #[test]
 fn dctcp_two_flows_hold_the_queue_near_k_without_drops() {

@@ -1,6 +1,7 @@
 //! Whole-scenario tests: invariants (conservation, acked ≤ sent), determinism, and the
 //! shape of TCP incast collapse (seed 000, Fig. 8) on short runs.
 
+use crate::helpers::{first_f64, run_with, set};
 use dcnsim::output::{Column, Table};
 use dcnsim::scenario::{build, load};
 
@@ -26,30 +27,13 @@ silent_link = "sw->client"
 silent_threshold = "100ms"
 "#;
 
-fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
+/// The incast scenario with overrides.
 fn run(overrides: &[(&str, &str)]) -> Vec<Table> {
-    let mut p = |_f: f64| true;
-    dcnsim::run_text(INCAST, "test.toml", &set(overrides), &mut p).expect("scenario runs")
+    run_with(INCAST, overrides)
 }
 
 fn summary(tables: &[Table], col: &str) -> f64 {
     first_f64(tables, "summary", col)
-}
-
-/// The first value of column `col` of table `name`.
-fn first_f64(tables: &[Table], name: &str, col: &str) -> f64 {
-    tables
-        .iter()
-        .find(|t| t.name == name)
-        .unwrap()
-        .get_f64(col)
-        .unwrap()
 }
 
 #[test]

@@ -1,0 +1,13 @@
+//! The engine's integration tests, built as one test binary: one module per topic, with
+//! the helpers they share in `helpers`.
+
+mod helpers;
+
+mod apps;
+mod aqm_port;
+mod dctcp;
+mod leafspine;
+mod mq_ports;
+mod net;
+mod scenarios;
+mod workload_app;
