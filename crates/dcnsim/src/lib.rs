@@ -27,10 +27,11 @@
 //! # One packet through a switch
 //!
 //! A sender's [`model::tcp::TcpFlow`] appends a segment to an output vector;
-//! `Sim::host_send` offers it to the host's NIC port with `Sim::enqueue`. An idle port
-//! starts sending at once (`Port::start_tx` gives the arrival time at the far end); a busy
-//! one queues it and keeps one pending `PortTxDone` event. When the packet becomes the head
-//! of its wire, the engine computes where the next switch will forward it
+//! `Sim::host_send` offers it to the host's NIC port with `Sim::enqueue`, which says what
+//! became of it (`net::Enqueued`). An idle port starts sending at once
+//! (`Port::begin_service` puts it on the wire); a busy one queues it, and its
+//! `net::Transmitter` keeps one pending `PortTxDone` event while anything waits. When the
+//! packet becomes the head of its wire, the engine computes where the next switch will forward it
 //! (`engine::sim::route_hint`, from the routes of `engine::net` and the ECMP groups of
 //! `engine::ecmp`) and schedules one `LinkArrive` for the wire. On arrival at the switch,
 //! `Sim::receive` hands it to the layer-2 glue first when layer 2 is configured (QCN

@@ -26,7 +26,7 @@ use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::event::Event;
-use crate::engine::net::NodeKind;
+use crate::engine::net::{Enqueued, Fabric, NodeKind};
 use crate::engine::sim::Sim;
 use crate::model::l2::{
     class_priority, CongestionPoint, PauseFrame, PauseMode, PauseState, PauseWatermarks,
@@ -251,9 +251,13 @@ fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.ports[pid as usize];
-    if port.queue.is_empty() && !port.tx_pending && now >= port.busy_until {
-        let arrive = port.start_tx(now, p);
-        crate::engine::sim::arm_arrival(&mut sim.events, &sim.nodes, &sim.ecmp, port, pid, arrive);
+    if port.queue.is_empty() && port.tx.idle(now) {
+        let fabric = Fabric {
+            events: &mut sim.events,
+            nodes: &sim.nodes,
+            ecmp: &sim.ecmp,
+        };
+        port.begin_service(pid, now, p, false, fabric);
         return;
     }
     p.enq_time = now;
@@ -263,16 +267,15 @@ fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
     let k = l2s.ctrl_front[pid as usize] as usize;
     port.queue.insert(k.min(port.queue.len()), p);
     l2s.ctrl_front[pid as usize] += 1;
-    let at = port.busy_until.max(now);
-    if !port.tx_pending {
-        port.tx_pending = true;
-        sim.events.schedule(at, Event::PortTxDone(pid));
+    if !port.tx.armed() {
+        port.tx.arm(&mut sim.events, pid, now);
     } else {
+        let at = port.tx.busy_until().max(now);
         let h = l2s.hold_at[pid as usize];
         if !h.is_never() && at < h {
             // The port is held by a pause: wake it for the control frame.
             l2s.hold_at[pid as usize] = at;
-            sim.events.schedule(at, Event::PortTxDone(pid));
+            port.tx.wake(&mut sim.events, pid, at);
         }
     }
 }
@@ -320,7 +323,7 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
             return true; // superseded hold / wake-up
         }
         l2s.hold_at[i] = SimTime::NEVER;
-    } else if now < port.busy_until {
+    } else if now < port.tx.busy_until() {
         return true; // duplicate of a live wake-up
     }
     if port.mq.is_some() {
@@ -337,10 +340,8 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
     }
     let until = l2s.pause_tx[i].paused_until(class_priority(head.class));
     if now < until {
-        let at = until;
-        port.tx_pending = true;
-        l2s.hold_at[i] = at;
-        sim.events.schedule(at, Event::PortTxDone(pid));
+        l2s.hold_at[i] = until;
+        port.tx.hold(&mut sim.events, pid, until);
         return true;
     }
     if let Some(inp) = l2s.inq[i].pop_front() {
@@ -358,14 +359,15 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
     false
 }
 
-/// A frame fully arrived at `node` (with L2 on). Returns true when handled here.
-/// `out` is where a switch forwards the frame (`sim::route_hint`, ECMP resolved), computed
-/// when the frame became its wire's head.
-pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32) -> bool {
+/// A frame fully arrived at `node` (with L2 on) over the wire of port `link` (of the
+/// upstream node; u32::MAX: none). Returns true when handled here. `out` is where a switch
+/// forwards the frame (`sim::route_hint`, ECMP resolved), computed when the frame became
+/// its wire's head.
+pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32, link: u32) -> bool {
     let is_switch = sim.nodes[node as usize].kind == NodeKind::Switch;
     match p.kind {
         Kind::Pause => {
-            on_pause_frame(sim, p);
+            on_pause_frame(sim, p, link);
             true
         }
         Kind::Cnm => {
@@ -381,14 +383,21 @@ pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32) -> bool {
             true
         }
         _ if is_switch => {
-            switch_forward(sim, node, p, out);
+            // The switch's own port at the far end of the wire: the frame's input.
+            let input = if link == u32::MAX {
+                u32::MAX
+            } else {
+                sim.ports[link as usize].peer_port
+            };
+            switch_forward(sim, node, p, out, input);
             true
         }
         _ => false,
     }
 }
 
-fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32) {
+/// Switch `node` forwards `p`, received on its port `input` (u32::MAX: none), to `out`.
+fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32, input: u32) {
     if out == u32::MAX {
         sim.unroutable += 1;
         return;
@@ -404,19 +413,16 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32) {
     }
     if pause_on && sim.ports[oi].mq.is_some() {
         // Multi-queue egress: the input is accounted inside `mq_enqueue` (`engine/pfc.rs`).
-        crate::engine::pfc::switch_forward_mq(sim, node, out, p);
+        crate::engine::pfc::switch_forward_mq(sim, out, p, input);
         return;
     }
-    let len0 = sim.ports[oi].queue.len();
-    let drops0 = sim.ports[oi].stats.drops;
-    sim.enqueue(out, p);
+    let outcome = sim.enqueue(out, p);
     let now = sim.now;
-    let accepted = sim.ports[oi].stats.drops == drops0;
-    let queued = sim.ports[oi].queue.len() > len0;
+    let accepted = !matches!(outcome, Enqueued::Dropped(_));
     let qlen = sim.ports[oi].queued_bytes;
-    let in_link = sim.last_in_port;
-    if pause_on && queued && in_link != u32::MAX {
-        let inp = sim.ports[in_link as usize].peer_port;
+    // Only frames that wait in the queue count towards the input's PAUSE threshold.
+    if pause_on && outcome == Enqueued::Queued && input != u32::MAX {
+        let inp = input;
         let l2s = l2(sim);
         l2s.inq[oi].push_back(inp);
         let ii = l2s.input_idx[inp as usize] as usize;
@@ -503,9 +509,9 @@ fn on_refresh(sim: &mut Sim, node: u32) {
     arm_refresh(sim, node);
 }
 
-fn on_pause_frame(sim: &mut Sim, p: Packet) {
+/// A PAUSE/PFC frame `p` arrived over the wire of port `link`: it pauses that port.
+fn on_pause_frame(sim: &mut Sim, p: Packet, link: u32) {
     let now = sim.now;
-    let link = sim.last_in_port;
     if link == u32::MAX {
         return;
     }
@@ -531,10 +537,10 @@ fn on_pause_frame(sim: &mut Sim, p: Packet) {
     port.paused_until = until;
     if until < old {
         let h = l2s.hold_at[ti];
-        let at = port.busy_until.max(now);
+        let at = port.tx.busy_until().max(now);
         if !h.is_never() && at < h {
             l2s.hold_at[ti] = at;
-            sim.events.schedule(at, Event::PortTxDone(target));
+            port.tx.wake(&mut sim.events, target, at);
         }
     }
 }

@@ -26,6 +26,7 @@
 use crate::base::packet::{Ecn, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
+use crate::engine::net::{DropReason, Enqueued, Fabric};
 use crate::model::aqm::{Aqm, AqmAt, Verdict};
 use crate::model::mq::buffer::{Admission, BufferPolicy};
 use crate::model::mq::codel::{Codel, Verdict as CodelVerdict};
@@ -212,7 +213,8 @@ impl MqPort {
 
 impl crate::engine::sim::Sim {
     /// Offer a packet to a multi-queue port (see the module documentation for the order).
-    pub(crate) fn mq_enqueue(&mut self, pid: u32, mut p: Packet) {
+    /// `input`: the switch port it arrived on, for the PAUSE/PFC accounting (u32::MAX: none).
+    pub(crate) fn mq_enqueue(&mut self, pid: u32, mut p: Packet, input: u32) -> Enqueued {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         port.stats.enq_pkts += 1;
@@ -224,7 +226,7 @@ impl crate::engine::sim::Sim {
                 Verdict::Mark => mark = true,
                 Verdict::Drop => {
                     port.stats.count_aqm_drop(p.size);
-                    return;
+                    return Enqueued::Dropped(DropReason::Aqm);
                 }
             }
         }
@@ -235,7 +237,7 @@ impl crate::engine::sim::Sim {
             Verdict::Drop => {
                 port.stats.count_aqm_drop(p.size);
                 m.qstats[q].drops += 1;
-                return;
+                return Enqueued::Dropped(DropReason::Aqm);
             }
         }
         let pool = m.pool.and_then(|i| self.pools.get_mut(i as usize));
@@ -247,7 +249,7 @@ impl crate::engine::sim::Sim {
             port.stats.drops += 1;
             port.stats.drop_bytes += p.size as u64;
             m.qstats[q].drops += 1;
-            return;
+            return Enqueued::Dropped(DropReason::Buffer);
         }
         if let Some(pool) = pool {
             pool.take(p.size);
@@ -259,14 +261,13 @@ impl crate::engine::sim::Sim {
         }
         if let Some(l) = self.l2.as_mut() {
             // PAUSE/PFC input accounting (`engine/pfc.rs`).
-            l.mq_arrival(now, port.node, pid, q, &p);
+            l.mq_arrival(now, port.node, pid, q, &p, input);
         }
         p.enq_time = now;
         if self.mq_pass_through
             && self.l2.is_none()
             && m.mq.is_empty()
-            && !port.tx_pending
-            && now >= port.busy_until
+            && port.tx.idle(now)
             && m.mq.passes_through_when_empty()
         {
             // Idle port, empty queues, and a scheduler whose state one packet's enqueue +
@@ -277,7 +278,7 @@ impl crate::engine::sim::Sim {
             m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
             port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
             self.mq_transmit(pid, q, p);
-            return;
+            return Enqueued::Started;
         }
         let dropped = m.mq.enqueue(q, p);
         if dropped > 0 {
@@ -303,25 +304,36 @@ impl crate::engine::sim::Sim {
         m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(qb);
         port.queued_bytes = m.mq.bytes();
         port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(port.queued_bytes);
+        let outcome = if dropped > 0 {
+            Enqueued::Dropped(DropReason::SchedulerLimit)
+        } else {
+            Enqueued::Queued
+        };
         if self.l2.is_some() {
             // PAUSE/PFC: frames to send, and the transmitter decides (`engine/pfc.rs`).
-            return crate::engine::pfc::mq_after_enqueue(self, pid);
+            crate::engine::pfc::mq_after_enqueue(self, pid);
+            return outcome;
         }
-        if !port.tx_pending {
-            if now >= port.busy_until {
-                self.mq_send_next(pid);
-            } else {
-                port.tx_pending = true;
-                let at = port.busy_until;
-                self.events
-                    .schedule(at, crate::engine::event::Event::PortTxDone(pid));
+        if port.tx.idle(now) {
+            // Without layer 2 an idle port had empty queues: the scheduler picks the arrival
+            // (unless the dequeue-side AQM drops it).
+            let started = self.mq_send_next(pid);
+            match outcome {
+                Enqueued::Queued if started => Enqueued::Started,
+                Enqueued::Queued => Enqueued::Dropped(DropReason::Aqm),
+                o => o,
             }
+        } else {
+            port.tx.arm(&mut self.events, pid, now);
+            outcome
         }
     }
 
     /// The transmitter of multi-queue port `pid` is free at `now`: pick the next packet
-    /// (dequeue-side marking, drops), start it, and arm the next `PortTxDone`.
-    pub(crate) fn mq_send_next(&mut self, pid: u32) {
+    /// (dequeue-side marking, drops) and serve it, which arms the next `PortTxDone` if more
+    /// wait. Returns false when nothing started (the queues are empty, or held nothing the
+    /// dequeue-side AQM let through).
+    pub(crate) fn mq_send_next(&mut self, pid: u32) -> bool {
         let now = self.now;
         loop {
             let m = self.ports[pid as usize]
@@ -330,7 +342,7 @@ impl crate::engine::sim::Sim {
                 .expect("multi-queue port");
             let Some((q, p)) = m.mq.dequeue(now) else {
                 self.ports[pid as usize].queued_bytes = 0;
-                return;
+                return false;
             };
             if let Some(m) = self.queue_mean.as_mut() {
                 m.on_leave(pid, now, &p);
@@ -340,7 +352,7 @@ impl crate::engine::sim::Sim {
                 l.mq_left(now, self.ports[pid as usize].node, pid, q, &p);
             }
             if self.mq_transmit(pid, q, p) {
-                return;
+                return true;
             }
         }
     }
@@ -396,21 +408,12 @@ impl crate::engine::sim::Sim {
         s.tx_payload += p.payload as u64;
         port.queued_bytes = m.mq.bytes();
         let more = !m.mq.is_empty();
-        let arrive = port.start_tx(now, p);
-        crate::engine::sim::arm_arrival(
-            &mut self.events,
-            &self.nodes,
-            &self.ecmp,
-            port,
-            pid,
-            arrive,
-        );
-        if more {
-            port.tx_pending = true;
-            let at = port.busy_until;
-            self.events
-                .schedule(at, crate::engine::event::Event::PortTxDone(pid));
-        }
+        let fabric = Fabric {
+            events: &mut self.events,
+            nodes: &self.nodes,
+            ecmp: &self.ecmp,
+        };
+        port.begin_service(pid, now, p, more, fabric);
         true
     }
 }

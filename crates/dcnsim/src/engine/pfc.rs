@@ -26,8 +26,8 @@
 
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
-use crate::engine::event::Event;
 use crate::engine::l2::{arm_refresh, send_pause, L2};
+use crate::engine::net::{Enqueued, Fabric};
 use crate::engine::sim::Sim;
 use crate::model::l2::{class_priority, PauseFrame, PFC_PRIORITIES};
 use std::collections::VecDeque;
@@ -50,8 +50,6 @@ pub struct MqPause {
     /// Per port: per class queue, the input ports (of this switch) of the frames it holds.
     /// Empty for ports that are not multi-queue egress ports of a pausing switch.
     inq: Vec<Vec<VecDeque<u32>>>,
-    /// Input port (of the switch) of the frame being enqueued by `switch_forward_mq`.
-    cur_input: u32,
     /// Frames produced by the accounting inside `Sim::mq_enqueue` / `mq_send_next`, sent by
     /// [`flush`] once those return: (input port, frame).
     pending: Vec<(u32, PauseFrame)>,
@@ -64,7 +62,6 @@ impl MqPause {
     pub fn new(ports: usize) -> MqPause {
         MqPause {
             inq: vec![Vec::new(); ports],
-            cur_input: u32::MAX,
             pending: Vec::with_capacity(8),
             sent_prio: vec![[0; PFC_PRIORITIES]; ports],
             rcvd_prio: vec![[0; PFC_PRIORITIES]; ports],
@@ -98,13 +95,21 @@ impl MqPause {
 }
 
 impl L2 {
-    /// `Sim::mq_enqueue` admitted `p` into queue `q` of port `pid` (of `node`).
+    /// `Sim::mq_enqueue` admitted `p`, received on switch port `inp` (u32::MAX: not from a
+    /// switch input), into queue `q` of port `pid` (of `node`).
     #[inline]
-    pub(crate) fn mq_arrival(&mut self, now: SimTime, node: u32, pid: u32, q: usize, p: &Packet) {
+    pub(crate) fn mq_arrival(
+        &mut self,
+        now: SimTime,
+        node: u32,
+        pid: u32,
+        q: usize,
+        p: &Packet,
+        inp: u32,
+    ) {
         let Some(fifos) = self.mqp.inq.get_mut(pid as usize) else {
             return;
         };
-        let inp = self.mqp.cur_input;
         if fifos.is_empty() || inp == u32::MAX {
             return;
         }
@@ -153,17 +158,10 @@ fn flush(sim: &mut Sim) {
     }
 }
 
-/// A switch with PAUSE/PFC forwards `p` to multi-queue port `out`.
-pub(crate) fn switch_forward_mq(sim: &mut Sim, _node: u32, out: u32, p: Packet) {
-    let link = sim.last_in_port;
-    let inp = if link == u32::MAX {
-        u32::MAX
-    } else {
-        sim.ports[link as usize].peer_port
-    };
-    l2(sim).mqp.cur_input = inp;
-    sim.enqueue(out, p);
-    l2(sim).mqp.cur_input = u32::MAX;
+/// A switch with PAUSE/PFC forwards `p`, received on its port `inp`, to multi-queue port
+/// `out` (the input is accounted inside `Sim::mq_enqueue`).
+pub(crate) fn switch_forward_mq(sim: &mut Sim, out: u32, p: Packet, inp: u32) -> Enqueued {
+    sim.enqueue_from(out, p, inp)
 }
 
 /// The end of `Sim::mq_enqueue` with layer 2 on: send the frames the accounting produced and
@@ -175,12 +173,11 @@ pub(crate) fn mq_after_enqueue(sim: &mut Sim, pid: u32) {
     let i = pid as usize;
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.ports[i];
-    let at = port.busy_until.max(now);
-    if !port.tx_pending {
-        port.tx_pending = true;
-        sim.events.schedule(at, Event::PortTxDone(pid));
+    if !port.tx.armed() {
+        port.tx.arm(&mut sim.events, pid, now);
         return;
     }
+    let at = port.tx.busy_until().max(now);
     let h = l2s.hold_at[i];
     if h.is_never() || at >= h {
         return;
@@ -193,7 +190,7 @@ pub(crate) fn mq_after_enqueue(sim: &mut Sim, pid: u32) {
     m.mq.set_paused_priorities(0);
     if startable {
         l2s.hold_at[i] = at;
-        sim.events.schedule(at, Event::PortTxDone(pid));
+        port.tx.wake(&mut sim.events, pid, at);
     }
 }
 
@@ -206,36 +203,27 @@ pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
     {
         let l2s = sim.l2.as_mut().expect("l2 state");
         let port = &mut sim.ports[i];
-        port.tx_pending = false;
+        port.tx.fired();
         if let Some(c) = port.queue.pop_front() {
             l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);
-            let arrive = port.start_tx(now, c);
-            crate::engine::sim::arm_arrival(
-                &mut sim.events,
-                &sim.nodes,
-                &sim.ecmp,
-                port,
-                pid,
-                arrive,
-            );
             let more = !port.queue.is_empty() || port.mq.as_ref().is_some_and(|m| !m.mq.is_empty());
-            if more {
-                port.tx_pending = true;
-                sim.events.schedule(port.busy_until, Event::PortTxDone(pid));
-            }
+            let fabric = Fabric {
+                events: &mut sim.events,
+                nodes: &sim.nodes,
+                ecmp: &sim.ecmp,
+            };
+            port.begin_service(pid, now, c, more, fabric);
             return;
         }
         let mask = l2s.pause_tx[i].paused_mask(now);
         let m = port.mq.as_mut().expect("multi-queue port");
         m.mq.set_paused_priorities(mask);
     }
-    let sent0 = sim.ports[i].stats.tx_pkts;
-    sim.mq_send_next(pid);
+    let started = sim.mq_send_next(pid);
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.ports[i];
     let m = port.mq.as_mut().expect("multi-queue port");
     port.queued_bytes = m.mq.bytes();
-    let started = port.stats.tx_pkts != sent0;
     if !started && !m.mq.is_empty() {
         // Every backlogged queue's head is paused: hold until the earliest of those ends.
         let mut t = SimTime::NEVER;
@@ -248,9 +236,8 @@ pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
             }
         }
         if !t.is_never() {
-            port.tx_pending = true;
             l2s.hold_at[i] = t;
-            sim.events.schedule(t, Event::PortTxDone(pid));
+            port.tx.hold(&mut sim.events, pid, t);
         }
     }
     m.mq.set_paused_priorities(0);
@@ -267,9 +254,9 @@ pub(crate) fn after_pause_frame(sim: &mut Sim, target: u32) {
     let port = &mut sim.ports[i];
     port.paused_until = l2s.pause_tx[i].latest_until();
     let h = l2s.hold_at[i];
-    let at = port.busy_until.max(now);
+    let at = port.tx.busy_until().max(now);
     if !h.is_never() && at < h {
         l2s.hold_at[i] = at;
-        sim.events.schedule(at, Event::PortTxDone(target));
+        port.tx.wake(&mut sim.events, target, at);
     }
 }

@@ -6,7 +6,7 @@ use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::units::SimTime;
 use crate::engine::apps::{App, AppEvent};
 use crate::engine::event::{Event, EventQueue};
-use crate::engine::net::{Node, NodeKind, Port};
+use crate::engine::net::{DropReason, Enqueued, Fabric, Node, NodeKind, Port};
 use crate::model::aqm::{AqmAt, Verdict};
 use crate::model::tcp::{TcpFlow, TIMER_DELACK, TIMER_RTO};
 
@@ -68,24 +68,6 @@ pub(crate) fn route_hint(
     }
 }
 
-/// After `Port::start_tx` on `port` (id `pid`): if the packet is alone on the wire it is the
-/// head, so note where the peer forwards it and schedule its arrival (later packets are
-/// scheduled by `Sim::on_link_arrive` when they become the head).
-#[inline(always)]
-pub(crate) fn arm_arrival(
-    events: &mut EventQueue,
-    nodes: &[Node],
-    ecmp: &crate::engine::ecmp::EcmpGroups,
-    port: &mut Port,
-    pid: u32,
-    arrive: SimTime,
-) {
-    if port.wire.len() == 1 {
-        port.head_out = route_hint(nodes, ecmp, port.peer_node, &port.wire[0].1);
-        events.schedule(arrive, Event::LinkArrive(pid));
-    }
-}
-
 /// Periodic samplers.
 #[derive(Clone, Debug, Default)]
 pub struct Samplers {
@@ -133,8 +115,6 @@ pub struct Sim {
     /// Layer-2 congestion management (QCN CP/RP, PAUSE, rate changes; `engine/l2.rs`). `None`
     /// when the scenario uses none of it: the hot paths then test one pointer.
     pub l2: Option<Box<crate::engine::l2::L2>>,
-    /// The port (of the upstream node) whose wire delivered the packet now being received.
-    pub last_in_port: u32,
     /// Two-priority PIAS tags per flow (`engine/apps/workload.rs`); empty: PIAS off.
     pub pias: Vec<crate::engine::apps::workload::PiasTag>,
     /// (index into `completions`, service) of workload messages (`engine/apps/workload.rs`).
@@ -172,7 +152,6 @@ impl Sim {
             ecmp: crate::engine::ecmp::EcmpGroups::default(),
             out: Vec::with_capacity(64),
             l2: None,
-            last_in_port: u32::MAX,
             mq_pass_through: true,
             queue_mean: None,
         }
@@ -255,18 +234,26 @@ impl Sim {
     // ------------------------------------------------------------------ queues
 
     /// Offer a packet to a port's egress queue at `now` (AQM at enqueue if configured,
-    /// then tail drop at the byte limit).
+    /// then tail drop at the byte limit); says whether it started at once, was queued or
+    /// was dropped (and why).
     #[inline]
-    pub fn enqueue(&mut self, pid: u32, p: Packet) {
+    pub fn enqueue(&mut self, pid: u32, p: Packet) -> Enqueued {
+        self.enqueue_from(pid, p, u32::MAX)
+    }
+
+    /// [`Sim::enqueue`] of a packet that a switch received on its port `input` (u32::MAX: not
+    /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
+    #[inline]
+    pub(crate) fn enqueue_from(&mut self, pid: u32, p: Packet, input: u32) -> Enqueued {
         if self.ports[pid as usize].mq.is_some() {
-            self.mq_enqueue(pid, p)
+            self.mq_enqueue(pid, p, input)
         } else {
             self.fifo_enqueue(pid, p)
         }
     }
 
     /// `enqueue` on a single-FIFO port.
-    fn fifo_enqueue(&mut self, pid: u32, mut p: Packet) {
+    fn fifo_enqueue(&mut self, pid: u32, mut p: Packet) -> Enqueued {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         port.stats.enq_pkts += 1;
@@ -281,15 +268,11 @@ impl Sim {
                     Verdict::Mark => mark = true,
                     Verdict::Drop => {
                         port.stats.count_aqm_drop(p.size);
-                        return;
+                        return Enqueued::Dropped(DropReason::Aqm);
                     }
                 }
             }
-            if port.queue.is_empty()
-                && !port.tx_pending
-                && now >= port.busy_until
-                && now >= port.paused_until
-            {
+            if port.queue.is_empty() && port.may_start_data(now) {
                 // Straight to the wire: at dequeue the queue behind it is empty.
                 if port.aqm_at == AqmAt::Dequeue {
                     match port.aqm.decide(now, &p, 0, 0) {
@@ -297,7 +280,7 @@ impl Sim {
                         Verdict::Mark => mark = true,
                         Verdict::Drop => {
                             port.stats.count_aqm_drop(p.size);
-                            return;
+                            return Enqueued::Dropped(DropReason::Aqm);
                         }
                     }
                 }
@@ -305,27 +288,40 @@ impl Sim {
                     p.ecn = Ecn::Ce;
                     port.stats.marks += 1;
                 }
-                let arrive = port.start_tx(now, p);
-                let idle_at = port.busy_until;
-                port.aqm.on_queue_empty(idle_at);
-                arm_arrival(&mut self.events, &self.nodes, &self.ecmp, port, pid, arrive);
-                return;
+                port.aqm.on_queue_empty(now + port.tx_time(p.size));
+                port.begin_service(
+                    pid,
+                    now,
+                    p,
+                    false,
+                    Fabric {
+                        events: &mut self.events,
+                        nodes: &self.nodes,
+                        ecmp: &self.ecmp,
+                    },
+                );
+                return Enqueued::Started;
             }
-        } else if port.queue.is_empty()
-            && !port.tx_pending
-            && now >= port.busy_until
-            && now >= port.paused_until
-        {
-            let arrive = port.start_tx(now, p);
-            arm_arrival(&mut self.events, &self.nodes, &self.ecmp, port, pid, arrive);
-            return;
+        } else if port.queue.is_empty() && port.may_start_data(now) {
+            port.begin_service(
+                pid,
+                now,
+                p,
+                false,
+                Fabric {
+                    events: &mut self.events,
+                    nodes: &self.nodes,
+                    ecmp: &self.ecmp,
+                },
+            );
+            return Enqueued::Started;
         }
         if port.queued_bytes + p.size as u64 > port.limit_bytes
             || port.queue.len() as u64 >= port.limit_pkts
         {
             port.stats.drops += 1;
             port.stats.drop_bytes += p.size as u64;
-            return;
+            return Enqueued::Dropped(DropReason::Tail);
         }
         if mark {
             p.ecn = Ecn::Ce;
@@ -337,22 +333,22 @@ impl Sim {
         if port.queued_bytes > port.stats.max_queue_bytes {
             port.stats.max_queue_bytes = port.queued_bytes;
         }
-        if !port.tx_pending {
-            port.tx_pending = true;
-            let at = port.busy_until.max(now);
-            self.events.schedule(at, Event::PortTxDone(pid));
-        }
+        port.tx.arm(&mut self.events, pid, now);
+        Enqueued::Queued
     }
 
+    /// The transmit event of port `pid` fired: its transmitter is free. Serve the next
+    /// packet (dequeue-side AQM first), which re-arms the event if more wait.
     fn on_port_tx_done(&mut self, pid: u32) {
         if self.l2.is_some() && crate::engine::l2::tx_gate(self, pid) {
             return;
         }
         let now = self.now;
         let port = &mut self.ports[pid as usize];
-        port.tx_pending = false;
+        port.tx.fired();
         if port.mq.is_some() {
-            return self.mq_send_next(pid);
+            self.mq_send_next(pid);
+            return;
         }
         while let Some(mut p) = port.queue.pop_front() {
             port.queued_bytes -= p.size as u64;
@@ -371,7 +367,7 @@ impl Sim {
                         Verdict::Drop => {
                             port.stats.count_aqm_drop(p.size);
                             if port.queue.is_empty() {
-                                port.aqm.on_queue_empty(now.max(port.busy_until));
+                                port.aqm.on_queue_empty(now.max(port.tx.busy_until()));
                             }
                             continue;
                         }
@@ -382,13 +378,18 @@ impl Sim {
                     port.aqm.on_queue_empty(idle_at);
                 }
             }
-            let arrive = port.start_tx(now, p);
-            arm_arrival(&mut self.events, &self.nodes, &self.ecmp, port, pid, arrive);
-            if !port.queue.is_empty() {
-                port.tx_pending = true;
-                let at = port.busy_until;
-                self.events.schedule(at, Event::PortTxDone(pid));
-            }
+            let more = !port.queue.is_empty();
+            port.begin_service(
+                pid,
+                now,
+                p,
+                more,
+                Fabric {
+                    events: &mut self.events,
+                    nodes: &self.nodes,
+                    ecmp: &self.ecmp,
+                },
+            );
             break;
         }
     }
@@ -405,16 +406,16 @@ impl Sim {
             self.events.schedule(*next, Event::LinkArrive(pid));
         }
         let node = port.peer_node;
-        self.last_in_port = pid;
-        self.receive(node, p, out);
+        self.receive(node, p, out, pid);
     }
 
-    /// A packet has fully arrived at `node`; `out` is where a switch forwards it
-    /// ([`route_hint`], computed when the packet became its wire's head).
+    /// A packet has fully arrived at `node` over the wire of port `link` (of the upstream
+    /// node); `out` is where a switch forwards it ([`route_hint`], computed when the packet
+    /// became its wire's head).
     #[inline]
-    fn receive(&mut self, node: u32, p: Packet, out: u32) {
+    fn receive(&mut self, node: u32, p: Packet, out: u32, link: u32) {
         debug_assert_eq!(out, route_hint(&self.nodes, &self.ecmp, node, &p));
-        if self.l2.is_some() && crate::engine::l2::receive(self, node, p, out) {
+        if self.l2.is_some() && crate::engine::l2::receive(self, node, p, out, link) {
             return;
         }
         let n = &self.nodes[node as usize];

@@ -242,7 +242,7 @@ fn scripted(dur: &str, prio: Option<u8>) -> Vec<Table> {
     let loaded = crate::scenario::load(&text, "scripted.toml", &[]).expect("loads");
     let (mut sim, info) = crate::scenario::build(&loaded).expect("builds");
     let h1 = sim.node_by_name("h1").unwrap();
-    sim.last_in_port = sim.port_by_name("sw->h1").unwrap();
+    let link = sim.port_by_name("sw->h1").unwrap();
     let frame = Packet {
         flow: u32::MAX,
         src: sim.node_by_name("sw").unwrap(),
@@ -259,8 +259,13 @@ fn scripted(dur: &str, prio: Option<u8>) -> Vec<Table> {
         sent_time: SimTime::ZERO,
         sack: crate::base::packet::SackBlocks::EMPTY,
     };
-    assert!(crate::engine::l2::receive(&mut sim, h1, frame, u32::MAX));
-    sim.last_in_port = u32::MAX;
+    assert!(crate::engine::l2::receive(
+        &mut sim,
+        h1,
+        frame,
+        u32::MAX,
+        link
+    ));
     sim.start();
     sim.run(&mut |_| true);
     crate::output::collect(&loaded, &sim, &info, 0.0)
