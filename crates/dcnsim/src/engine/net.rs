@@ -289,8 +289,9 @@ impl Port {
     /// Serve `p` (already out of the queues) from `now`: serialize it, put it on the wire,
     /// schedule its arrival if it is the wire's head, and when `more` frames wait behind it
     /// arm the transmit event for the end of its serialisation. Every transmission starts
-    /// here.
-    #[inline]
+    /// here. (Always inlined, as the wiring it replaced: the serialisation itself,
+    /// `start_tx`, stays one out-of-line copy.)
+    #[inline(always)]
     pub fn begin_service(&mut self, pid: u32, now: SimTime, p: Packet, more: bool, f: Fabric) {
         debug_assert!(!self.tx.armed, "a port serves one frame at a time");
         let arrive = self.start_tx(now, p);
