@@ -28,39 +28,120 @@ fn sender_established(bytes: u64) -> (TcpFlow, Vec<Packet>) {
     (f, out)
 }
 
+/// Template of what a receiver sends back: a 40-byte pure ACK from node 2 to node 1 with
+/// no SACK blocks, no flags and no ECN codepoint. Scripts fill in the rest by struct update.
+const ACK: Packet = Packet {
+    flow: 0,
+    src: 2,
+    dst: 1,
+    seq: 0,
+    ack: 0,
+    size: 40,
+    payload: 0,
+    kind: Kind::Ack,
+    flags: 0,
+    ecn: Ecn::NotEct,
+    class: 0,
+    enq_time: SimTime::ZERO,
+    sent_time: SimTime::ZERO,
+    sack: SackBlocks::EMPTY,
+};
+
+/// Template of what a sender sends: a full-sized data segment from node 1 to node 2.
+const SEGMENT: Packet = Packet {
+    src: 1,
+    dst: 2,
+    size: MSS as u32 + 40,
+    payload: MSS as u32,
+    kind: Kind::Data,
+    ..ACK
+};
+
+/// A pure ACK of everything below `a`.
 fn ack(a: u64) -> Packet {
-    Packet {
-        flow: 0,
-        src: 2,
-        dst: 1,
-        seq: 0,
-        ack: a,
-        size: 40,
-        payload: 0,
-        kind: Kind::Ack,
-        flags: 0,
-        ecn: Ecn::NotEct,
-        class: 0,
-        enq_time: SimTime::ZERO,
-        sent_time: SimTime::ZERO,
-        sack: crate::base::packet::SackBlocks::EMPTY,
-    }
+    Packet { ack: a, ..ACK }
 }
 
+/// A data segment of `len` payload bytes at `seq`.
 fn data(seq: u64, len: u32) -> Packet {
     Packet {
         seq,
         payload: len,
         size: len + 40,
-        kind: Kind::Data,
-        src: 1,
-        dst: 2,
-        ..ack(0)
+        ..SEGMENT
     }
 }
 
 fn seqs(out: &[Packet]) -> Vec<u64> {
     out.iter().map(|p| p.seq).collect()
+}
+
+/// One stimulus of a packet script: a packet arriving at the flow, or one of its timers
+/// expiring.
+#[derive(Clone, Copy, Debug)]
+enum Input {
+    /// Data and SYN segments go to the receiver half, everything else to the sender half.
+    Packet(Packet),
+    Rto,
+    Delack,
+}
+
+/// The retransmission timer (shared by RACK and TLP) expires.
+const RTO: Input = Input::Rto;
+/// The delayed-ACK timer expires.
+const DELACK: Input = Input::Delack;
+
+impl From<Packet> for Input {
+    fn from(p: Packet) -> Input {
+        Input::Packet(p)
+    }
+}
+
+/// Give `input` to `f` at `now` and return every packet it emits in response.
+fn drive(f: &mut TcpFlow, now: SimTime, input: Input) -> Vec<Packet> {
+    let mut out = Vec::new();
+    match input {
+        Input::Packet(p) if matches!(p.kind, Kind::Data | Kind::Syn) => {
+            f.on_segment(now, &p, &mut out)
+        }
+        Input::Packet(p) => f.on_ack(now, &p, &mut out),
+        Input::Rto => f.on_rto(now, &mut out),
+        Input::Delack => f.on_delack(now, &mut out),
+    }
+    out
+}
+
+/// `send!(flow, now, input)`: give the flow a packet (or `RTO`/`DELACK`) at `now`, with no
+/// expectation about the reply; evaluates to the packets it emitted.
+macro_rules! send {
+    ($f:expr, $now:expr, $input:expr) => {
+        drive(&mut $f, $now, Input::from($input))
+    };
+}
+
+/// `recv!(flow, now, input => [seq, ...])`: as `send!`, and assert that the flow replies with
+/// exactly the segments starting at these sequence numbers, in this order. An optional
+/// message follows the list. Evaluates to the emitted packets.
+macro_rules! recv {
+    ($f:expr, $now:expr, $input:expr => [$($seq:expr),* $(,)?] $(, $($msg:tt)+)?) => {{
+        let out = send!($f, $now, $input);
+        let want: Vec<u64> = vec![$($seq),*];
+        assert_eq!(seqs(&out), want $(, $($msg)+)?);
+        out
+    }};
+}
+
+/// `recv_nothing!(flow, now, input)`: as `send!`, and assert that the flow emits nothing. An
+/// optional message follows the input.
+macro_rules! recv_nothing {
+    ($f:expr, $now:expr, $input:expr) => {{
+        let out = send!($f, $now, $input);
+        assert!(out.is_empty(), "expected nothing, got segments {:?}", seqs(&out));
+    }};
+    ($f:expr, $now:expr, $input:expr, $($msg:tt)+) => {{
+        let out = send!($f, $now, $input);
+        assert!(out.is_empty(), $($msg)+);
+    }};
 }
 
 #[test]
@@ -132,17 +213,13 @@ fn test_syn_lost_retransmits_with_backoff() {
 }
 
 #[test]
-fn test_slow_start_grows_one_mss_per_ack() {
+fn test_slow_start_new_ack_grows_cwnd_one_mss() {
     let (mut f, _) = sender_established(100 * MSS);
-    let mut out = Vec::new();
-    f.on_ack(us(100), &ack(MSS), &mut out);
-    assert_eq!(f.snd.cwnd, 3 * MSS);
     // One ACK for one segment opens room for two new segments.
-    assert_eq!(seqs(&out), vec![2 * MSS, 3 * MSS]);
-    out.clear();
-    f.on_ack(us(112), &ack(2 * MSS), &mut out);
+    recv!(f, us(100), ack(MSS) => [2 * MSS, 3 * MSS]);
+    assert_eq!(f.snd.cwnd, 3 * MSS);
+    recv!(f, us(112), ack(2 * MSS) => [4 * MSS, 5 * MSS]);
     assert_eq!(f.snd.cwnd, 4 * MSS);
-    assert_eq!(seqs(&out), vec![4 * MSS, 5 * MSS]);
 }
 
 #[test]
@@ -194,17 +271,9 @@ fn test_min_rto_and_granularity_bound_rto() {
     assert_eq!(g.snd.rto, ms(20));
 }
 
-/// Sender with cwnd 10 MSS, segments 0..9 outstanding, RTT known (RTO 200 ms).
+/// `sender_with_window_cfg` with the default configuration.
 fn sender_with_window() -> TcpFlow {
-    let (mut f, _) = sender_established(1000 * MSS);
-    let mut out = Vec::new();
-    f.snd.ssthresh = 8 * MSS;
-    // Grow to 10 segments outstanding by acking in slow start/CA.
-    f.on_ack(us(100), &ack(MSS), &mut out);
-    f.snd.cwnd = 10 * MSS;
-    f.try_send(us(100), &mut out);
-    assert_eq!(f.snd.snd_nxt - f.snd.snd_una, 10 * MSS);
-    f
+    sender_with_window_cfg(cfg())
 }
 
 /// The RFC 5681/6582 tests below run without limited transmit (RFC 3042), which has its
@@ -216,53 +285,52 @@ fn no_lt(c: TcpConfig) -> TcpConfig {
     }
 }
 
+/// `sender_with_window_cfg(c)` after three duplicate ACKs of SND.UNA (1 MSS) at 200, 201
+/// and 202 us: in fast recovery, the third having retransmitted segment 1 (with limited
+/// transmit the first two sent segments 11 and 12).
+fn sender_in_fast_recovery(c: TcpConfig) -> TcpFlow {
+    let mut f = sender_with_window_cfg(c);
+    send!(f, us(200), ack(MSS));
+    send!(f, us(201), ack(MSS));
+    recv!(f, us(202), ack(MSS) => [MSS]);
+    assert!(f.snd.in_recovery);
+    f
+}
+
 #[test]
-fn test_three_dupacks_fast_retransmit_rfc6582_window() {
+fn test_window_third_dupack_fast_retransmits_then_inflates() {
     let mut f = sender_with_window_cfg(no_lt(cfg()));
-    let una = f.snd.snd_una;
-    let max = f.snd.snd_max;
-    let mut out = Vec::new();
-    f.on_ack(us(200), &ack(una), &mut out);
-    f.on_ack(us(201), &ack(una), &mut out);
-    assert!(out.is_empty());
+    let (una, max) = (f.snd.snd_una, f.snd.snd_max);
+    recv_nothing!(f, us(200), ack(una));
+    recv_nothing!(f, us(201), ack(una));
     assert!(!f.snd.in_recovery);
-    f.on_ack(us(202), &ack(una), &mut out);
     // Third duplicate: ssthresh = FlightSize/2, retransmit SND.UNA, cwnd = ssthresh + 3 MSS.
+    recv!(f, us(202), ack(una) => [una]);
     assert!(f.snd.in_recovery);
     assert_eq!(f.snd.ssthresh, 5 * MSS);
     assert_eq!(f.snd.cwnd, 8 * MSS);
     assert_eq!(f.snd.recover, max);
-    assert_eq!(seqs(&out), vec![una]);
     assert_eq!(f.stats.retransmits, 1);
     assert_eq!(f.stats.fast_recoveries, 1);
-    out.clear();
     // Each further duplicate inflates cwnd by one MSS; new data flows once cwnd > flight.
-    for i in 0..3 {
-        f.on_ack(us(203 + i), &ack(una), &mut out);
-    }
+    recv_nothing!(f, us(203), ack(una));
+    recv_nothing!(f, us(204), ack(una));
+    recv!(f, us(205), ack(una) => [max]);
     assert_eq!(f.snd.cwnd, 11 * MSS);
-    assert_eq!(seqs(&out), vec![max]);
 }
 
 #[test]
-fn test_partial_ack_retransmits_next_hole_and_deflates() {
-    let mut f = sender_with_window();
-    let una = f.snd.snd_una;
-    let mut out = Vec::new();
-    for i in 0..3 {
-        f.on_ack(us(200 + i), &ack(una), &mut out);
-    }
-    out.clear();
+fn test_fast_recovery_partial_ack_retransmits_next_hole_and_deflates() {
+    let mut f = sender_in_fast_recovery(cfg());
     let cwnd_before = f.snd.cwnd;
     // Partial ACK covering two segments: retransmit the new SND.UNA, cwnd −= acked − MSS.
-    f.on_ack(us(300), &ack(una + 2 * MSS), &mut out);
+    recv!(f, us(300), ack(3 * MSS) => [3 * MSS]);
     assert!(f.snd.in_recovery);
-    assert_eq!(out[0].seq, una + 2 * MSS);
     assert_eq!(f.snd.cwnd, cwnd_before - 2 * MSS + MSS);
     // The first partial ACK restarts the retransmission timer.
     assert_eq!(f.snd.rto_timer.deadline, us(300) + f.snd.rto);
     let d = f.snd.rto_timer.deadline;
-    f.on_ack(us(400), &ack(una + 3 * MSS), &mut out);
+    recv!(f, us(400), ack(4 * MSS) => [4 * MSS]);
     assert_eq!(
         f.snd.rto_timer.deadline, d,
         "later partial ACKs do not restart it"
@@ -270,55 +338,45 @@ fn test_partial_ack_retransmits_next_hole_and_deflates() {
 }
 
 #[test]
-fn test_full_ack_leaves_recovery_with_deflated_window() {
-    let mut f = sender_with_window();
-    let una = f.snd.snd_una;
-    let mut out = Vec::new();
-    for i in 0..3 {
-        f.on_ack(us(200 + i), &ack(una), &mut out);
-    }
+fn test_fast_recovery_full_ack_leaves_with_deflated_window() {
+    let mut f = sender_in_fast_recovery(cfg());
     let recover = f.snd.recover;
-    out.clear();
-    f.on_ack(us(300), &ack(recover), &mut out);
+    // cwnd = min(ssthresh, max(FlightSize, MSS) + MSS); FlightSize is 0 here, so two new
+    // segments go.
+    recv!(f, us(300), ack(recover) => [recover, recover + MSS]);
     assert!(!f.snd.in_recovery);
-    // cwnd = min(ssthresh, max(FlightSize, MSS) + MSS); FlightSize is 0 here.
     assert_eq!(f.snd.cwnd, 2 * MSS);
     assert_eq!(f.snd.dupacks, 0);
 }
 
 #[test]
-fn test_no_second_fast_retransmit_for_data_before_recover() {
+fn test_after_rto_dupacks_below_recover_do_not_fast_retransmit() {
     let mut f = sender_with_window();
-    let mut out = Vec::new();
     // Timeout: recover := SND.MAX, so dupACKs for older data do not trigger fast retransmit.
-    f.on_rto(ms(300), &mut out);
+    recv!(f, ms(300), RTO => [MSS]);
     let una = f.snd.snd_una;
-    out.clear();
     for i in 0..3 {
-        f.on_ack(ms(301) + us(i), &ack(una), &mut out);
+        recv_nothing!(f, ms(301) + us(i), ack(una));
     }
     assert!(!f.snd.in_recovery);
     assert_eq!(f.stats.fast_recoveries, 0);
 }
 
 #[test]
-fn test_rto_expiry_backoff_and_go_back_n() {
+fn test_window_rto_backs_off_and_goes_back_n() {
     let mut f = sender_with_window();
     let una = f.snd.snd_una;
     let flight = f.flight();
     let rto = f.snd.rto;
-    let mut out = Vec::new();
-    f.on_rto(ms(300), &mut out);
+    recv!(f, ms(300), RTO => [una]);
     assert_eq!(f.stats.timeouts, 1);
     assert_eq!(f.snd.cwnd, MSS);
     assert_eq!(f.snd.ssthresh, flight / 2);
     assert_eq!(f.snd.rto, SimTime(rto.0 * 2));
-    assert_eq!(seqs(&out), vec![una]);
     assert_eq!(f.snd.snd_nxt, una + MSS);
     assert_eq!(f.snd.rto_timer.deadline, ms(300) + SimTime(rto.0 * 2));
     // A second expiry doubles again (capped at max_rto).
-    out.clear();
-    f.on_rto(ms(700), &mut out);
+    send!(f, ms(700), RTO);
     assert_eq!(f.snd.rto, SimTime(rto.0 * 4));
     assert!(!f.snd.rtt_active, "Karn: retransmissions are not timed");
 }
@@ -373,7 +431,7 @@ fn test_receiver_out_of_order_dupacks_then_fill() {
 }
 
 #[test]
-fn test_delayed_ack_every_second_segment_and_timeout() {
+fn test_delack_receiver_second_segment_or_timer_sends_the_ack() {
     let mut r = TcpFlow::new(
         0,
         1,
@@ -384,22 +442,17 @@ fn test_delayed_ack_every_second_segment_and_timeout() {
             ..cfg()
         },
     );
-    let mut out = Vec::new();
-    r.on_segment(us(1), &data(0, 1460), &mut out);
-    assert!(out.is_empty());
+    recv_nothing!(r, us(1), data(0, 1460));
     assert_eq!(r.rcv.delack_timer.deadline, us(1) + ms(40));
-    r.on_segment(us(2), &data(MSS, 1460), &mut out);
+    let out = send!(r, us(2), data(MSS, 1460));
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].ack, 2 * MSS);
     assert!(!r.rcv.delack_timer.armed());
-    out.clear();
-    r.on_segment(us(3), &data(2 * MSS, 1460), &mut out);
-    assert!(out.is_empty());
-    r.on_delack(us(3) + ms(40), &mut out);
+    recv_nothing!(r, us(3), data(2 * MSS, 1460));
+    let out = send!(r, us(3) + ms(40), DELACK);
     assert_eq!(out[0].ack, 3 * MSS);
     // Out-of-order data is ACKed at once even with delayed ACK.
-    out.clear();
-    r.on_segment(us(5) + ms(40), &data(5 * MSS, 1460), &mut out);
+    let out = send!(r, us(5) + ms(40), data(5 * MSS, 1460));
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].ack, 3 * MSS);
 }
@@ -877,69 +930,52 @@ fn test_sack_receiver_blocks_for_hole_pattern() {
 }
 
 #[test]
-fn test_sack_sender_rfc6675_recovery_retransmits_lost_segments_in_order() {
+fn test_sack_window_three_losses_recovery_retransmits_them_in_order() {
     // Segments 1..10 outstanding, cwnd 10; segments 1, 4 and 6 are lost.
     let mut f = sender_with_window_cfg(no_lt(sack_cfg()));
-    let mut out = Vec::new();
-    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
-    f.on_ack(us(201), &sack_ack(1, &[(2, 4)]), &mut out);
-    assert!(!f.snd.in_recovery && out.is_empty());
+    recv_nothing!(f, us(200), sack_ack(1, &[(2, 3)]));
+    recv_nothing!(f, us(201), sack_ack(1, &[(2, 4)]));
+    assert!(!f.snd.in_recovery);
     // Third duplicate: RecoveryPoint = 11, ssthresh = cwnd = FlightSize/2 = 5 MSS;
     // retransmit segment 1; pipe = unSACKed not-lost [4,5) + [6,11) + retransmitted [1,2).
-    f.on_ack(us(202), &sack_ack(1, &[(5, 6), (2, 4)]), &mut out);
+    recv!(f, us(202), sack_ack(1, &[(5, 6), (2, 4)]) => [MSS]);
     assert!(f.snd.in_recovery);
     assert_eq!(
         (f.snd.recover, f.snd.ssthresh, f.snd.cwnd),
         (11 * MSS, 5 * MSS, 5 * MSS)
     );
-    assert_eq!(seqs(&out), vec![MSS]);
     assert_eq!((f.snd.high_rxt, f.snd.pipe), (2 * MSS, 7 * MSS));
-    out.clear();
-    f.on_ack(us(203), &sack_ack(1, &[(7, 8), (5, 6), (2, 4)]), &mut out);
+    recv_nothing!(f, us(203), sack_ack(1, &[(7, 8), (5, 6), (2, 4)]));
     assert_eq!(f.snd.pipe, 6 * MSS);
-    assert!(out.is_empty());
     // 3 segments SACKed above 4 (5, 7, 8): IsLost(4); pipe = [6,7) + [9,11) + [1,2) = 4.
-    f.on_ack(us(204), &sack_ack(1, &[(7, 9), (5, 6), (2, 4)]), &mut out);
-    assert_eq!(seqs(&out), vec![4 * MSS]);
+    recv!(f, us(204), sack_ack(1, &[(7, 9), (5, 6), (2, 4)]) => [4 * MSS]);
     assert_eq!((f.snd.high_rxt, f.snd.pipe), (5 * MSS, 5 * MSS));
-    out.clear();
     // IsLost(6); pipe = [10,11) + [1,2) + [4,5) = 3: retransmit 6, then (rule 2) new data.
-    f.on_ack(us(205), &sack_ack(1, &[(7, 10), (5, 6), (2, 4)]), &mut out);
-    assert_eq!(seqs(&out), vec![6 * MSS, 11 * MSS]);
+    recv!(f, us(205), sack_ack(1, &[(7, 10), (5, 6), (2, 4)]) => [6 * MSS, 11 * MSS]);
     assert_eq!((f.snd.high_rxt, f.snd.pipe), (7 * MSS, 5 * MSS));
-    out.clear();
-    f.on_ack(us(206), &sack_ack(1, &[(7, 11), (5, 6), (2, 4)]), &mut out);
-    assert_eq!(seqs(&out), vec![12 * MSS]);
+    recv!(f, us(206), sack_ack(1, &[(7, 11), (5, 6), (2, 4)]) => [12 * MSS]);
     assert_eq!(f.snd.pipe, 5 * MSS);
-    out.clear();
     // Partial ACK (retransmitted 1 arrived): pipe = [4,5) + [6,7) + [11,13) = 4 → one new.
-    f.on_ack(us(300), &sack_ack(4, &[(7, 11), (5, 6)]), &mut out);
+    recv!(f, us(300), sack_ack(4, &[(7, 11), (5, 6)]) => [13 * MSS]);
     assert!(f.snd.in_recovery);
-    assert_eq!(seqs(&out), vec![13 * MSS]);
     assert_eq!(f.snd.pipe, 5 * MSS);
-    out.clear();
-    f.on_ack(us(301), &sack_ack(6, &[(7, 11)]), &mut out);
-    assert_eq!(seqs(&out), vec![14 * MSS]);
-    out.clear();
+    recv!(f, us(301), sack_ack(6, &[(7, 11)]) => [14 * MSS]);
     // Cumulative ACK beyond RecoveryPoint: recovery ends with cwnd = ssthresh.
-    f.on_ack(us(400), &ack(13 * MSS), &mut out);
+    recv!(f, us(400), ack(13 * MSS) => [15 * MSS, 16 * MSS, 17 * MSS]);
     assert!(!f.snd.in_recovery);
     assert_eq!(f.snd.cwnd, 5 * MSS);
-    assert_eq!(seqs(&out), vec![15 * MSS, 16 * MSS, 17 * MSS]);
     assert_eq!(f.stats.retransmits, 3);
     assert_eq!(f.stats.fast_recoveries, 1);
     assert!(f.snd.sacked.is_empty());
 }
 
 #[test]
-fn test_sack_sender_timeout_discards_scoreboard() {
+fn test_sack_window_rto_discards_the_scoreboard() {
     let mut f = sender_with_window_cfg(no_lt(sack_cfg()));
-    let mut out = Vec::new();
-    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
+    recv_nothing!(f, us(200), sack_ack(1, &[(2, 3)]));
     assert_eq!(f.snd.sacked, vec![(2 * MSS, 3 * MSS)]);
-    f.on_rto(ms(300), &mut out);
+    recv!(f, ms(300), RTO => [MSS]);
     assert!(f.snd.sacked.is_empty(), "RFC 2018 §8");
-    assert_eq!(seqs(&out), vec![MSS]);
 }
 
 #[test]
@@ -1004,129 +1040,99 @@ fn test_abc_congestion_avoidance_one_mss_per_cwnd_acked() {
 // ------------------------------------------------- limited transmit (RFC 3042)
 
 #[test]
-fn test_limited_transmit_one_new_segment_on_first_and_second_dupack() {
-    // Segments 1..10 outstanding (cwnd 10 MSS), lots of data to send.
+fn test_window_first_two_dupacks_limited_transmit_one_new_segment_each() {
+    // Limited transmit. Segments 1..10 outstanding (cwnd 10 MSS), lots of data to send.
     let mut f = sender_with_window_cfg(cfg());
-    let mut out = Vec::new();
-    f.on_ack(us(200), &ack(MSS), &mut out);
-    assert_eq!(seqs(&out), vec![11 * MSS], "first dupack: one new segment");
+    recv!(f, us(200), ack(MSS) => [11 * MSS], "first dupack: one new segment");
     assert_eq!(f.snd.cwnd, 10 * MSS, "cwnd unchanged");
-    out.clear();
-    f.on_ack(us(201), &ack(MSS), &mut out);
-    assert_eq!(seqs(&out), vec![12 * MSS], "second dupack: one more");
+    recv!(f, us(201), ack(MSS) => [12 * MSS], "second dupack: one more");
     assert_eq!(
         (f.snd.cwnd, f.snd.snd_max, f.snd.lt_bytes),
         (10 * MSS, 13 * MSS, 2 * MSS)
     );
     assert_eq!(f.stats.retransmits, 0);
-    out.clear();
     // Third: fast retransmit; ssthresh from FlightSize without the two limited-transmit
     // segments (RFC 5681 §3.2 step 2): (12 − 2)/2 = 5 MSS, cwnd = 5 + 3.
-    f.on_ack(us(202), &ack(MSS), &mut out);
+    recv!(f, us(202), ack(MSS) => [MSS]);
     assert!(f.snd.in_recovery);
-    assert_eq!(seqs(&out), vec![MSS]);
     assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 8 * MSS));
     // The same run without limited transmit sends nothing on the first two.
     let mut g = sender_with_window_cfg(no_lt(cfg()));
-    let mut out = Vec::new();
-    g.on_ack(us(200), &ack(MSS), &mut out);
-    g.on_ack(us(201), &ack(MSS), &mut out);
-    assert!(out.is_empty());
+    recv_nothing!(g, us(200), ack(MSS));
+    recv_nothing!(g, us(201), ack(MSS));
 }
 
 #[test]
-fn test_limited_transmit_respects_receiver_window() {
+fn test_window_dupacks_limited_transmit_stops_at_receiver_window() {
     // rwnd 11 MSS: 10 outstanding + 1 fits, a second does not.
     let mut f = sender_with_window_cfg(TcpConfig {
         rwnd: 11 * MSS,
         ..cfg()
     });
-    let mut out = Vec::new();
-    f.on_ack(us(200), &ack(MSS), &mut out);
-    assert_eq!(seqs(&out), vec![11 * MSS]);
-    out.clear();
-    f.on_ack(us(201), &ack(MSS), &mut out);
-    assert!(out.is_empty(), "receiver window full");
+    recv!(f, us(200), ack(MSS) => [11 * MSS]);
+    recv_nothing!(f, us(201), ack(MSS), "receiver window full");
 }
 
 #[test]
-fn test_limited_transmit_needs_new_data_and_cwnd_plus_two() {
+fn test_window_dupacks_limited_transmit_needs_new_data_and_room() {
+    // Limited transmit needs new data and at most cwnd + 2 MSS outstanding.
     // No unsent data: nothing to send.
     let mut f = sender_with_window_cfg(cfg());
     f.snd.app_limit = f.snd.snd_max;
-    let mut out = Vec::new();
-    f.on_ack(us(200), &ack(MSS), &mut out);
-    f.on_ack(us(201), &ack(MSS), &mut out);
-    assert!(out.is_empty());
+    recv_nothing!(f, us(200), ack(MSS));
+    recv_nothing!(f, us(201), ack(MSS));
     // Outstanding data would exceed cwnd + 2 MSS: 10 outstanding, cwnd 8 → 11 > 10.
     let mut g = sender_with_window_cfg(cfg());
     g.snd.cwnd = 8 * MSS;
-    g.on_ack(us(200), &ack(MSS), &mut out);
-    assert!(out.is_empty());
+    recv_nothing!(g, us(200), ack(MSS));
     // During a go-back-N after an RTO the data below SND.MAX is not new: nothing either.
     let mut h = sender_with_window_cfg(cfg());
-    h.on_rto(ms(300), &mut out);
-    out.clear();
-    h.on_ack(ms(301), &ack(MSS), &mut out);
-    assert!(out.is_empty());
+    send!(h, ms(300), RTO);
+    recv_nothing!(h, ms(301), ack(MSS));
 }
 
 #[test]
-fn test_limited_transmit_with_sack_needs_new_sack_info_and_counts_in_pipe() {
+fn test_sack_window_dupacks_limited_transmit_needs_new_sack_info_and_counts_in_pipe() {
     let mut f = sender_with_window_cfg(sack_cfg());
-    let mut out = Vec::new();
-    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
-    assert_eq!(seqs(&out), vec![11 * MSS]);
-    out.clear();
+    recv!(f, us(200), sack_ack(1, &[(2, 3)]) => [11 * MSS]);
     // A duplicate with no new SACK information sends nothing (RFC 5681 §3.2).
-    f.on_ack(us(201), &sack_ack(1, &[(2, 3)]), &mut out);
-    assert!(out.is_empty());
+    recv_nothing!(f, us(201), sack_ack(1, &[(2, 3)]));
     f.snd.dupacks = 1; // as if that ACK had not come: the next one is the second
-    f.on_ack(us(202), &sack_ack(1, &[(2, 4)]), &mut out);
-    assert_eq!(seqs(&out), vec![12 * MSS]);
-    out.clear();
+    recv!(f, us(202), sack_ack(1, &[(2, 4)]) => [12 * MSS]);
     // Third: RFC 6675 recovery; ssthresh = (12 − 2)/2 MSS; pipe counts the two
     // limited-transmit segments: not-lost unSACKed [4,5) + [6,13) + retransmitted [1,2).
-    f.on_ack(us(203), &sack_ack(1, &[(5, 6), (2, 4)]), &mut out);
+    recv!(f, us(203), sack_ack(1, &[(5, 6), (2, 4)]) => [MSS]);
     assert!(f.snd.in_recovery);
     assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
-    assert_eq!(seqs(&out), vec![MSS]);
     assert_eq!(f.snd.pipe, 9 * MSS);
 }
 
 // ------------------------------------------- SACK rescue retransmission (RFC 6675 §4)
 
 #[test]
-fn test_sack_rescue_retransmits_the_tail_once_per_recovery() {
-    // Segments 1..10 outstanding and nothing more to send; 1 and 10 are lost.
+fn test_sack_recovery_window_opening_sends_the_rescue_once() {
+    // RFC 6675 §4 rescue retransmission. Segments 1..10 outstanding and nothing more to
+    // send; 1 and 10 are lost.
     let mut f = sender_with_window_cfg(sack_cfg());
     f.snd.app_limit = f.snd.snd_max;
-    let mut out = Vec::new();
-    for (i, top) in [3u64, 4, 5].iter().enumerate() {
-        f.on_ack(us(200 + i as u64), &sack_ack(1, &[(2, *top)]), &mut out);
-    }
+    recv_nothing!(f, us(200), sack_ack(1, &[(2, 3)]));
+    recv_nothing!(f, us(201), sack_ack(1, &[(2, 4)]));
+    recv!(f, us(202), sack_ack(1, &[(2, 5)]) => [MSS]);
     assert!(f.snd.in_recovery);
-    assert_eq!(seqs(&out), vec![MSS]);
-    out.clear();
-    for (i, top) in [6u64, 7].iter().enumerate() {
-        f.on_ack(us(210 + i as u64), &sack_ack(1, &[(2, *top)]), &mut out);
-    }
-    assert!(out.is_empty(), "pipe still >= cwnd");
+    recv_nothing!(f, us(210), sack_ack(1, &[(2, 6)]), "pipe still >= cwnd");
+    recv_nothing!(f, us(211), sack_ack(1, &[(2, 7)]), "pipe still >= cwnd");
     // 2..7 SACKed: pipe = [8,11) + [1,2) = 4 < cwnd 5. Rule 1: nothing lost above HighRxt;
     // rule 2: no new data; rule 3 may not retransmit 8 (not below the highest SACKed
     // octet, 3.b); rule 4 sends the rescue: the segment holding the highest unSACKed
     // octet, 10. HighRxt stays, RescueRxt = RecoveryPoint.
-    f.on_ack(us(220), &sack_ack(1, &[(2, 8)]), &mut out);
-    assert_eq!(seqs(&out), vec![10 * MSS]);
+    recv!(f, us(220), sack_ack(1, &[(2, 8)]) => [10 * MSS]);
     assert_eq!(
         (f.snd.high_rxt, f.snd.rescue_rxt),
         (2 * MSS, 11 * MSS),
         "HighRxt unchanged, RescueRxt = RecoveryPoint"
     );
-    out.clear();
     // Once per recovery: a further opening of the window sends no second rescue.
-    f.on_ack(us(221), &sack_ack(1, &[(2, 9)]), &mut out);
-    assert!(out.is_empty());
+    recv_nothing!(f, us(221), sack_ack(1, &[(2, 9)]));
 }
 
 // ------------------------------------------- ns-2 tick-based RTT estimator
@@ -1321,17 +1327,13 @@ fn test_ns2_newreno_exit_keeps_the_uninflated_window() {
     // cwnd 10, segments 1..10 outstanding, 1 and 3 lost: fast retransmit (ssthresh 5,
     // cwnd 8), a partial ACK for 2 segments deflates to 7, the full ACK leaves recovery.
     let run = |ns2: bool| {
-        let mut f = sender_with_window_cfg(TcpConfig {
+        let mut f = sender_in_fast_recovery(TcpConfig {
             exit_cwnd_ns2: ns2,
             ..no_lt(cfg())
         });
-        let mut out = Vec::new();
-        for i in 0..3 {
-            f.on_ack(us(200 + i), &ack(MSS), &mut out);
-        }
-        f.on_ack(us(300), &ack(3 * MSS), &mut out);
+        send!(f, us(300), ack(3 * MSS));
         assert!(f.snd.in_recovery);
-        f.on_ack(us(400), &ack(11 * MSS), &mut out);
+        send!(f, us(400), ack(11 * MSS));
         assert!(!f.snd.in_recovery);
         f.snd.cwnd
     };
@@ -1381,14 +1383,12 @@ fn test_recover_strict_needs_an_ack_beyond_recover() {
             recover_strict: strict,
             ..no_lt(cfg())
         });
-        let mut out = Vec::new();
-        f.on_rto(ms(300), &mut out);
+        send!(f, ms(300), RTO);
         assert_eq!(f.snd.recover, 11 * MSS);
         f.snd.cwnd = 10 * MSS;
-        f.on_ack(ms(301), &ack(11 * MSS), &mut out);
-        out.clear();
+        send!(f, ms(301), ack(11 * MSS));
         for i in 0..3 {
-            f.on_ack(ms(302) + us(i), &ack(11 * MSS), &mut out);
+            send!(f, ms(302) + us(i), ack(11 * MSS));
         }
         f.snd.in_recovery
     };
@@ -1402,19 +1402,12 @@ fn test_recovery_maxburst_limits_new_segments_per_ack() {
     // one per dupack. With a much larger window (ssthresh forced high) the first dupacks
     // after recovery entry can open several segments at once; ns-2 sends at most 2.
     let run = |burst: u32| {
-        let mut f = sender_with_window_cfg(TcpConfig {
+        let mut f = sender_in_fast_recovery(TcpConfig {
             recovery_maxburst: burst,
             ..no_lt(cfg())
         });
-        let mut out = Vec::new();
-        for i in 0..3 {
-            f.on_ack(us(200 + i), &ack(MSS), &mut out);
-        }
-        assert!(f.snd.in_recovery);
         f.snd.cwnd = 20 * MSS; // with this dupack's inflation: 21, room for 11 more segments
-        out.clear();
-        f.on_ack(us(210), &ack(MSS), &mut out);
-        out.len()
+        send!(f, us(210), ack(MSS)).len()
     };
     assert_eq!(run(0), 11);
     assert_eq!(run(2), 2);
@@ -1448,10 +1441,9 @@ fn test_ns2_fast_retransmit_halves_cwnd_exactly() {
         ..no_lt(cfg())
     });
     f.snd.cwnd = 10 * MSS + MSS / 2;
-    let mut out = Vec::new();
-    for i in 0..3 {
-        f.on_ack(us(200 + i), &ack(MSS), &mut out);
-    }
+    recv_nothing!(f, us(200), ack(MSS));
+    recv_nothing!(f, us(201), ack(MSS));
+    recv!(f, us(202), ack(MSS) => [MSS]);
     assert!(f.snd.in_recovery);
     assert_eq!(f.snd.ssthresh, 5 * MSS);
     assert_eq!(f.snd.cwnd, (10 * MSS + MSS / 2) / 2 + 3 * MSS);
@@ -1474,9 +1466,7 @@ fn rack_cfg(tlp: bool) -> TcpConfig {
 /// RACK.min_RTT = SRTT = 100 us.
 fn rack_sender(tlp: bool) -> TcpFlow {
     let mut f = sender_with_window_cfg(rack_cfg(tlp));
-    let mut out = Vec::new();
-    f.on_ack(us(200), &ack(2 * MSS), &mut out);
-    assert_eq!(seqs(&out), vec![11 * MSS]);
+    recv!(f, us(200), ack(2 * MSS) => [11 * MSS]);
     let r = f.snd.rack.as_ref().unwrap();
     assert_eq!((r.min_rtt, f.snd.srtt), (us(100), us(100)));
     let xmit: Vec<SimTime> = r.segs.iter().map(|s| s.xmit).collect();
@@ -1495,14 +1485,12 @@ fn test_rack_segment_sent_long_before_a_delivered_one_is_lost_at_once() {
     // = 100 us: 1 is due at 0 + 100 us + reo_wnd (25 us) < now, lost on the first SACK
     // (DupThresh would wait for two more).
     let mut f = sender_with_window_cfg(rack_cfg(false));
-    let mut out = Vec::new();
-    f.on_ack(us(200), &sack_ack(1, &[(2, 3)]), &mut out);
-    assert!(f.snd.in_recovery);
-    assert_eq!(f.stats.fast_recoveries, 1);
     // FlightSize 10 MSS → ssthresh = cwnd = 5 MSS; segment 1 retransmitted at once; the
     // pipe (9 MSS not SACKed and not lost) leaves no room for more.
+    recv!(f, us(200), sack_ack(1, &[(2, 3)]) => [MSS]);
+    assert!(f.snd.in_recovery);
+    assert_eq!(f.stats.fast_recoveries, 1);
     assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
-    assert_eq!(seqs(&out), vec![MSS]);
     assert_eq!(f.snd.pipe, 9 * MSS);
     let s1 = rack(&f).segs[0];
     assert_eq!(
@@ -1516,24 +1504,19 @@ fn test_rack_reordering_window_arms_the_timer_then_marks_lost() {
     // Segments 2..10 were sent together; a SACK of 3 at 201 us: 2 is "sent before" 3
     // (same time, lower sequence), due at 100 + 101 + min_RTT/4 = 226 us.
     let mut f = rack_sender(false);
-    let mut out = Vec::new();
-    f.on_ack(us(201), &sack_ack(2, &[(3, 4)]), &mut out);
-    assert!(!f.snd.in_recovery);
-    assert_eq!(
-        seqs(&out),
-        vec![12 * MSS],
+    recv!(
+        f, us(201), sack_ack(2, &[(3, 4)]) => [12 * MSS],
         "limited transmit on new SACK information"
     );
-    out.clear();
+    assert!(!f.snd.in_recovery);
     assert_eq!(rack(&f).reo_at, us(226));
     assert_eq!(rack(&f).timer, TimerKind::Reorder);
     assert_eq!(f.snd.rto_timer.deadline, us(226));
     // The reordering timer fires: 2 is lost, recovery starts with its retransmission, and
     // the retransmission timer holds the RTO again (armed at 200 us).
-    f.on_rto(us(226), &mut out);
+    recv!(f, us(226), RTO => [2 * MSS]);
     assert_eq!(f.stats.timeouts, 0);
     assert!(f.snd.in_recovery);
-    assert_eq!(seqs(&out), vec![2 * MSS]);
     assert_eq!(rack(&f).timer, TimerKind::Rto);
     assert_eq!(f.snd.rto_timer.deadline, us(200) + ms(200));
 }
@@ -1612,13 +1595,10 @@ fn test_tlp_probe_retransmits_the_last_segment_at_two_srtt() {
     // re-armed.
     let mut f = sender_with_window_cfg(rack_cfg(true));
     f.snd.app_limit = f.snd.snd_max;
-    let mut out = Vec::new();
-    f.on_ack(us(200), &ack(2 * MSS), &mut out);
-    assert!(out.is_empty());
+    recv_nothing!(f, us(200), ack(2 * MSS));
     assert_eq!(rack(&f).timer, TimerKind::Probe);
     assert_eq!(f.snd.rto_timer.deadline, us(400));
-    f.on_rto(us(400), &mut out);
-    assert_eq!(seqs(&out), vec![10 * MSS]);
+    recv!(f, us(400), RTO => [10 * MSS]);
     assert_eq!(
         (f.stats.tlp_probes, f.stats.timeouts, f.stats.retransmits),
         (1, 0, 1)
@@ -1628,11 +1608,10 @@ fn test_tlp_probe_retransmits_the_last_segment_at_two_srtt() {
     assert_eq!(f.snd.rto_timer.deadline, us(400) + ms(200));
     // The ACK of everything ends nothing yet; its duplicate (the original and the probe
     // both arrived) ends the episode without a window reduction.
-    out.clear();
-    f.on_ack(us(500), &ack(11 * MSS), &mut out);
+    send!(f, us(500), ack(11 * MSS));
     assert_eq!(rack(&f).tlp_end, 11 * MSS);
     let cwnd = f.snd.cwnd;
-    f.on_ack(us(501), &ack(11 * MSS), &mut out);
+    send!(f, us(501), ack(11 * MSS));
     assert_eq!(rack(&f).tlp_end, u64::MAX);
     assert_eq!((f.stats.tlp_recoveries, f.snd.cwnd), (0, cwnd));
 }
@@ -1660,13 +1639,10 @@ fn test_tlp_probe_that_repaired_a_loss_reduces_the_window() {
 #[test]
 fn test_tlp_probe_sends_new_data_when_the_receiver_window_allows() {
     let mut f = sender_with_window_cfg(rack_cfg(true));
-    let mut out = Vec::new();
-    f.on_ack(us(200), &ack(2 * MSS), &mut out);
+    send!(f, us(200), ack(2 * MSS));
     assert_eq!(rack(&f).timer, TimerKind::Probe);
     let (max, deadline) = (f.snd.snd_max, f.snd.rto_timer.deadline);
-    out.clear();
-    f.on_rto(deadline, &mut out);
-    assert_eq!(seqs(&out), vec![max], "one new segment beyond cwnd");
+    recv!(f, deadline, RTO => [max], "one new segment beyond cwnd");
     assert_eq!((f.stats.tlp_probes, f.stats.retransmits), (1, 0));
     assert!(!rack(&f).tlp_retrans);
 }
