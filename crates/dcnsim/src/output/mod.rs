@@ -1,7 +1,8 @@
 //! Result tables: named columns handed to Python as lists (and written as CSV there).
 
 use crate::engine::apps::App;
-use crate::engine::net::NodeKind;
+use crate::engine::net::{NodeKind, Port};
+use crate::model::tcp::TcpFlow;
 use crate::engine::sim::Sim;
 use crate::scenario::{BuildInfo, Loaded};
 
@@ -25,11 +26,39 @@ fn clamp_i64(v: u64) -> i64 {
     v.min(i64::MAX as u64) as i64
 }
 
+/// Every result table of a finished run, in a fixed order: summary, messages, flows,
+/// ports, apps, queues/estimates, pings, completions, queue, cwnd, the ODCTCP tables,
+/// silent, then the layer-2 tables.
 pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec<Table> {
-    let dur = sim.end.as_secs_f64();
     let mut tables = Vec::new();
+    let goodput = app_goodput(sim);
+    let mut summary = summary(loaded, sim, info, wall_s, &goodput);
+    let workload_messages = crate::output::messages::result_tables(sim, &mut summary);
+    tables.push(summary);
+    tables.extend(workload_messages);
+    tables.push(flows(sim));
+    tables.push(ports(sim));
+    tables.push(goodput.table);
+    tables.extend(crate::output::mq::result_tables(sim));
+    tables.extend(pings(sim));
+    tables.push(completions(sim));
+    samplers(sim, &mut tables);
+    crate::output::odctcp::tables(sim, &mut tables);
+    tables.extend(silent(sim));
+    tables.extend(crate::output::l2::tables(sim));
+    tables
+}
 
-    // Per-app goodput.
+/// The `apps` table and the per-app byte counts the summary needs.
+struct AppGoodput {
+    table: Table,
+    app_bytes: Vec<u64>,
+    rounds_total: u64,
+    delivered: u64,
+}
+
+fn app_goodput(sim: &Sim) -> AppGoodput {
+    let dur = sim.end.as_secs_f64();
     let mut app_bytes = vec![0u64; sim.apps.len()];
     for (i, f) in sim.flows.iter().enumerate() {
         let a = sim.targets[i].app;
@@ -75,6 +104,24 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         .f64("goodput_mbps", goodputs)
         .i64("rounds", rounds);
 
+    AppGoodput {
+        table: apps,
+        app_bytes,
+        rounds_total,
+        delivered,
+    }
+}
+
+/// The one-row `summary` table (before the workload apps add their columns).
+fn summary(
+    loaded: &Loaded,
+    sim: &Sim,
+    info: &BuildInfo,
+    wall_s: f64,
+    g: &AppGoodput,
+) -> Table {
+    let dur = sim.end.as_secs_f64();
+    let (app_bytes, rounds_total, delivered) = (&g.app_bytes, g.rounds_total, g.delivered);
     let timeouts: u64 = sim.flows.iter().map(|f| f.stats.timeouts).sum();
     let retx: u64 = sim.flows.iter().map(|f| f.stats.retransmits).sum();
     let frs: u64 = sim.flows.iter().map(|f| f.stats.fast_recoveries).sum();
@@ -144,125 +191,80 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             .sum();
         summary.f64("incast_goodput_mbps", vec![reads as f64 * 8.0 / dur / 1e6]);
     }
-    let workload_messages = crate::output::messages::result_tables(sim, &mut summary);
-    tables.push(summary);
-    tables.extend(workload_messages);
+    summary
+}
 
-    let mut flows = Table::new("flows");
+/// One row per TCP flow.
+fn flows(sim: &Sim) -> Table {
     let fl = &sim.flows;
-    flows
-        .i64("flow", fl.iter().map(|f| f.id as i64).collect())
+    let int = |g: fn(&TcpFlow) -> i64| fl.iter().map(g).collect::<Vec<i64>>();
+    let name = |g: fn(&TcpFlow) -> u32| {
+        fl.iter()
+            .map(|f| sim.nodes[g(f) as usize].name.clone())
+            .collect::<Vec<String>>()
+    };
+    let mut t = Table::new("flows");
+    t.i64("flow", int(|f| f.id as i64))
         .i64("app", sim.targets.iter().map(|t| t.app as i64).collect())
-        .str(
-            "src",
-            fl.iter()
-                .map(|f| sim.nodes[f.src as usize].name.clone())
-                .collect(),
-        )
-        .str(
-            "dst",
-            fl.iter()
-                .map(|f| sim.nodes[f.dst as usize].name.clone())
-                .collect(),
-        )
-        .i64(
-            "delivered_bytes",
-            fl.iter().map(|f| clamp_i64(f.delivered())).collect(),
-        )
-        .i64(
-            "segs_sent",
-            fl.iter().map(|f| f.stats.segs_sent as i64).collect(),
-        )
-        .i64(
-            "retransmits",
-            fl.iter().map(|f| f.stats.retransmits as i64).collect(),
-        )
-        .i64(
-            "timeouts",
-            fl.iter().map(|f| f.stats.timeouts as i64).collect(),
-        )
-        .i64(
-            "fast_recoveries",
-            fl.iter().map(|f| f.stats.fast_recoveries as i64).collect(),
-        )
-        .f64(
-            "srtt_s",
-            fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect(),
-        )
-        .i64(
-            "cwnd_bytes",
-            fl.iter().map(|f| clamp_i64(f.snd.cwnd)).collect(),
-        )
-        .i64(
-            "ece_received",
-            fl.iter().map(|f| f.stats.ece_received as i64).collect(),
-        )
-        .i64(
-            "cwr_sent",
-            fl.iter().map(|f| f.stats.cwr_sent as i64).collect(),
-        )
-        .i64(
-            "ecn_reductions",
-            fl.iter().map(|f| f.stats.ecn_reductions as i64).collect(),
-        )
-        .i64(
-            "ce_received",
-            fl.iter().map(|f| f.stats.ce_received as i64).collect(),
-        )
+        .str("src", name(|f| f.src))
+        .str("dst", name(|f| f.dst))
+        .i64("delivered_bytes", int(|f| clamp_i64(f.delivered())))
+        .i64("segs_sent", int(|f| f.stats.segs_sent as i64))
+        .i64("retransmits", int(|f| f.stats.retransmits as i64))
+        .i64("timeouts", int(|f| f.stats.timeouts as i64))
+        .i64("fast_recoveries", int(|f| f.stats.fast_recoveries as i64))
+        .f64("srtt_s", fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect())
+        .i64("cwnd_bytes", int(|f| clamp_i64(f.snd.cwnd)))
+        .i64("ece_received", int(|f| f.stats.ece_received as i64))
+        .i64("cwr_sent", int(|f| f.stats.cwr_sent as i64))
+        .i64("ecn_reductions", int(|f| f.stats.ecn_reductions as i64))
+        .i64("ce_received", int(|f| f.stats.ce_received as i64))
         .f64("alpha", fl.iter().map(|f| f.alpha_or_none()).collect());
-    tables.push(flows);
+    t
+}
 
-    let mut ports = Table::new("ports");
-    let ps: Vec<_> = sim
+/// One row per switch port.
+fn ports(sim: &Sim) -> Table {
+    let ps: Vec<&Port> = sim
         .ports
         .iter()
         .filter(|p| sim.nodes[p.node as usize].kind == NodeKind::Switch)
         .collect();
-    ports
-        .str("port", ps.iter().map(|p| p.name.clone()).collect())
-        .i64(
-            "tx_pkts",
-            ps.iter().map(|p| p.stats.tx_pkts as i64).collect(),
-        )
-        .i64(
-            "tx_bytes",
-            ps.iter().map(|p| p.stats.tx_bytes as i64).collect(),
-        )
-        .i64("drops", ps.iter().map(|p| p.stats.drops as i64).collect())
-        .i64(
-            "drop_bytes",
-            ps.iter().map(|p| p.stats.drop_bytes as i64).collect(),
-        )
-        .i64(
-            "max_queue_bytes",
-            ps.iter().map(|p| p.stats.max_queue_bytes as i64).collect(),
-        )
-        .i64("marks", ps.iter().map(|p| p.stats.marks as i64).collect())
-        .i64(
-            "aqm_drops",
-            ps.iter().map(|p| p.stats.aqm_drops as i64).collect(),
-        );
-    tables.push(ports);
-    tables.push(apps);
-    tables.extend(crate::output::mq::result_tables(sim));
-    {
-        let mut app = Vec::new();
-        let mut rtt = Vec::new();
-        for (i, a) in sim.apps.iter().enumerate() {
-            if let App::Ping(p) = a {
-                for r in &p.rtts {
-                    app.push(i as i64);
-                    rtt.push(r.as_secs_f64());
-                }
+    let int = |g: fn(&Port) -> u64| ps.iter().map(|p| g(p) as i64).collect::<Vec<i64>>();
+    let mut t = Table::new("ports");
+    t.str("port", ps.iter().map(|p| p.name.clone()).collect())
+        .i64("tx_pkts", int(|p| p.stats.tx_pkts))
+        .i64("tx_bytes", int(|p| p.stats.tx_bytes))
+        .i64("drops", int(|p| p.stats.drops))
+        .i64("drop_bytes", int(|p| p.stats.drop_bytes))
+        .i64("max_queue_bytes", int(|p| p.stats.max_queue_bytes))
+        .i64("marks", int(|p| p.stats.marks))
+        .i64("aqm_drops", int(|p| p.stats.aqm_drops));
+    t
+}
+
+/// The RTT samples of the ping apps, if any.
+fn pings(sim: &Sim) -> Option<Table> {
+    let mut app = Vec::new();
+    let mut rtt = Vec::new();
+    for (i, a) in sim.apps.iter().enumerate() {
+        if let App::Ping(p) = a {
+            for r in &p.rtts {
+                app.push(i as i64);
+                rtt.push(r.as_secs_f64());
             }
         }
-        if !app.is_empty() {
-            let mut t = Table::new("pings");
-            t.i64("app", app).f64("rtt_s", rtt);
-            tables.push(t);
-        }
     }
+    if !app.is_empty() {
+        let mut t = Table::new("pings");
+        t.i64("app", app).f64("rtt_s", rtt);
+        return Some(t);
+    }
+    None
+}
 
+/// One row per completed transfer.
+fn completions(sim: &Sim) -> Table {
     let mut comp = Table::new("completions");
     let c = &sim.completions;
     comp.i64("flow", c.iter().map(|x| x.flow as i64).collect())
@@ -279,8 +281,11 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
         }
         comp.i64("service", svc);
     }
-    tables.push(comp);
+    comp
+}
 
+/// The `queue` and `cwnd` sampler tables, when sampling was asked for.
+fn samplers(sim: &Sim, tables: &mut Vec<Table>) {
     if !sim.samplers.queue_ports.is_empty() {
         let q = &sim.samplers.queue;
         let mut t = Table::new("queue");
@@ -307,7 +312,10 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             .f64("rto_s", r.iter().map(|x| x.1.as_secs_f64()).collect());
         tables.push(t);
     }
-    crate::output::odctcp::tables(sim, &mut tables);
+}
+
+/// Silent periods of the tracked ports, if any.
+fn silent(sim: &Sim) -> Option<Table> {
     let silent: Vec<_> = sim
         .ports
         .iter()
@@ -326,8 +334,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec
             }
         }
         t.str("port", port).f64("start_s", start).f64("end_s", end);
-        tables.push(t);
+        return Some(t);
     }
-    tables.extend(crate::output::l2::tables(sim));
-    tables
+    None
 }
