@@ -2,8 +2,8 @@
 
 use crate::engine::apps::App;
 use crate::engine::net::{NodeKind, Port};
-use crate::model::tcp::TcpFlow;
 use crate::engine::sim::Sim;
+use crate::model::tcp::TcpFlow;
 use crate::scenario::{BuildInfo, Loaded};
 
 pub mod l2;
@@ -113,13 +113,7 @@ fn app_goodput(sim: &Sim) -> AppGoodput {
 }
 
 /// The one-row `summary` table (before the workload apps add their columns).
-fn summary(
-    loaded: &Loaded,
-    sim: &Sim,
-    info: &BuildInfo,
-    wall_s: f64,
-    g: &AppGoodput,
-) -> Table {
+fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64, g: &AppGoodput) -> Table {
     let dur = sim.end.as_secs_f64();
     let (app_bytes, rounds_total, delivered) = (&g.app_bytes, g.rounds_total, g.delivered);
     let timeouts: u64 = sim.flows.iter().map(|f| f.stats.timeouts).sum();
@@ -213,7 +207,10 @@ fn flows(sim: &Sim) -> Table {
         .i64("retransmits", int(|f| f.stats.retransmits as i64))
         .i64("timeouts", int(|f| f.stats.timeouts as i64))
         .i64("fast_recoveries", int(|f| f.stats.fast_recoveries as i64))
-        .f64("srtt_s", fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect())
+        .f64(
+            "srtt_s",
+            fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect(),
+        )
         .i64("cwnd_bytes", int(|f| clamp_i64(f.snd.cwnd)))
         .i64("ece_received", int(|f| f.stats.ece_received as i64))
         .i64("cwr_sent", int(|f| f.stats.cwr_sent as i64))

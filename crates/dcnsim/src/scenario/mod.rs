@@ -726,7 +726,8 @@ impl Ctx<'_> {
 }
 
 /// Build a flow's TCP configuration from a table (already merged over `[tcp]` for
-/// `[apps.tcp]`) and the defaults of `TcpConfig::default()`.
+/// `[apps.tcp]`): the profile's defaults, then every key the scenario sets over them. Keys
+/// are checked in a fixed order, so the first bad one is the one reported.
 fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, ScenarioError> {
     let profile = match f.profile.as_deref() {
         None => TcpProfile::Dcnsim,
@@ -742,7 +743,6 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
             )
         })?,
     };
-    // The profile's defaults, then every key the scenario sets over them.
     let mut c = profile.config(f.mss.unwrap_or(TcpConfig::default().mss));
     // Keys taken as they are (every value is valid).
     macro_rules! copy_keys {
@@ -760,7 +760,23 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
         ssthresh_from_cwnd,
         rack,
         tlp,
-        dsack
+        dsack,
+        dctcp_recovery_mode,
+        dctcp_reset_alpha_after_idle,
+        idle_restart,
+        handshake
+    );
+    // Keys given in a unit type (a size or a duration), taken as they are.
+    macro_rules! copy_units {
+        ($($k:ident),*) => { $( if let Some(v) = f.$k { c.$k = v.0; } )* };
+    }
+    copy_units!(
+        init_ssthresh,
+        min_rto,
+        max_rto,
+        rto_granularity,
+        delack_timeout,
+        rwnd
     );
     if let Some(v) = f.rtt_tick {
         if v.0 > SimTime::from_ms(1000) {
@@ -772,6 +788,19 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
         }
         c.rtt_tick = v.0;
     }
+    tcp_algorithms(ctx, table, f, &mut c)?;
+    tcp_numbers(ctx, table, f, &mut c)?;
+    Ok(c)
+}
+
+/// The sender algorithm, SACK and RACK-TLP, ECN and the receiver policy, DCTCP's gain and
+/// initial alpha.
+fn tcp_algorithms(
+    ctx: &Ctx,
+    table: &str,
+    f: &TcpCfgFile,
+    c: &mut TcpConfig,
+) -> Result<(), ScenarioError> {
     if let Some(cc) = &f.cc {
         c.cc = match cc.as_str() {
             "newreno" | "reno" => CcAlgo::NewReno,
@@ -869,20 +898,21 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
         }
         c.dctcp_alpha_init = a;
     }
-    if let Some(v) = f.dctcp_recovery_mode {
-        c.dctcp_recovery_mode = v;
-    }
-    if let Some(v) = f.dctcp_reset_alpha_after_idle {
-        c.dctcp_reset_alpha_after_idle = v;
-    }
+    Ok(())
+}
+
+/// Sizes, windows and timers with a range to check.
+fn tcp_numbers(
+    ctx: &Ctx,
+    table: &str,
+    f: &TcpCfgFile,
+    c: &mut TcpConfig,
+) -> Result<(), ScenarioError> {
     if let Some(v) = f.abc_limit {
         if v > 16 {
             return Err(ctx.err(table, "abc_limit", "expected 0 (off) to 16 segments"));
         }
         c.abc_limit = v;
-    }
-    if let Some(v) = f.idle_restart {
-        c.idle_restart = v;
     }
     if let Some(v) = f.mss {
         if !(64..=9000).contains(&v) {
@@ -906,23 +936,11 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
         }
         c.init_cwnd = v;
     }
-    if let Some(v) = f.init_ssthresh {
-        c.init_ssthresh = v.0;
-    }
-    if let Some(v) = f.min_rto {
-        c.min_rto = v.0;
-    }
-    if let Some(v) = f.max_rto {
-        c.max_rto = v.0;
-    }
     if let Some(v) = f.initial_rto {
         if v.0 == SimTime::ZERO {
             return Err(ctx.err(table, "initial_rto", "must be positive"));
         }
         c.initial_rto = v.0;
-    }
-    if let Some(v) = f.rto_granularity {
-        c.rto_granularity = v.0;
     }
     if let Some(v) = f.delayed_ack {
         if v == 0 {
@@ -934,15 +952,6 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
         }
         c.delack_count = v;
     }
-    if let Some(v) = f.delack_timeout {
-        c.delack_timeout = v.0;
-    }
-    if let Some(v) = f.rwnd {
-        c.rwnd = v.0;
-    }
-    if let Some(v) = f.handshake {
-        c.handshake = v;
-    }
     if let Some(v) = f.dupack_threshold {
         if v == 0 {
             return Err(ctx.err(table, "dupack_threshold", "expected at least 1"));
@@ -952,7 +961,7 @@ fn tcp_config(ctx: &Ctx, table: &str, f: &TcpCfgFile) -> Result<TcpConfig, Scena
     if c.max_rto < c.min_rto {
         return Err(ctx.err(table, "max_rto", "must not be below min_rto"));
     }
-    Ok(c)
+    Ok(())
 }
 
 /// The AQM of port `pid` from an `aqm` table. `what` names the table in errors
