@@ -231,114 +231,11 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
         return Ok(());
     }
     let mut l = L2::new(sim);
-    let port_named = |sim: &Sim, name: &str, table: &str, key: &str| {
-        sim.port_by_name(name).ok_or_else(|| {
-            err(
-                table,
-                key,
-                format!("unknown port {name:?}: ports are named \"A->B\""),
-            )
-        })
-    };
-    // Congestion points.
     if let Some(c) = a.cp {
-        let base = cp_config(c, err)?;
-        let ports: Vec<u32> = match &c.ports {
-            Some(list) => list
-                .iter()
-                .map(|n| port_named(sim, n, "topology", "qcn"))
-                .collect::<Result<_, _>>()?,
-            None => (0..sim.ports.len() as u32)
-                .filter(|&p| {
-                    sim.nodes[sim.ports[p as usize].node as usize].kind == NodeKind::Switch
-                })
-                .collect(),
-        };
-        for pid in ports {
-            let port = &sim.ports[pid as usize];
-            let mut cfg = base;
-            if c.congestion_memory.unwrap_or(false) {
-                if port.limit_bytes == u64::MAX {
-                    return Err(err(
-                        "topology",
-                        "qcn",
-                        format!(
-                            "congestion_memory needs a finite buffer on port {:?}",
-                            port.name
-                        ),
-                    ));
-                }
-                let mut m = CongestionMemory::new(port.limit_bytes);
-                if let Some(f) = c.memory_threshold {
-                    m.threshold_fraction = f;
-                }
-                cfg.memory = Some(m);
-            }
-            let cp = CongestionPoint::new(cfg).map_err(|e| err("topology", "qcn", e))?;
-            l.cp[pid as usize] = Some(cp);
-        }
+        install_cps(sim, &mut l, c, err)?;
     }
-    // PAUSE.
     if let Some(pc) = a.pause {
-        let mut cfg = PauseConfig::default();
-        if let Some(x) = pc.hi {
-            cfg.hi_bytes = x.0 .0;
-        }
-        if let Some(x) = pc.lo {
-            cfg.lo_bytes = x.0 .0;
-        }
-        if let Some(q) = pc.quanta {
-            if q == 0 || q > 0xFFFF {
-                return Err(err(
-                    "topology",
-                    "pause",
-                    format!("quanta {q}: expected 1..65535"),
-                ));
-            }
-            cfg.quanta = q as u16;
-        }
-        if let Some(f) = pc.refresh_fraction {
-            cfg.refresh_fraction = f;
-        }
-        cfg.mode = match pc.mode.as_deref() {
-            None | Some("pause") => PauseMode::Pause,
-            Some("pfc") => PauseMode::Pfc,
-            Some(o) => {
-                return Err(err(
-                    "topology",
-                    "pause",
-                    format!("mode {o:?}: expected \"pause\" (IEEE 802.3x) or \"pfc\" (802.1Qbb)"),
-                ))
-            }
-        };
-        l.pause_mode = cfg.mode;
-        l.pause_tx = vec![PauseState::new(cfg.mode); sim.ports.len()];
-        cfg.validate().map_err(|e| err("topology", "pause", e))?;
-        let switches: Vec<u32> = match &pc.switches {
-            Some(list) => list
-                .iter()
-                .map(|n| match sim.node_by_name(n) {
-                    Some(id) if sim.nodes[id as usize].kind == NodeKind::Switch => Ok(id),
-                    _ => Err(err("topology", "pause", format!("{n:?} is not a switch"))),
-                })
-                .collect::<Result<_, _>>()?,
-            None => (0..sim.nodes.len() as u32)
-                .filter(|&n| sim.nodes[n as usize].kind == NodeKind::Switch)
-                .collect(),
-        };
-        for n in switches {
-            let rates: Vec<RateBps> = sim.nodes[n as usize]
-                .ports
-                .iter()
-                .map(|&p| sim.ports[p as usize].rate)
-                .collect();
-            let wm = PauseWatermarks::new(cfg, &rates).map_err(|e| err("topology", "pause", e))?;
-            l.pause_sw[n as usize] = Some(SwitchPause {
-                wm,
-                refresh_at: SimTime::NEVER,
-            });
-            l.mqp.alloc_switch(sim, n);
-        }
+        install_pause(sim, &mut l, pc, err)?;
     }
     if a.cp.is_some() || a.pause.is_some() {
         for p in &sim.ports {
@@ -354,9 +251,8 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
             }
         }
     }
-    // Rate changes.
     for rc in a.rate_changes {
-        let pid = port_named(sim, &rc.port, "topology.rate_changes", "port")?;
+        let pid = port_named(sim, &rc.port, "topology.rate_changes", "port", err)?;
         if rc.rate.0 .0 == 0 {
             return Err(err(
                 "topology.rate_changes",
@@ -366,107 +262,8 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
         }
         l.rate_changes.push((rc.at.0, pid, rc.rate.0));
     }
-    // Reaction points.
     if let Some(rc) = rp_cfg {
-        let cfg = rp_config(rc);
-        l.notify = match rc.notify.as_deref() {
-            None | Some("off") => Notify::Off,
-            Some("drop") => Notify::Drop,
-            Some("ecn") => Notify::Ecn,
-            Some(o) => {
-                return Err(err(
-                    "qcn",
-                    "rp",
-                    format!("notify {o:?}: expected \"off\", \"drop\" or \"ecn\""),
-                ))
-            }
-        };
-        let scope = rc.scope.as_deref().unwrap_or("flow");
-        if !matches!(scope, "flow" | "destination" | "shared") {
-            return Err(err(
-                "qcn",
-                "rp",
-                format!("scope {scope:?}: expected \"flow\", \"destination\" or \"shared\""),
-            ));
-        }
-        let ideal = rc.ideal.unwrap_or(false);
-        let mut keys: Vec<(u32, u32, u32)> = Vec::new(); // (src, dst-or-flow key, limiter)
-        for fid in 0..sim.flows.len() {
-            let f = &sim.flows[fid];
-            let (src, dst) = (f.src, f.dst);
-            let key = match scope {
-                "flow" => fid as u32,
-                "destination" => dst,
-                _ => u32::MAX,
-            };
-            let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
-            let idx = match found {
-                Some(i) => i,
-                None => {
-                    let line = nic_rate(sim, src, dst);
-                    let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
-                    let fixed = if ideal {
-                        // Destination link rate / number of flows to that destination.
-                        let n = sim.flows.iter().filter(|g| g.dst == dst).count() as u64;
-                        let down = sim.nodes[dst as usize]
-                            .ports
-                            .first()
-                            .map(|&p| sim.ports[sim.ports[p as usize].peer_port as usize].rate)
-                            .unwrap_or(line);
-                        Some(RateBps((down.0 / n.max(1)).max(1)))
-                    } else {
-                        rc.fixed_rate.map(|r| r.0)
-                    };
-                    if let Some(r) = fixed {
-                        if r.0 == 0 {
-                            return Err(err("qcn", "rp", "fixed_rate must be positive".into()));
-                        }
-                    }
-                    let name = match scope {
-                        "flow" => format!("flow{fid}"),
-                        "destination" => format!(
-                            "{}->{}",
-                            sim.nodes[src as usize].name, sim.nodes[dst as usize].name
-                        ),
-                        _ => sim.nodes[src as usize].name.clone(),
-                    };
-                    l.rls.push(Limiter::new(name, src, rp, fixed));
-                    let i = (l.rls.len() - 1) as u32;
-                    keys.push((src, key, i));
-                    i
-                }
-            };
-            l.rls[idx as usize].flows += 1;
-            l.rl_of_flow[fid] = idx;
-        }
-        // UDP (CBR) sources get QCN limiters too (not in ideal / fixed-rate mode).
-        if !ideal && rc.fixed_rate.is_none() {
-            for (ai, app) in sim.apps.iter().enumerate() {
-                let (src, dst) = match app {
-                    crate::engine::apps::App::Cbr(c) => (c.src, c.dst),
-                    _ => continue,
-                };
-                let key = match scope {
-                    "flow" => 0x8000_0000 | ai as u32,
-                    "destination" => dst,
-                    _ => u32::MAX,
-                };
-                let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
-                let idx = match found {
-                    Some(i) => i,
-                    None => {
-                        let rp = ReactionPoint::new(cfg, nic_rate(sim, src, dst))
-                            .map_err(|e| err("qcn", "rp", e))?;
-                        l.rls.push(Limiter::new(format!("app{ai}"), src, rp, None));
-                        let i = (l.rls.len() - 1) as u32;
-                        keys.push((src, key, i));
-                        i
-                    }
-                };
-                l.rls[idx as usize].flows += 1;
-                l.rl_of_app[ai] = idx;
-            }
-        }
+        install_rps(sim, &mut l, rc, err)?;
     }
     if let Some(t) = a.rp_interval {
         l.rp_interval = t;
@@ -476,5 +273,247 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
         l.flow_interval = t;
     }
     sim.l2 = Some(Box::new(l));
+    Ok(())
+}
+
+/// Port `name`, or an error naming `table.key`.
+fn port_named(
+    sim: &Sim,
+    name: &str,
+    table: &str,
+    key: &str,
+    err: ErrFn,
+) -> Result<u32, ScenarioError> {
+    sim.port_by_name(name).ok_or_else(|| {
+        err(
+            table,
+            key,
+            format!("unknown port {name:?}: ports are named \"A->B\""),
+        )
+    })
+}
+
+/// A QCN congestion point on every switch port, or on the ports listed.
+fn install_cps(sim: &Sim, l: &mut L2, c: &QcnCpCfg, err: ErrFn) -> Result<(), ScenarioError> {
+    let base = cp_config(c, err)?;
+    let ports: Vec<u32> = match &c.ports {
+        Some(list) => list
+            .iter()
+            .map(|n| port_named(sim, n, "topology", "qcn", err))
+            .collect::<Result<_, _>>()?,
+        None => (0..sim.ports.len() as u32)
+            .filter(|&p| sim.nodes[sim.ports[p as usize].node as usize].kind == NodeKind::Switch)
+            .collect(),
+    };
+    for pid in ports {
+        let port = &sim.ports[pid as usize];
+        let mut cfg = base;
+        if c.congestion_memory.unwrap_or(false) {
+            if port.limit_bytes == u64::MAX {
+                return Err(err(
+                    "topology",
+                    "qcn",
+                    format!(
+                        "congestion_memory needs a finite buffer on port {:?}",
+                        port.name
+                    ),
+                ));
+            }
+            let mut m = CongestionMemory::new(port.limit_bytes);
+            if let Some(f) = c.memory_threshold {
+                m.threshold_fraction = f;
+            }
+            cfg.memory = Some(m);
+        }
+        let cp = CongestionPoint::new(cfg).map_err(|e| err("topology", "qcn", e))?;
+        l.cp[pid as usize] = Some(cp);
+    }
+    Ok(())
+}
+
+/// PAUSE (802.3x) or PFC (802.1Qbb) watermarks on every switch, or on the switches listed.
+fn install_pause(
+    sim: &Sim,
+    l: &mut L2,
+    pc: &PauseCfgFile,
+    err: ErrFn,
+) -> Result<(), ScenarioError> {
+    let mut cfg = PauseConfig::default();
+    if let Some(x) = pc.hi {
+        cfg.hi_bytes = x.0 .0;
+    }
+    if let Some(x) = pc.lo {
+        cfg.lo_bytes = x.0 .0;
+    }
+    if let Some(q) = pc.quanta {
+        if q == 0 || q > 0xFFFF {
+            return Err(err(
+                "topology",
+                "pause",
+                format!("quanta {q}: expected 1..65535"),
+            ));
+        }
+        cfg.quanta = q as u16;
+    }
+    if let Some(f) = pc.refresh_fraction {
+        cfg.refresh_fraction = f;
+    }
+    cfg.mode = match pc.mode.as_deref() {
+        None | Some("pause") => PauseMode::Pause,
+        Some("pfc") => PauseMode::Pfc,
+        Some(o) => {
+            return Err(err(
+                "topology",
+                "pause",
+                format!("mode {o:?}: expected \"pause\" (IEEE 802.3x) or \"pfc\" (802.1Qbb)"),
+            ))
+        }
+    };
+    l.pause_mode = cfg.mode;
+    l.pause_tx = vec![PauseState::new(cfg.mode); sim.ports.len()];
+    cfg.validate().map_err(|e| err("topology", "pause", e))?;
+    let switches: Vec<u32> = match &pc.switches {
+        Some(list) => list
+            .iter()
+            .map(|n| match sim.node_by_name(n) {
+                Some(id) if sim.nodes[id as usize].kind == NodeKind::Switch => Ok(id),
+                _ => Err(err("topology", "pause", format!("{n:?} is not a switch"))),
+            })
+            .collect::<Result<_, _>>()?,
+        None => (0..sim.nodes.len() as u32)
+            .filter(|&n| sim.nodes[n as usize].kind == NodeKind::Switch)
+            .collect(),
+    };
+    for n in switches {
+        let rates: Vec<RateBps> = sim.nodes[n as usize]
+            .ports
+            .iter()
+            .map(|&p| sim.ports[p as usize].rate)
+            .collect();
+        let wm = PauseWatermarks::new(cfg, &rates).map_err(|e| err("topology", "pause", e))?;
+        l.pause_sw[n as usize] = Some(SwitchPause {
+            wm,
+            refresh_at: SimTime::NEVER,
+        });
+        l.mqp.alloc_switch(sim, n);
+    }
+    Ok(())
+}
+
+/// QCN reaction points: one rate limiter per flow, per destination or per source host
+/// (`scope`), shared by the TCP flows it covers, then limiters for the CBR sources.
+fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), ScenarioError> {
+    let cfg = rp_config(rc);
+    l.notify = match rc.notify.as_deref() {
+        None | Some("off") => Notify::Off,
+        Some("drop") => Notify::Drop,
+        Some("ecn") => Notify::Ecn,
+        Some(o) => {
+            return Err(err(
+                "qcn",
+                "rp",
+                format!("notify {o:?}: expected \"off\", \"drop\" or \"ecn\""),
+            ))
+        }
+    };
+    let scope = rc.scope.as_deref().unwrap_or("flow");
+    if !matches!(scope, "flow" | "destination" | "shared") {
+        return Err(err(
+            "qcn",
+            "rp",
+            format!("scope {scope:?}: expected \"flow\", \"destination\" or \"shared\""),
+        ));
+    }
+    let ideal = rc.ideal.unwrap_or(false);
+    let mut keys: Vec<(u32, u32, u32)> = Vec::new(); // (src, dst-or-flow key, limiter)
+    for fid in 0..sim.flows.len() {
+        let f = &sim.flows[fid];
+        let (src, dst) = (f.src, f.dst);
+        let key = match scope {
+            "flow" => fid as u32,
+            "destination" => dst,
+            _ => u32::MAX,
+        };
+        let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
+        let idx = match found {
+            Some(i) => i,
+            None => {
+                let line = nic_rate(sim, src, dst);
+                let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
+                let fixed = if ideal {
+                    // Destination link rate / number of flows to that destination.
+                    let n = sim.flows.iter().filter(|g| g.dst == dst).count() as u64;
+                    let down = sim.nodes[dst as usize]
+                        .ports
+                        .first()
+                        .map(|&p| sim.ports[sim.ports[p as usize].peer_port as usize].rate)
+                        .unwrap_or(line);
+                    Some(RateBps((down.0 / n.max(1)).max(1)))
+                } else {
+                    rc.fixed_rate.map(|r| r.0)
+                };
+                if let Some(r) = fixed {
+                    if r.0 == 0 {
+                        return Err(err("qcn", "rp", "fixed_rate must be positive".into()));
+                    }
+                }
+                let name = match scope {
+                    "flow" => format!("flow{fid}"),
+                    "destination" => format!(
+                        "{}->{}",
+                        sim.nodes[src as usize].name, sim.nodes[dst as usize].name
+                    ),
+                    _ => sim.nodes[src as usize].name.clone(),
+                };
+                l.rls.push(Limiter::new(name, src, rp, fixed));
+                let i = (l.rls.len() - 1) as u32;
+                keys.push((src, key, i));
+                i
+            }
+        };
+        l.rls[idx as usize].flows += 1;
+        l.rl_of_flow[fid] = idx;
+    }
+    // UDP (CBR) sources get QCN limiters too (not in ideal / fixed-rate mode).
+    if !ideal && rc.fixed_rate.is_none() {
+        cbr_limiters(sim, l, cfg, scope, &mut keys, err)?;
+    }
+    Ok(())
+}
+
+/// Rate limiters of the CBR sources; `keys` holds (source, key, limiter) of those made.
+fn cbr_limiters(
+    sim: &Sim,
+    l: &mut L2,
+    cfg: RpConfig,
+    scope: &str,
+    keys: &mut Vec<(u32, u32, u32)>,
+    err: ErrFn,
+) -> Result<(), ScenarioError> {
+    for (ai, app) in sim.apps.iter().enumerate() {
+        let (src, dst) = match app {
+            crate::engine::apps::App::Cbr(c) => (c.src, c.dst),
+            _ => continue,
+        };
+        let key = match scope {
+            "flow" => 0x8000_0000 | ai as u32,
+            "destination" => dst,
+            _ => u32::MAX,
+        };
+        let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
+        let idx = match found {
+            Some(i) => i,
+            None => {
+                let rp = ReactionPoint::new(cfg, nic_rate(sim, src, dst))
+                    .map_err(|e| err("qcn", "rp", e))?;
+                l.rls.push(Limiter::new(format!("app{ai}"), src, rp, None));
+                let i = (l.rls.len() - 1) as u32;
+                keys.push((src, key, i));
+                i
+            }
+        };
+        l.rls[idx as usize].flows += 1;
+        l.rl_of_app[ai] = idx;
+    }
     Ok(())
 }
