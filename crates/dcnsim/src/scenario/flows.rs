@@ -100,8 +100,6 @@ pub fn build_schedule(
     })?;
     let srcs = hosts(file, text, sim, ai, "srcs", &srcs_names)?;
     let start = a.start.map(|d| d.0).unwrap_or(SimTime::ZERO);
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
-    let mut transfers: Vec<Transfer> = Vec::new();
     let chunk = a.chunk.map(|c| c.0 .0).unwrap_or(u64::MAX);
     if chunk == 0 {
         return Err(err(
@@ -112,150 +110,16 @@ pub fn build_schedule(
         ));
     }
     let pause = a.pause.map(|d| d.0).unwrap_or(SimTime::ZERO);
-    if a.kind == "flows" {
-        for k in ["dsts", "size_cdf", "interarrival_cdf"] {
-            let set = match k {
-                "dsts" => a.dsts.is_some(),
-                "size_cdf" => a.size_cdf.is_some(),
-                _ => a.interarrival_cdf.is_some(),
-            };
-            if set {
-                return Err(err(
-                    file,
-                    text,
-                    k,
-                    format!("app {ai}: `{k}` is only for kind = \"mix\""),
-                ));
-            }
-        }
-        let dst_name = a
-            .dst
-            .clone()
-            .ok_or_else(|| err(file, text, "dst", format!("app {ai} (flows) needs `dst`")))?;
-        let dst = hosts(file, text, sim, ai, "dst", &[dst_name])?[0];
-        let count = match a.count_like {
-            None => a.count.unwrap_or(srcs.len() as u32),
-            Some(j) => {
-                let like = sim.apps.get(j as usize).and_then(|x| match x {
-                    App::Schedule(sch) if (j as usize) < ai => Some(sch.transfers.len() as u32),
-                    _ => None,
-                });
-                if a.count.is_some() {
-                    return Err(err(
-                        file,
-                        text,
-                        "count_like",
-                        format!("app {ai}: give `count` or `count_like`, not both"),
-                    ));
-                }
-                like.ok_or_else(|| {
-                    err(
-                        file,
-                        text,
-                        "count_like",
-                        format!("app {ai}: app {j} is not an earlier \"flows\" app"),
-                    )
-                })?
-            }
-        };
-        if count == 0 || count > 100_000 {
-            return Err(err(
-                file,
-                text,
-                "count",
-                format!("app {ai}: {count} is out of range: expected 1..100000"),
-            ));
-        }
-        let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
-        if bytes == 0 {
-            return Err(err(
-                file,
-                text,
-                "size",
-                format!("app {ai}: must be positive"),
-            ));
-        }
-        let stagger = a.stagger.map(|d| d.0).unwrap_or(SimTime::ZERO);
-        for i in 0..count as usize {
-            pairs.push((srcs[i % srcs.len()], dst));
-            transfers.push(Transfer {
-                start: start + SimTime(stagger.0 * i as u64),
-                bytes,
-                chunk,
-                pause,
-                written: 0,
-                finished: None,
-            });
-        }
+    let each = Each {
+        start,
+        chunk,
+        pause,
+    };
+    let (pairs, transfers) = if a.kind == "flows" {
+        fixed_transfers(file, text, sim, ai, a, &srcs, &each)?
     } else {
-        if a.count_like.is_some() {
-            return Err(err(
-                file,
-                text,
-                "count_like",
-                format!("app {ai}: only for kind = \"flows\""),
-            ));
-        }
-        if a.stagger.is_some() || a.size.is_some() {
-            let k = if a.size.is_some() { "size" } else { "stagger" };
-            return Err(err(
-                file,
-                text,
-                k,
-                format!("app {ai}: `{k}` is only for kind = \"flows\" (mix uses size_cdf / interarrival_cdf)"),
-            ));
-        }
-        let dsts_names = a.dsts.clone().or_else(|| a.dst.clone().map(|s| vec![s]));
-        let dsts_names = dsts_names
-            .ok_or_else(|| err(file, text, "dsts", format!("app {ai} (mix) needs `dsts`")))?;
-        let dsts = hosts(file, text, sim, ai, "dsts", &dsts_names)?;
-        let count = a
-            .count
-            .ok_or_else(|| err(file, text, "count", format!("app {ai} (mix) needs `count`")))?;
-        if count == 0 || count > 1_000_000 {
-            return Err(err(
-                file,
-                text,
-                "count",
-                format!("app {ai}: {count} is out of range: expected 1..1000000"),
-            ));
-        }
-        let sizes = cdf(file, text, ai, "size_cdf", &a.size_cdf)?;
-        let gaps = cdf(file, text, ai, "interarrival_cdf", &a.interarrival_cdf)?;
-        if !srcs.iter().any(|s| dsts.iter().any(|d| d != s)) {
-            return Err(err(
-                file,
-                text,
-                "dsts",
-                format!("app {ai}: no src/dst pair of different hosts"),
-            ));
-        }
-        let mut rng = Rng::new(seed, 0x3_0000 + ai as u64);
-        let mut t = start;
-        for i in 0..count as usize {
-            if i > 0 {
-                let g = gaps.sample(rng.uniform());
-                t = t + SimTime((g * 1e12).round() as u64);
-            }
-            let (s, d) = loop {
-                let s = srcs[rng.below(srcs.len() as u64) as usize];
-                let d = dsts[rng.below(dsts.len() as u64) as usize];
-                if s != d {
-                    break (s, d);
-                }
-            };
-            let bytes = (sizes.sample(rng.uniform()).round() as u64).max(1);
-            pairs.push((s, d));
-            transfers.push(Transfer {
-                start: t,
-                bytes,
-                chunk,
-                pause,
-                written: 0,
-                finished: None,
-            });
-        }
-    }
+        mix_transfers(file, text, sim, ai, a, &srcs, &each, seed)?
+    };
     for &(s, d) in &pairs {
         if sim.nodes[s as usize].route[d as usize] == u32::MAX || s == d {
             return Err(err(
@@ -281,4 +145,198 @@ pub fn build_schedule(
         transfers,
     }));
     Ok(())
+}
+
+/// What every transfer of a schedule app shares.
+struct Each {
+    start: SimTime,
+    chunk: u64,
+    pause: SimTime,
+}
+
+type Transfers = (Vec<(u32, u32)>, Vec<Transfer>);
+
+/// `kind = "flows"`: `count` transfers of `size` bytes from `srcs` in turn to one `dst`,
+/// `stagger` apart.
+fn fixed_transfers(
+    file: &str,
+    text: &str,
+    sim: &Sim,
+    ai: usize,
+    a: &AppCfg,
+    srcs: &[u32],
+    each: &Each,
+) -> Result<Transfers, ScenarioError> {
+    let Each {
+        start,
+        chunk,
+        pause,
+    } = *each;
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut transfers: Vec<Transfer> = Vec::new();
+    for k in ["dsts", "size_cdf", "interarrival_cdf"] {
+        let set = match k {
+            "dsts" => a.dsts.is_some(),
+            "size_cdf" => a.size_cdf.is_some(),
+            _ => a.interarrival_cdf.is_some(),
+        };
+        if set {
+            return Err(err(
+                file,
+                text,
+                k,
+                format!("app {ai}: `{k}` is only for kind = \"mix\""),
+            ));
+        }
+    }
+    let dst_name = a
+        .dst
+        .clone()
+        .ok_or_else(|| err(file, text, "dst", format!("app {ai} (flows) needs `dst`")))?;
+    let dst = hosts(file, text, sim, ai, "dst", &[dst_name])?[0];
+    let count = match a.count_like {
+        None => a.count.unwrap_or(srcs.len() as u32),
+        Some(j) => {
+            let like = sim.apps.get(j as usize).and_then(|x| match x {
+                App::Schedule(sch) if (j as usize) < ai => Some(sch.transfers.len() as u32),
+                _ => None,
+            });
+            if a.count.is_some() {
+                return Err(err(
+                    file,
+                    text,
+                    "count_like",
+                    format!("app {ai}: give `count` or `count_like`, not both"),
+                ));
+            }
+            like.ok_or_else(|| {
+                err(
+                    file,
+                    text,
+                    "count_like",
+                    format!("app {ai}: app {j} is not an earlier \"flows\" app"),
+                )
+            })?
+        }
+    };
+    if count == 0 || count > 100_000 {
+        return Err(err(
+            file,
+            text,
+            "count",
+            format!("app {ai}: {count} is out of range: expected 1..100000"),
+        ));
+    }
+    let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
+    if bytes == 0 {
+        return Err(err(
+            file,
+            text,
+            "size",
+            format!("app {ai}: must be positive"),
+        ));
+    }
+    let stagger = a.stagger.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    for i in 0..count as usize {
+        pairs.push((srcs[i % srcs.len()], dst));
+        transfers.push(Transfer {
+            start: start + SimTime(stagger.0 * i as u64),
+            bytes,
+            chunk,
+            pause,
+            written: 0,
+            finished: None,
+        });
+    }
+    Ok((pairs, transfers))
+}
+
+/// `kind = "mix"`: `count` transfers with sizes and gaps drawn from the CDFs, between random
+/// src/dst pairs of different hosts.
+#[allow(clippy::too_many_arguments)]
+fn mix_transfers(
+    file: &str,
+    text: &str,
+    sim: &Sim,
+    ai: usize,
+    a: &AppCfg,
+    srcs: &[u32],
+    each: &Each,
+    seed: u64,
+) -> Result<Transfers, ScenarioError> {
+    let Each {
+        start,
+        chunk,
+        pause,
+    } = *each;
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut transfers: Vec<Transfer> = Vec::new();
+    if a.count_like.is_some() {
+        return Err(err(
+            file,
+            text,
+            "count_like",
+            format!("app {ai}: only for kind = \"flows\""),
+        ));
+    }
+    if a.stagger.is_some() || a.size.is_some() {
+        let k = if a.size.is_some() { "size" } else { "stagger" };
+        return Err(err(
+            file,
+            text,
+            k,
+            format!("app {ai}: `{k}` is only for kind = \"flows\" (mix uses size_cdf / interarrival_cdf)"),
+        ));
+    }
+    let dsts_names = a.dsts.clone().or_else(|| a.dst.clone().map(|s| vec![s]));
+    let dsts_names = dsts_names
+        .ok_or_else(|| err(file, text, "dsts", format!("app {ai} (mix) needs `dsts`")))?;
+    let dsts = hosts(file, text, sim, ai, "dsts", &dsts_names)?;
+    let count = a
+        .count
+        .ok_or_else(|| err(file, text, "count", format!("app {ai} (mix) needs `count`")))?;
+    if count == 0 || count > 1_000_000 {
+        return Err(err(
+            file,
+            text,
+            "count",
+            format!("app {ai}: {count} is out of range: expected 1..1000000"),
+        ));
+    }
+    let sizes = cdf(file, text, ai, "size_cdf", &a.size_cdf)?;
+    let gaps = cdf(file, text, ai, "interarrival_cdf", &a.interarrival_cdf)?;
+    if !srcs.iter().any(|s| dsts.iter().any(|d| d != s)) {
+        return Err(err(
+            file,
+            text,
+            "dsts",
+            format!("app {ai}: no src/dst pair of different hosts"),
+        ));
+    }
+    let mut rng = Rng::new(seed, 0x3_0000 + ai as u64);
+    let mut t = start;
+    for i in 0..count as usize {
+        if i > 0 {
+            let g = gaps.sample(rng.uniform());
+            t = t + SimTime((g * 1e12).round() as u64);
+        }
+        let (s, d) = loop {
+            let s = srcs[rng.below(srcs.len() as u64) as usize];
+            let d = dsts[rng.below(dsts.len() as u64) as usize];
+            if s != d {
+                break (s, d);
+            }
+        };
+        let bytes = (sizes.sample(rng.uniform()).round() as u64).max(1);
+        pairs.push((s, d));
+        transfers.push(Transfer {
+            start: t,
+            bytes,
+            chunk,
+            pause,
+            written: 0,
+            finished: None,
+        });
+    }
+    Ok((pairs, transfers))
 }
