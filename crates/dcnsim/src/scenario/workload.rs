@@ -75,7 +75,64 @@ pub fn build_workload(
     if !(load > 0.0 && load <= 1.5) {
         return Err(e("load", format!("{load} is out of range (0, 1.5]")));
     }
-    // Size distributions.
+    let services = services(file, text, ai, a)?;
+    let (pattern, edge_host, sources) = pattern(file, text, sim, ai, a)?;
+    let endpoints: Vec<u32> = match &pattern {
+        Pattern::ClientServer { client, servers } => {
+            let mut v = servers.clone();
+            v.push(*client);
+            v
+        }
+        Pattern::AllToAll { hosts } => hosts.clone(),
+    };
+    for &h in &endpoints {
+        if sim.nodes[h as usize].ports.is_empty() {
+            return Err(e(
+                "pattern",
+                format!("host {:?} has no link", sim.nodes[h as usize].name),
+            ));
+        }
+    }
+    let edge_port = sim.nodes[edge_host as usize].ports[0];
+    let rate_bps = sim.ports[edge_port as usize].rate.0 as f64;
+    let mean = match a.mean_bytes {
+        Some(m) => m,
+        None => Workload::mean_bytes(&services),
+    };
+    let per_edge = PoissonArrivals::for_load(load, rate_bps, mean).map_err(|m| e("load", m))?;
+    let arrivals =
+        PoissonArrivals::new(per_edge.rate_per_s() * sources as f64).map_err(|m| e("load", m))?;
+    let connections = a.connections.unwrap_or(match pattern {
+        Pattern::ClientServer { .. } => 5,
+        Pattern::AllToAll { .. } => 1,
+    });
+    if connections == 0 || connections > 64 {
+        return Err(e("connections", "expected 1..64 per pair".into()));
+    }
+    let limit = a.count.unwrap_or(1000) as u64;
+    if limit == 0 || limit > 10_000_000 {
+        return Err(e("count", "expected 1..10000000 messages".into()));
+    }
+    let pias = a.pias_threshold.map(|s| s.0 .0);
+    let w = Workload::new(
+        pattern,
+        services,
+        arrivals,
+        connections,
+        pias,
+        tcp.clone(),
+        a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        limit,
+        Rng::new(seed, 0x5_0000 + ai as u64),
+    );
+    sim.apps.push(App::Workload(Box::new(w)));
+    Ok(())
+}
+
+/// The message-size distribution of each service class (`workload` or `cdf_file`, per
+/// class `service_workloads`).
+fn services(file: &str, text: &str, ai: usize, a: &AppCfg) -> Result<Vec<Service>, ScenarioError> {
+    let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
     let base = match (&a.workload, &a.cdf_file) {
         (Some(_), Some(_)) => {
             return Err(e(
@@ -136,9 +193,20 @@ pub fn build_workload(
         .zip(classes.iter())
         .map(|(dist, &class)| Service { dist, class })
         .collect();
-    // Pattern and edge-link rate.
+    Ok(services)
+}
+
+/// The traffic pattern, the host whose edge link sets the load, and the number of sources.
+fn pattern(
+    file: &str,
+    text: &str,
+    sim: &Sim,
+    ai: usize,
+    a: &AppCfg,
+) -> Result<(Pattern, u32, usize), ScenarioError> {
+    let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
     let pattern_name = a.pattern.as_deref().unwrap_or("client-server");
-    let (pattern, edge_host, sources) = match pattern_name {
+    let p = match pattern_name {
         "client-server" => {
             let client = host(
                 file,
@@ -188,54 +256,5 @@ pub fn build_workload(
             ))
         }
     };
-    let endpoints: Vec<u32> = match &pattern {
-        Pattern::ClientServer { client, servers } => {
-            let mut v = servers.clone();
-            v.push(*client);
-            v
-        }
-        Pattern::AllToAll { hosts } => hosts.clone(),
-    };
-    for &h in &endpoints {
-        if sim.nodes[h as usize].ports.is_empty() {
-            return Err(e(
-                "pattern",
-                format!("host {:?} has no link", sim.nodes[h as usize].name),
-            ));
-        }
-    }
-    let edge_port = sim.nodes[edge_host as usize].ports[0];
-    let rate_bps = sim.ports[edge_port as usize].rate.0 as f64;
-    let mean = match a.mean_bytes {
-        Some(m) => m,
-        None => Workload::mean_bytes(&services),
-    };
-    let per_edge = PoissonArrivals::for_load(load, rate_bps, mean).map_err(|m| e("load", m))?;
-    let arrivals =
-        PoissonArrivals::new(per_edge.rate_per_s() * sources as f64).map_err(|m| e("load", m))?;
-    let connections = a.connections.unwrap_or(match pattern {
-        Pattern::ClientServer { .. } => 5,
-        Pattern::AllToAll { .. } => 1,
-    });
-    if connections == 0 || connections > 64 {
-        return Err(e("connections", "expected 1..64 per pair".into()));
-    }
-    let limit = a.count.unwrap_or(1000) as u64;
-    if limit == 0 || limit > 10_000_000 {
-        return Err(e("count", "expected 1..10000000 messages".into()));
-    }
-    let pias = a.pias_threshold.map(|s| s.0 .0);
-    let w = Workload::new(
-        pattern,
-        services,
-        arrivals,
-        connections,
-        pias,
-        tcp.clone(),
-        a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        limit,
-        Rng::new(seed, 0x5_0000 + ai as u64),
-    );
-    sim.apps.push(App::Workload(Box::new(w)));
-    Ok(())
+    Ok(p)
 }
