@@ -12,134 +12,124 @@ pub fn tables(sim: &Sim) -> Vec<Table> {
         Some(l) => l,
         None => return Vec::new(),
     };
+    let mut out = vec![ports(sim, l)];
+    if l.pause_mode == PauseMode::Pfc {
+        out.push(priority_table(sim, l));
+    }
+    if !l.rls.is_empty() {
+        out.push(limiters(sim, l));
+    }
+    if l.keep_rp_series {
+        out.extend(rp_series(l));
+    }
+    if l.flow_interval > SimTime::ZERO {
+        out.extend(rate_series(sim, l));
+    }
+    out
+}
+
+/// `l2_ports`: one row per port with a congestion point or PAUSE traffic.
+fn ports(sim: &Sim, l: &L2) -> Table {
     let end = sim.end;
-    let mut out = Vec::new();
-    let mut t = Table::new("l2_ports");
     let idx: Vec<usize> = (0..sim.ports.len())
         .filter(|&i| {
             l.cp[i].is_some() || l.pause_sent[i] > 0 || l.pause_rcvd[i] > 0 || l.cnm_port[i] > 0
         })
         .collect();
+    let int = |g: &dyn Fn(usize) -> u64| idx.iter().map(|&i| g(i) as i64).collect::<Vec<i64>>();
+    let cp_stat = |i: usize, g: fn(&CongestionPoint) -> u64| l.cp[i].as_ref().map_or(0, g);
+    let mut t = Table::new("l2_ports");
     t.str(
         "port",
         idx.iter().map(|&i| sim.ports[i].name.clone()).collect(),
     )
-    .i64(
-        "cnms_sent",
-        idx.iter().map(|&i| l.cnm_port[i] as i64).collect(),
-    )
-    .i64(
-        "cp_samples",
-        idx.iter()
-            .map(|&i| {
-                l.cp[i]
-                    .as_ref()
-                    .map(|c| c.stats.samples as i64)
-                    .unwrap_or(0)
-            })
-            .collect(),
-    )
+    .i64("cnms_sent", int(&|i| l.cnm_port[i]))
+    .i64("cp_samples", int(&|i| cp_stat(i, |c| c.stats.samples)))
     .i64(
         "cp_samples_dropped",
-        idx.iter()
-            .map(|&i| {
-                l.cp[i]
-                    .as_ref()
-                    .map(|c| c.stats.dropped_samples as i64)
-                    .unwrap_or(0)
-            })
-            .collect(),
+        int(&|i| cp_stat(i, |c| c.stats.dropped_samples)),
     )
-    .i64(
-        "pause_sent",
-        idx.iter().map(|&i| l.pause_sent[i] as i64).collect(),
-    )
-    .i64(
-        "pause_received",
-        idx.iter().map(|&i| l.pause_rcvd[i] as i64).collect(),
-    )
+    .i64("pause_sent", int(&|i| l.pause_sent[i]))
+    .i64("pause_received", int(&|i| l.pause_rcvd[i]))
     .f64(
         "paused_s",
         idx.iter()
             .map(|&i| l.pause_tx[i].paused_time_total(end).as_secs_f64())
             .collect(),
     );
-    out.push(t);
-    if l.pause_mode == PauseMode::Pfc {
-        out.push(priority_table(sim, l));
-    }
-    if !l.rls.is_empty() {
-        let mut t = Table::new("limiters");
-        let r = &l.rls;
-        t.str("limiter", r.iter().map(|x| x.name.clone()).collect())
-            .str(
-                "host",
-                r.iter()
-                    .map(|x| sim.nodes[x.host as usize].name.clone())
-                    .collect(),
-            )
-            .i64("flows", r.iter().map(|x| x.flows as i64).collect())
-            .i64("cnms", r.iter().map(|x| x.cnms as i64).collect())
-            .i64("notified", r.iter().map(|x| x.notified as i64).collect())
-            .i64(
-                "released_pkts",
-                r.iter().map(|x| x.released as i64).collect(),
-            )
-            .i64(
-                "max_held_pkts",
-                r.iter().map(|x| x.max_held as i64).collect(),
-            )
-            .i64("rto_held", r.iter().map(|x| x.rto_held as i64).collect())
-            .f64(
-                "final_rate_mbps",
-                r.iter().map(|x| x.rate_bps() / 1e6).collect(),
-            );
-        out.push(t);
-    }
-    if l.keep_rp_series {
-        let s = &l.rp_samples;
-        let mut t = Table::new("rp_rate");
-        t.f64("time_s", s.iter().map(|x| x.0.as_secs_f64()).collect())
-            .str(
-                "limiter",
-                s.iter().map(|x| l.rls[x.1 as usize].name.clone()).collect(),
-            )
-            .f64("rate_mbps", s.iter().map(|x| x.2 / 1e6).collect());
-        out.push(t);
-        let mut t = Table::new("minrate");
-        t.f64(
-            "time_s",
-            l.minrate.iter().map(|x| x.0.as_secs_f64()).collect(),
+    t
+}
+
+/// `limiters`: one row per QCN rate limiter.
+fn limiters(sim: &Sim, l: &L2) -> Table {
+    let r = &l.rls;
+    let int = |g: fn(&Limiter) -> u64| r.iter().map(|x| g(x) as i64).collect::<Vec<i64>>();
+    let mut t = Table::new("limiters");
+    t.str("limiter", r.iter().map(|x| x.name.clone()).collect())
+        .str(
+            "host",
+            r.iter()
+                .map(|x| sim.nodes[x.host as usize].name.clone())
+                .collect(),
         )
-        .f64("rate_mbps", l.minrate.iter().map(|x| x.1 / 1e6).collect());
-        out.push(t);
-    }
-    if l.flow_interval > SimTime::ZERO {
-        let s = &l.flow_samples;
-        let mut t = Table::new("flow_rate");
+        .i64("flows", int(|x| x.flows as u64))
+        .i64("cnms", int(|x| x.cnms))
+        .i64("notified", int(|x| x.notified))
+        .i64("released_pkts", int(|x| x.released))
+        .i64("max_held_pkts", int(|x| x.max_held))
+        .i64("rto_held", int(|x| x.rto_held))
+        .f64(
+            "final_rate_mbps",
+            r.iter().map(|x| x.rate_bps() / 1e6).collect(),
+        );
+    t
+}
+
+/// `rp_rate` (every limiter's rate over time) and `minrate`.
+fn rp_series(l: &L2) -> [Table; 2] {
+    let s = &l.rp_samples;
+    let mut t = Table::new("rp_rate");
+    t.f64("time_s", s.iter().map(|x| x.0.as_secs_f64()).collect())
+        .str(
+            "limiter",
+            s.iter().map(|x| l.rls[x.1 as usize].name.clone()).collect(),
+        )
+        .f64("rate_mbps", s.iter().map(|x| x.2 / 1e6).collect());
+    let mut m = Table::new("minrate");
+    m.f64(
+        "time_s",
+        l.minrate.iter().map(|x| x.0.as_secs_f64()).collect(),
+    )
+    .f64("rate_mbps", l.minrate.iter().map(|x| x.1 / 1e6).collect());
+    [t, m]
+}
+
+/// `flow_rate` and, with CBR apps, `app_rate`: delivered rates sampled over time.
+fn rate_series(sim: &Sim, l: &L2) -> Vec<Table> {
+    let s = &l.flow_samples;
+    let mut t = Table::new("flow_rate");
+    t.f64("time_s", s.iter().map(|x| x.0.as_secs_f64()).collect())
+        .i64("flow", s.iter().map(|x| x.1 as i64).collect())
+        .f64("rate_mbps", s.iter().map(|x| x.2).collect());
+    let mut out = vec![t];
+    if !l.app_samples.is_empty() {
+        let s = &l.app_samples;
+        let ends = |x: &(SimTime, u32, f64), src: bool| -> String {
+            match &sim.apps[x.1 as usize] {
+                crate::engine::apps::App::Cbr(c) => sim.nodes
+                    [if src { c.src } else { c.dst } as usize]
+                    .name
+                    .clone(),
+                _ => String::new(),
+            }
+        };
+        let mut t = Table::new("app_rate");
         t.f64("time_s", s.iter().map(|x| x.0.as_secs_f64()).collect())
-            .i64("flow", s.iter().map(|x| x.1 as i64).collect())
+            .i64("app", s.iter().map(|x| x.1 as i64).collect())
+            .str("src", s.iter().map(|x| ends(x, true)).collect())
+            .str("dst", s.iter().map(|x| ends(x, false)).collect())
             .f64("rate_mbps", s.iter().map(|x| x.2).collect());
         out.push(t);
-        if !l.app_samples.is_empty() {
-            let s = &l.app_samples;
-            let ends = |x: &(SimTime, u32, f64), src: bool| -> String {
-                match &sim.apps[x.1 as usize] {
-                    crate::engine::apps::App::Cbr(c) => sim.nodes
-                        [if src { c.src } else { c.dst } as usize]
-                        .name
-                        .clone(),
-                    _ => String::new(),
-                }
-            };
-            let mut t = Table::new("app_rate");
-            t.f64("time_s", s.iter().map(|x| x.0.as_secs_f64()).collect())
-                .i64("app", s.iter().map(|x| x.1 as i64).collect())
-                .str("src", s.iter().map(|x| ends(x, true)).collect())
-                .str("dst", s.iter().map(|x| ends(x, false)).collect())
-                .f64("rate_mbps", s.iter().map(|x| x.2).collect());
-            out.push(t);
-        }
     }
     out
 }
