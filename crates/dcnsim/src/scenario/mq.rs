@@ -370,7 +370,53 @@ fn build_port(
         _ => None,
     };
     let mut mq = MultiQueue::new(n, &cfg, DEFAULT_QUEUE_CAPACITY).map_err(|e| fail("count", e))?;
-    let sw_limit = sim.ports[pid as usize].limit_bytes;
+    let policy = buffer_policy(q, n, sim.ports[pid as usize].limit_bytes, &fail)?;
+    let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
+    let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;
+    let mark = match &q.marking {
+        Some(m) => mark_from_cfg(
+            ctx,
+            &format!("{what}.marking"),
+            m,
+            sim,
+            pid,
+            n,
+            quanta,
+            &mut mq,
+        )?,
+        None => QueueMark::None,
+    };
+    let rate = sim.ports[pid as usize].rate;
+    let mut mp = MqPort::new(mq, adm, mark);
+    let want_est = q.record_estimates.unwrap_or(false);
+    if matches!(mp.mark, QueueMark::DqRate) || want_est {
+        let c = dq_config(ctx, what, q.marking.as_ref(), rate)?;
+        mp.dqrate = (0..n).map(|_| DqRate::new(c).expect("validated")).collect();
+        mp.record_estimates = want_est;
+    }
+    if dynamic {
+        mp.pool = Some(shared_pool(q, sim, pid, pools, &fail)?);
+    }
+    if let Some(a) = &q.port_marking {
+        let (aqm, at) = aqm_from_cfg(ctx, &format!("{what}.port_marking"), a, sim, pid)?;
+        let port = &mut sim.ports[pid as usize];
+        port.aqm = aqm;
+        port.aqm_at = at;
+    }
+    let port = &mut sim.ports[pid as usize];
+    port.mq = Some(Box::new(mp));
+    Ok(())
+}
+
+type Fail<'a> = dyn Fn(&str, String) -> ScenarioError + 'a;
+
+/// The buffer sharing of one port's queues (`buffer`, `limit`, `limits`, `alpha`).
+fn buffer_policy(
+    q: &QueuesCfg,
+    n: usize,
+    sw_limit: u64,
+    fail: &Fail,
+) -> Result<BufferPolicy, ScenarioError> {
     let policy = match q.buffer.as_deref() {
         None | Some("shared") => BufferPolicy::CompleteSharing {
             // The port's switch_buffer if set, else 300 KB (TCN sims: 200 × 1500 B).
@@ -404,59 +450,36 @@ fn build_port(
             ))
         }
     };
-    let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
-    let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;
-    let mark = match &q.marking {
-        Some(m) => mark_from_cfg(
-            ctx,
-            &format!("{what}.marking"),
-            m,
-            sim,
-            pid,
-            n,
-            quanta,
-            &mut mq,
-        )?,
-        None => QueueMark::None,
+    Ok(policy)
+}
+
+/// The switch-wide pool of a dynamic-threshold port: one per switch, made by its first port.
+fn shared_pool(
+    q: &QueuesCfg,
+    sim: &mut Sim,
+    pid: u32,
+    pools: &mut Vec<(u32, u32)>,
+    fail: &Fail,
+) -> Result<u32, ScenarioError> {
+    // One pool per switch; the sources give no default size, so `pool` is required.
+    let node = sim.ports[pid as usize].node;
+    let cap = q.pool.map(|s| s.0 .0).ok_or_else(|| {
+        fail(
+            "pool",
+            "buffer = \"dynamic\" needs `pool`, the switch-wide shared buffer".into(),
+        )
+    })?;
+    let idx = match pools.iter().find(|(n, _)| *n == node) {
+        Some(&(_, i)) => i,
+        None => {
+            sim.pools
+                .push(SharedPool::new(cap).map_err(|e| fail("pool", e))?);
+            let i = (sim.pools.len() - 1) as u32;
+            pools.push((node, i));
+            i
+        }
     };
-    let rate = sim.ports[pid as usize].rate;
-    let mut mp = MqPort::new(mq, adm, mark);
-    let want_est = q.record_estimates.unwrap_or(false);
-    if matches!(mp.mark, QueueMark::DqRate) || want_est {
-        let c = dq_config(ctx, what, q.marking.as_ref(), rate)?;
-        mp.dqrate = (0..n).map(|_| DqRate::new(c).expect("validated")).collect();
-        mp.record_estimates = want_est;
-    }
-    if dynamic {
-        // One pool per switch; the sources give no default size, so `pool` is required.
-        let node = sim.ports[pid as usize].node;
-        let cap = q.pool.map(|s| s.0 .0).ok_or_else(|| {
-            fail(
-                "pool",
-                "buffer = \"dynamic\" needs `pool`, the switch-wide shared buffer".into(),
-            )
-        })?;
-        let idx = match pools.iter().find(|(n, _)| *n == node) {
-            Some(&(_, i)) => i,
-            None => {
-                sim.pools
-                    .push(SharedPool::new(cap).map_err(|e| fail("pool", e))?);
-                let i = (sim.pools.len() - 1) as u32;
-                pools.push((node, i));
-                i
-            }
-        };
-        mp.pool = Some(idx);
-    }
-    if let Some(a) = &q.port_marking {
-        let (aqm, at) = aqm_from_cfg(ctx, &format!("{what}.port_marking"), a, sim, pid)?;
-        let port = &mut sim.ports[pid as usize];
-        port.aqm = aqm;
-        port.aqm_at = at;
-    }
-    let port = &mut sim.ports[pid as usize];
-    port.mq = Some(Box::new(mp));
-    Ok(())
+    Ok(idx)
 }
 
 /// Apply `[topology] queues` to every switch port, then `[[topology.queue_ports]]`.
