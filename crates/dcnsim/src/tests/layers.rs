@@ -81,3 +81,86 @@ fn the_check_finds_a_forbidden_name() {
     // The checker itself: `scenario` names `serde`, so it would fail the engine's rule.
     assert!(!violations("scenario", &["serde"]).is_empty());
 }
+
+/// The functions of `text` (outside `#[cfg(test)]` items) longer than `max` lines, as
+/// (first line, name, lines). Braces are counted per character, which is exact for this
+/// code base's formatting (rustfmt) and its balanced `{}` in format strings.
+fn long_functions(text: &str, max: usize) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i].trim_start();
+        if l.starts_with("#[cfg(test)]") {
+            break; // test modules close every file here
+        }
+        let head = l
+            .trim_start_matches("pub(crate) ")
+            .trim_start_matches("pub(super) ")
+            .trim_start_matches("pub ")
+            .trim_start_matches("const ");
+        if let Some(rest) = head.strip_prefix("fn ") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let (mut depth, mut opened, mut j) = (0i32, false, i);
+            while j < lines.len() {
+                for c in lines[j].chars() {
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            opened = true;
+                        }
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                if (opened && depth == 0) || (!opened && lines[j].trim_end().ends_with(';')) {
+                    break;
+                }
+                j += 1;
+            }
+            if j + 1 - i > max {
+                out.push((i + 1, name, j + 1 - i));
+            }
+            i = j + 1;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn no_function_over_120_lines_outside_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut long = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&root)
+            .expect("under src")
+            .to_string_lossy()
+            .to_string();
+        if rel.starts_with("tests") || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("readable");
+        for (line, name, n) in long_functions(&text, 120) {
+            long.push(format!("{rel}:{line}: fn {name} has {n} lines"));
+        }
+    }
+    assert!(long.is_empty(), "{long:#?}");
+}
+
+#[test]
+fn the_length_check_counts_a_long_function() {
+    let body = "    x += 1;\n".repeat(130);
+    let text = format!("fn short() {{\n}}\npub fn long() {{\n{body}}}\n");
+    assert_eq!(
+        long_functions(&text, 120),
+        vec![(3, "long".to_string(), 132)]
+    );
+}

@@ -836,7 +836,6 @@ impl TcpFlow {
             return;
         }
         let a = p.ack;
-        let mss = self.mss();
         if a > self.snd.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
@@ -861,148 +860,162 @@ impl TcpFlow {
             self.rack_on_ack(now, p, a, pure_dup);
         }
         if a > self.snd.snd_una {
-            let acked = a - self.snd.snd_una;
-            self.snd.lt_bytes = 0;
-            self.snd.last_ack_time = now;
-            if self.cfg.rto_reset_on_ack && self.snd.have_rtt {
-                self.snd.rto = self.compute_rto();
+            self.on_new_ack(now, p, a, out);
+        } else if a == self.snd.snd_una && self.snd.snd_max > self.snd.snd_una && p.payload == 0 {
+            self.on_dup_ack(now, a, new_sack, out);
+        }
+    }
+
+    /// An ACK that acknowledges new data: RTT sample, window growth or the recovery steps,
+    /// the retransmission timer, then new data.
+    fn on_new_ack(&mut self, now: SimTime, p: &Packet, a: u64, out: &mut Vec<Packet>) {
+        let mss = self.mss();
+        let acked = a - self.snd.snd_una;
+        self.snd.lt_bytes = 0;
+        self.snd.last_ack_time = now;
+        if self.cfg.rto_reset_on_ack && self.snd.have_rtt {
+            self.snd.rto = self.compute_rto();
+        }
+        if self.cfg.timestamps {
+            // RFC 7323 §4.1: every ACK of new data gives a sample from its TSecr
+            // (carried in the ACK's `seq` as TSecr + 1; 0 = no echo).
+            if p.seq > 0 {
+                self.rtt_sample(SimTime(p.seq - 1), now);
             }
-            if self.cfg.timestamps {
-                // RFC 7323 §4.1: every ACK of new data gives a sample from its TSecr
-                // (carried in the ACK's `seq` as TSecr + 1; 0 = no echo).
-                if p.seq > 0 {
-                    self.rtt_sample(SimTime(p.seq - 1), now);
+        } else if self.snd.rtt_active && a > self.snd.rtt_seq {
+            self.snd.rtt_active = false;
+            let sent = self.snd.rtt_time;
+            self.rtt_sample(sent, now);
+        }
+        self.snd.snd_una = a;
+        if self.snd.snd_nxt < a {
+            self.snd.snd_nxt = a;
+        }
+        if self.cfg.sack {
+            sack_prune(&mut self.snd.sacked, a);
+        }
+        if self.snd.in_recovery {
+            if a >= self.snd.recover {
+                // Full ACK: leave recovery.
+                if !self.cfg.sack {
+                    // RFC 6582 §3.2 step 3: deflate the window, option (1)
+                    // min(ssthresh, max(FlightSize, SMSS) + SMSS) or option (2) ssthresh.
+                    let flight = self.flight();
+                    self.snd.cwnd = if self.cfg.exit_cwnd_ns2 {
+                        self.snd.ns2_cwnd
+                    } else {
+                        self.snd.ssthresh.min(flight.max(mss) + mss)
+                    };
                 }
-            } else if self.snd.rtt_active && a > self.snd.rtt_seq {
-                self.snd.rtt_active = false;
-                let sent = self.snd.rtt_time;
-                self.rtt_sample(sent, now);
-            }
-            self.snd.snd_una = a;
-            if self.snd.snd_nxt < a {
-                self.snd.snd_nxt = a;
-            }
-            if self.cfg.sack {
-                sack_prune(&mut self.snd.sacked, a);
-            }
-            if self.snd.in_recovery {
-                if a >= self.snd.recover {
-                    // Full ACK: leave recovery.
-                    if !self.cfg.sack {
-                        // RFC 6582 §3.2 step 3: deflate the window, option (1)
-                        // min(ssthresh, max(FlightSize, SMSS) + SMSS) or option (2) ssthresh.
-                        let flight = self.flight();
-                        self.snd.cwnd = if self.cfg.exit_cwnd_ns2 {
-                            self.snd.ns2_cwnd
-                        } else {
-                            self.snd.ssthresh.min(flight.max(mss) + mss)
-                        };
-                    }
-                    // RFC 6675: cwnd stayed at ssthresh during recovery; nothing to undo.
-                    self.snd.in_recovery = false;
-                    self.snd.dupacks = 0;
-                } else if self.cfg.sack {
-                    // RFC 6675 §5 (B), (C); RFC 6298 (5.3) restarts the timer.
-                    self.snd.rto_timer.set(now + self.snd.rto);
-                    self.sack_send(now, out);
-                    return;
-                } else {
-                    // Partial ACK: retransmit the next hole, deflate by the amount acked.
-                    self.retransmit_una(now, out);
-                    self.snd.cwnd = self.snd.cwnd.saturating_sub(acked);
-                    if acked >= mss {
-                        self.snd.cwnd += mss;
-                    }
-                    self.snd.cwnd = self.snd.cwnd.max(mss);
-                    // ns-2's cwnd_ (the part of the window that is not inflation).
-                    self.snd.ns2_cwnd = self.snd.ns2_cwnd.min(self.snd.cwnd - mss).max(mss);
-                    if !self.snd.partial_seen {
-                        self.snd.partial_seen = true;
-                        self.snd.rto_timer.set(now + self.snd.rto);
-                    }
-                    self.send_in_recovery(now, out);
-                    return;
-                }
-            } else {
+                // RFC 6675: cwnd stayed at ssthresh during recovery; nothing to undo.
+                self.snd.in_recovery = false;
                 self.snd.dupacks = 0;
-                // During an ECE reduction window cwnd does not grow (RFC 3168 senders as in
-                // Linux's CWR state and FreeBSD's congestion recovery; DCTCP with
-                // `dctcp_recovery_mode`). The ACK that closes the window does not grow it.
-                let frozen =
-                    self.snd.in_cwr && (!self.cfg.cc.is_dctcp() || self.cfg.dctcp_recovery_mode);
-                if a >= self.snd.recover_ecn {
-                    self.snd.in_cwr = false;
-                }
-                if !frozen {
-                    self.cc_on_ack(acked);
-                }
-            }
-            // RFC 6298 (5.2, 5.3): stop the timer when all data is acked, else restart it.
-            if self.snd.snd_una >= self.snd.snd_max {
-                self.snd.rto_timer.stop();
-            } else {
+            } else if self.cfg.sack {
+                // RFC 6675 §5 (B), (C); RFC 6298 (5.3) restarts the timer.
                 self.snd.rto_timer.set(now + self.snd.rto);
-            }
-            if self.cfg.rack
-                && !self.snd.in_recovery
-                && a >= self.snd.recover
-                && self.rack_lost_pending()
-            {
-                // RFC 8985: RACK found a loss on an ACK of new data.
-                self.rack_enter_recovery(now, out);
+                self.sack_send(now, out);
+                return;
+            } else {
+                // Partial ACK: retransmit the next hole, deflate by the amount acked.
+                self.retransmit_una(now, out);
+                self.snd.cwnd = self.snd.cwnd.saturating_sub(acked);
+                if acked >= mss {
+                    self.snd.cwnd += mss;
+                }
+                self.snd.cwnd = self.snd.cwnd.max(mss);
+                // ns-2's cwnd_ (the part of the window that is not inflation).
+                self.snd.ns2_cwnd = self.snd.ns2_cwnd.min(self.snd.cwnd - mss).max(mss);
+                if !self.snd.partial_seen {
+                    self.snd.partial_seen = true;
+                    self.snd.rto_timer.set(now + self.snd.rto);
+                }
+                self.send_in_recovery(now, out);
                 return;
             }
-            self.try_send(now, out);
-        } else if a == self.snd.snd_una && self.snd.snd_max > self.snd.snd_una && p.payload == 0 {
-            // Duplicate ACK (RFC 5681 §2).
-            self.snd.dupacks += 1;
-            if self.snd.in_recovery {
-                if self.cfg.sack {
-                    self.sack_send(now, out); // RFC 6675 §5 (B), (C)
-                } else {
-                    self.snd.cwnd += mss; // window inflation
-                    self.send_in_recovery(now, out);
-                }
-            } else if self.cfg.rack {
-                // RFC 8985: RACK's marks, not DupThresh, start recovery.
-                if a >= self.snd.recover && self.rack_lost_pending() {
-                    self.rack_enter_recovery(now, out);
-                } else if self.snd.dupacks < self.cfg.dupack_threshold && new_sack {
-                    self.limited_transmit(now, out);
-                }
-            } else if self.cfg.sack {
-                // RFC 6675 §5 steps (2)–(4): DupThresh duplicates, or IsLost(HighACK + 1).
-                if a >= self.snd.recover
-                    && (self.snd.dupacks >= self.cfg.dupack_threshold
-                        || self.snd.snd_una < self.lost_boundary())
-                {
-                    self.sack_enter_recovery(now, out);
-                } else if self.snd.dupacks < self.cfg.dupack_threshold && new_sack {
-                    // RFC 6675 §5 step (2): limited transmit while IsLost(HighACK + 1) is
-                    // false; RFC 5681 §3.2: with SACK only on an ACK with new SACK information.
-                    self.limited_transmit(now, out);
-                }
-            } else if self.snd.dupacks < self.cfg.dupack_threshold {
-                self.limited_transmit(now, out);
-            } else if self.snd.dupacks == self.cfg.dupack_threshold && self.recovered(a) {
-                // Fast retransmit (RFC 6582 §3.2 step 2).
-                self.snd.fast_recovery_enter();
-                self.stats.fast_recoveries += 1;
-                // ns-2 `slowdown(CLOSE_CWND_HALF)`: cwnd_ = half of min(cwnd_, window_)
-                // exactly (ssthresh_ is that half rounded down to packets).
-                let half = self.snd.cwnd.min(self.cfg.rwnd) / 2;
-                self.loss_reduce();
-                let base = if self.cfg.ssthresh_from_cwnd {
-                    half.max(mss)
-                } else {
-                    self.snd.ssthresh
-                };
-                self.snd.recover = self.snd.snd_max;
-                self.retransmit_una(now, out);
-                self.snd.cwnd = base + self.cfg.dupack_threshold as u64 * mss;
-                self.snd.ns2_cwnd = base;
+        } else {
+            self.snd.dupacks = 0;
+            // During an ECE reduction window cwnd does not grow (RFC 3168 senders as in
+            // Linux's CWR state and FreeBSD's congestion recovery; DCTCP with
+            // `dctcp_recovery_mode`). The ACK that closes the window does not grow it.
+            let frozen =
+                self.snd.in_cwr && (!self.cfg.cc.is_dctcp() || self.cfg.dctcp_recovery_mode);
+            if a >= self.snd.recover_ecn {
+                self.snd.in_cwr = false;
+            }
+            if !frozen {
+                self.cc_on_ack(acked);
+            }
+        }
+        // RFC 6298 (5.2, 5.3): stop the timer when all data is acked, else restart it.
+        if self.snd.snd_una >= self.snd.snd_max {
+            self.snd.rto_timer.stop();
+        } else {
+            self.snd.rto_timer.set(now + self.snd.rto);
+        }
+        if self.cfg.rack
+            && !self.snd.in_recovery
+            && a >= self.snd.recover
+            && self.rack_lost_pending()
+        {
+            // RFC 8985: RACK found a loss on an ACK of new data.
+            self.rack_enter_recovery(now, out);
+            return;
+        }
+        self.try_send(now, out);
+    }
+
+    /// A duplicate ACK (RFC 5681 §2): limited transmit, fast retransmit or, in recovery,
+    /// window inflation (NewReno) or the SACK pipe (RFC 6675).
+    fn on_dup_ack(&mut self, now: SimTime, a: u64, new_sack: bool, out: &mut Vec<Packet>) {
+        let mss = self.mss();
+        // Duplicate ACK (RFC 5681 §2).
+        self.snd.dupacks += 1;
+        if self.snd.in_recovery {
+            if self.cfg.sack {
+                self.sack_send(now, out); // RFC 6675 §5 (B), (C)
+            } else {
+                self.snd.cwnd += mss; // window inflation
                 self.send_in_recovery(now, out);
             }
+        } else if self.cfg.rack {
+            // RFC 8985: RACK's marks, not DupThresh, start recovery.
+            if a >= self.snd.recover && self.rack_lost_pending() {
+                self.rack_enter_recovery(now, out);
+            } else if self.snd.dupacks < self.cfg.dupack_threshold && new_sack {
+                self.limited_transmit(now, out);
+            }
+        } else if self.cfg.sack {
+            // RFC 6675 §5 steps (2)–(4): DupThresh duplicates, or IsLost(HighACK + 1).
+            if a >= self.snd.recover
+                && (self.snd.dupacks >= self.cfg.dupack_threshold
+                    || self.snd.snd_una < self.lost_boundary())
+            {
+                self.sack_enter_recovery(now, out);
+            } else if self.snd.dupacks < self.cfg.dupack_threshold && new_sack {
+                // RFC 6675 §5 step (2): limited transmit while IsLost(HighACK + 1) is
+                // false; RFC 5681 §3.2: with SACK only on an ACK with new SACK information.
+                self.limited_transmit(now, out);
+            }
+        } else if self.snd.dupacks < self.cfg.dupack_threshold {
+            self.limited_transmit(now, out);
+        } else if self.snd.dupacks == self.cfg.dupack_threshold && self.recovered(a) {
+            // Fast retransmit (RFC 6582 §3.2 step 2).
+            self.snd.fast_recovery_enter();
+            self.stats.fast_recoveries += 1;
+            // ns-2 `slowdown(CLOSE_CWND_HALF)`: cwnd_ = half of min(cwnd_, window_)
+            // exactly (ssthresh_ is that half rounded down to packets).
+            let half = self.snd.cwnd.min(self.cfg.rwnd) / 2;
+            self.loss_reduce();
+            let base = if self.cfg.ssthresh_from_cwnd {
+                half.max(mss)
+            } else {
+                self.snd.ssthresh
+            };
+            self.snd.recover = self.snd.snd_max;
+            self.retransmit_una(now, out);
+            self.snd.cwnd = base + self.cfg.dupack_threshold as u64 * mss;
+            self.snd.ns2_cwnd = base;
+            self.send_in_recovery(now, out);
         }
     }
 
