@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _toml, reports
 from ._native import core
+from ._tables import write_text_atomic
 from .scenario import load_validated, read_text, validate_all_points
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class Result:
         written = []
         for name, frame in self.tables.items():
             target = out / f"{name}.csv"
-            frame.to_csv(target, index=False, lineterminator="\n")
+            # Through a temporary file and a rename: a killed run leaves whole files only.
+            write_text_atomic(target, frame.to_csv(index=False, lineterminator="\n"))
             written.append(target)
         return written
 

@@ -139,12 +139,14 @@ def _resume_command(argv: Sequence[str]) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     sets = _toml.parse_sets(args.set)
     text = _scenario_text(args.file)
+    # The output folder is made (and checked writable) before simulating: a result that
+    # cannot be written would be lost.
+    out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
     bar = _RunProgress()
     try:
         result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update))
     finally:
         bar.close()
-    out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
     try:
         written = result.to_dir(out)
     except OSError as exc:

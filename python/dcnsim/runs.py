@@ -4,6 +4,7 @@
 
     <dir>/runs.jsonl               one JSON record per finished point (append-only)
     <dir>/points/0007/<table>.csv  the result tables a report keeps from point 7
+    <dir>/.dcnsim.lock             the pid of the sweep writing here (an flock while it runs)
 
 A record holds the point's overrides and the engine's summary row, with the scenario
 file's hash so a resumed sweep reuses only points of the same scenario version. The
@@ -12,6 +13,7 @@ sweep executor (``sweep``) writes this layout; reports (``reports``) read it.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Sequence
@@ -19,9 +21,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._tables import write_csv
+from .errors import UserError
 from .scenario import Point, Scenario, overrides_key
 
 RUNS_FILE = "runs.jsonl"
+LOCK_FILE = ".dcnsim.lock"
 POINTS_DIR = "points"
 
 Record = dict[str, Any]
@@ -73,6 +77,7 @@ class RunStore:
         self.sha256 = sha256
         self.unreadable = 0
         self._fh: IO[str] | None = None
+        self._lock: IO[str] | None = None
 
     def load(self) -> dict[tuple[tuple[str, str], ...], Record]:
         """Recorded points of this scenario version, by override key (newest wins)."""
@@ -97,6 +102,28 @@ class RunStore:
                 found[key] = rec
         return found
 
+    def lock(self) -> None:
+        """Take the sweep directory's lock (``.dcnsim.lock``, holding the owner's pid), so a
+        second sweep into the same directory is refused instead of running every point
+        twice. The lock is an ``flock``: it goes with the process, also when it is killed."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.parent / LOCK_FILE
+        fh = lock_path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "unknown"
+            fh.close()
+            raise UserError(
+                f"another dcnsim sweep (pid {holder}) is writing to {self.path.parent}; "
+                "wait for it to finish or give another --out") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+        self._lock = fh
+
     def open(self) -> None:
         """Open for appending (fails early, with ``OSError``, if the directory is not writable)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -120,3 +147,6 @@ class RunStore:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+        if self._lock is not None:
+            self._lock.close()  # releases the flock
+            self._lock = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,9 +27,24 @@ _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_EOF = re.compile(r"\s*\(at end of document\)\s*$")
 
 
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+"""Largest scenario file read (the shipped ones are under 20 KiB)."""
+
+
 def read_text(path: str | Path) -> str:
-    """Read a scenario file as UTF-8 text (``OSError`` if it cannot be read)."""
-    data = Path(path).read_bytes()
+    """Read a scenario file as UTF-8 text (``OSError`` if it cannot be read).
+
+    Only regular files are read (not devices or pipes, which may never end), and at most
+    ``MAX_SCENARIO_BYTES``: both are refused with a ``ScenarioError``.
+    """
+    p = Path(path)
+    if not stat.S_ISREG(p.stat().st_mode):
+        raise scenario_error(f"{path}: not a regular file")
+    with p.open("rb") as fh:
+        data = fh.read(MAX_SCENARIO_BYTES + 1)
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise scenario_error(f"{path}: larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, "
+                             "too large for a scenario file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

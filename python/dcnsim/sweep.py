@@ -143,6 +143,16 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
     stream = sys.stderr if stream is None else stream
     scn = plan.scenario
     store = RunStore(out_dir / RUNS_FILE, scn.sha256)
+    store.lock()
+    try:
+        return _run_locked(plan, out_dir, store, jobs, keep, fresh, stream)
+    finally:
+        store.close()
+
+
+def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Sequence[str],
+                fresh: bool, stream: IO[str]) -> SweepOutcome:
+    scn = plan.scenario
     known = {} if fresh else store.load()
     records: list[Record | None] = [known.get(p.key()) for p in plan.points]
     if keep:  # a point whose kept tables are missing is run again

@@ -8,6 +8,8 @@ running a sweep does not import it.
 from __future__ import annotations
 
 import csv
+import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -66,8 +68,9 @@ class ReportKind(Generic[C]):
 
 
 def is_number(value: Any) -> bool:
-    """An int or float that is not a bool."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float that is not a bool (NaN and infinities are refused)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
 
 
 def load_csv(path: Path) -> Columns:
@@ -116,7 +119,9 @@ def save_figure(ctx: ReportContext, fig: Figure, *, dpi: int) -> Path:
     path = ctx.out_dir / f"{ctx.scenario.id}.png"
     if fig.get_layout_engine() is None:
         fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
+    tmp = path.with_name(f".{path.name}.tmp")  # whole figures only, even if killed
+    fig.savefig(tmp, dpi=dpi, format="png")
+    os.replace(tmp, path)
     if fig.canvas.manager is not None:  # made by pyplot, which keeps it until closed
         pyplot().close(fig)
     return path

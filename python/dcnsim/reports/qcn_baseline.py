@@ -89,7 +89,8 @@ def parse(scn: Scenario) -> QcnBaselineConfig:
     if "hotspot" not in rep:
         raise scn.error("report", "hotspot", "name the hotspot node (flows into it are plotted)")
     fv = rep.get("figure_variants", list(scn.variants))
-    if not isinstance(fv, list) or any(v not in scn.variants for v in fv):
+    if not isinstance(fv, list) or any(not isinstance(v, str) or v not in scn.variants
+                                       for v in fv):
         raise scn.error("report", "figure_variants",
                         f"expected a list of [[sweep.variants]] labels, got {fv!r}")
     window = rep.get("window")

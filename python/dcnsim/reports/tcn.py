@@ -68,9 +68,11 @@ class TcnConfig:
 def parse(scn: Scenario) -> TcnConfig:
     rep = scn.report
     fig = rep.get("figure")
-    if fig not in FIGURES:
+    if not isinstance(fig, str) or fig not in FIGURES:
         raise scn.error("report", "figure", f"expected one of {', '.join(FIGURES)}")
     tables = rep.get("tables", [])
+    if not isinstance(tables, list):
+        raise scn.error("report", "tables", f"expected a list of table names, got {tables!r}")
     for t in FIGURES[fig]:
         if t not in tables:
             raise scn.error("report", "tables", f"{fig} needs the {t!r} table in report.tables")

@@ -1,0 +1,85 @@
+"""Bad inputs and interrupted work: special files, oversized files, unwritable output
+folders, and two sweeps into one folder (issue [robust], section "Nothing lost")."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dcnsim.api
+import pytest
+from dcnsim.cli import main
+from dcnsim.runs import LOCK_FILE, RUNS_FILE, RunStore
+from dcnsim.scenario import MAX_SCENARIO_BYTES, load_validated, make_plan
+from dcnsim.sweep import run_sweep
+
+from .conftest import FakeCore
+
+Capture = pytest.CaptureFixture[str]
+
+
+def _run(capsys: Capture, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, err
+
+
+def test_a_device_is_refused_at_once(fake_core: FakeCore, capsys: Capture) -> None:
+    # /dev/zero never ends: it must not be read at all.
+    code, err = _run(capsys, "validate", "/dev/zero")
+    assert code == 2
+    assert err.strip() == "dcnsim: error: /dev/zero: not a regular file"
+
+
+def test_a_named_pipe_is_refused_without_blocking(fake_core: FakeCore, capsys: Capture,
+                                                  tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+    code, err = _run(capsys, "validate", str(fifo))
+    assert code == 2 and "not a regular file" in err
+
+
+def test_an_oversized_file_is_refused(fake_core: FakeCore, capsys: Capture,
+                                      tmp_path: Path) -> None:
+    big = tmp_path / "big.toml"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_SCENARIO_BYTES + 1)
+    code, err = _run(capsys, "validate", str(big))
+    assert code == 2 and "larger than 16 MiB" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_run_checks_the_output_folder_before_simulating(
+        fake_core: FakeCore, capsys: Capture, fig08: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = dcnsim.api.run
+
+    def counting_run(*args: object, **kw: object) -> object:
+        calls.append("run")
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dcnsim.cli, "run", counting_run)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    code, err = _run(capsys, "run", str(fig08), "--out", str(blocker / "out"))
+    assert code == 2 and "cannot create output directory" in err
+    assert calls == [], "the scenario was simulated although its results could not be saved"
+
+
+def test_a_second_sweep_into_the_same_folder_is_refused(fake_core: FakeCore, fig08: Path,
+                                                        tmp_path: Path) -> None:
+    plan = make_plan(load_validated(fig08), quick=True)
+    holder = RunStore(tmp_path / RUNS_FILE, "x")
+    holder.lock()
+    try:
+        assert (tmp_path / LOCK_FILE).read_text().strip() == str(os.getpid())
+        with pytest.raises(dcnsim.UserError, match=rf"another dcnsim sweep \(pid {os.getpid()}\)"):
+            run_sweep(plan, tmp_path, jobs=1)
+        assert not (tmp_path / RUNS_FILE).exists(), "the refused sweep wrote nothing"
+    finally:
+        holder.close()
+    # Once the first one is done the folder is free again.
+    outcome = run_sweep(plan, tmp_path, jobs=1)
+    assert outcome.ran == len(plan.points)
