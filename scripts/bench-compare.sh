@@ -6,13 +6,21 @@
 #
 #   scripts/bench-compare.sh [BASE_COMMIT] [key=value ...]
 #
+# BENCH_SCENARIO (default scenarios/bench-incast.toml) and BENCH_CUT (default
+# sim.duration="0.5s", given to both builds) pick another workload, e.g. the 144-host
+# fabric point cut to 300 messages:
+#   BENCH_SCENARIO=scenarios/tcn-fig10.toml BENCH_CUT=apps.0.count=300 scripts/bench-compare.sh BASE
+#
 # Needs valgrind. Builds BASE in a temporary git worktree with its own target directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE=${1:-HEAD~1}
 shift || true
-SCEN=scenarios/bench-incast.toml
-ARGS=(sim.duration='"0.5s"' "$@")
+SCEN=${BENCH_SCENARIO:-scenarios/bench-incast.toml}
+CUT=${BENCH_CUT:-sim.duration=\"0.5s\"}
+ARGS=("$CUT" "$@")
+# Wall time: bench-incast runs whole (20 s simulated); another scenario runs its cut.
+WALL=(); [ -n "${BENCH_SCENARIO:-}" ] && WALL=("$CUT")
 WT=$(mktemp -d)
 trap 'git worktree remove --force "$WT" >/dev/null 2>&1 || true' EXIT
 git worktree add --detach "$WT" "$BASE" >/dev/null
@@ -27,8 +35,8 @@ count() {
 }
 events() { "$@" | awk -F'[][]' '/^summary.events / {print $2}'; }
 # The base engine may not know the overrides: it runs the scenario as is.
-ci_old=$(count "$OLD" "$SCEN" sim.duration='"0.5s"')
-ev_old=$(events "$OLD" "$SCEN" sim.duration='"0.5s"')
+ci_old=$(count "$OLD" "$SCEN" "$CUT")
+ev_old=$(events "$OLD" "$SCEN" "$CUT")
 ci_new=$(count "$NEW" "$SCEN" "${ARGS[@]}")
 ev_new=$(events "$NEW" "$SCEN" "${ARGS[@]}")
 echo "instructions: base $ci_old ($ev_old events), current $ci_new ($ev_new events)"
@@ -37,11 +45,11 @@ import sys
 co, eo, cn, en = map(float, sys.argv[1:])
 print(f"current/base: instructions {cn / co:.3f}, per event {(cn / en) / (co / eo):.3f}")
 PY
-echo "== wall time, alternating, 20 s simulated, best of 3"
+echo "== wall time, alternating, best of 3"
 best_old=999; best_new=999
 for _ in 1 2 3; do
   for which in old new; do
-    bin=$OLD; extra=(); [ $which = new ] && bin=$NEW && extra=("$@")
+    bin=$OLD; extra=("${WALL[@]}"); [ $which = new ] && bin=$NEW && extra=("${WALL[@]}" "$@")
     t0=$(date +%s.%N); "$bin" "$SCEN" "${extra[@]}" >/dev/null; t1=$(date +%s.%N)
     t=$(python3 -c "print($t1 - $t0)")
     if [ $which = old ]; then best_old=$(python3 -c "print(min($best_old, $t))");
