@@ -74,3 +74,15 @@ def test_fairness_odctcp_fair_mixed_less_fair() -> None:
     # Thesis: ODCTCP vs ODCTCP > 0.99; ODCTCP vs standard ECN 0.7 at 2 flows.
     assert same["summary"]["jain_index"][0] > 0.95
     assert mixed["summary"]["jain_index"][0] < same["summary"]["jain_index"][0] - 0.1
+
+
+def test_size_bins_are_labelled_and_ordered_by_size() -> None:
+    from dcnsim.reports.odctcp import _bin_label, _bin_labels
+
+    bins = (1000, 10_000, 100_000, 1_000_000, 10_000_000)
+    assert _bin_labels(bins) == ["1-10 KB", "10-100 KB", "100-1000 KB", "1000-10000 KB"]
+    assert _bin_label(bins, 5_000_000) == "1000-10000 KB"
+    assert _bin_label(bins, 999) is None
+    # First seen in another order, the keys are sorted as the bins are.
+    seen = ["1-10 KB", "1000-10000 KB", "100-1000 KB", "10-100 KB"]
+    assert sorted(seen, key=_bin_labels(bins).index) == _bin_labels(bins)

@@ -166,9 +166,14 @@ def parse_fct(scn: Scenario) -> FctConfig:
                      bins=tuple(bins) if bins is not None else None, app=app)
 
 
+def _bin_labels(bins: tuple[int, ...]) -> list[str]:
+    """The labels of the size bins in size order, e.g. ``1-10 KB``."""
+    return [f"{bins[k] / 1e3:g}-{bins[k + 1] / 1e3:g} KB" for k in range(len(bins) - 1)]
+
+
 def _bin_label(bins: tuple[int, ...], size: float) -> str | None:
     k = next((i for i in range(len(bins) - 1) if bins[i] <= size < bins[i + 1]), None)
-    return None if k is None else f"{human(bins[k] / 1e3)}-{human(bins[k + 1] / 1e3)} KB"
+    return None if k is None else _bin_labels(bins)[k]
 
 
 # (group, x or bin label) -> per-run (mean transfer time s, mean final SRTT s)
@@ -216,6 +221,9 @@ def write_fct(ctx: ReportContext, cfg: FctConfig) -> list[Path]:
             groups.append(g)
         if k not in keys:
             keys.append(k)
+    if cfg.bins is not None:  # size order, not the order in which the bins were first seen
+        order = _bin_labels(cfg.bins)
+        keys.sort(key=order.index)
     table = []
     for k in keys:
         line = [k]
