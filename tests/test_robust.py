@@ -83,3 +83,20 @@ def test_a_second_sweep_into_the_same_folder_is_refused(fake_core: FakeCore, fig
     # Once the first one is done the folder is free again.
     outcome = run_sweep(plan, tmp_path, jobs=1)
     assert outcome.ran == len(plan.points)
+
+
+def test_a_sweep_of_a_million_points_is_refused_at_once(fake_core: FakeCore, capsys: Capture,
+                                                        tmp_path: Path) -> None:
+    import time
+
+    axis = ", ".join(str(i) for i in range(1, 101))
+    scen = tmp_path / "huge.toml"
+    scen.write_text(
+        "[sim]\nduration = \"1s\"\n[topology]\nkind = \"star\"\nservers = 2\n"
+        "link_rate = \"1Gbps\"\n[[apps]]\nkind = \"incast\"\nsru = \"1KB\"\n[sweep]\n"
+        f"\"topology.servers\" = [{axis}]\n\"sim.seed\" = [{axis}]\n\"apps.0.sru\" = [{axis}]\n")
+    t0 = time.monotonic()
+    code, err = _run(capsys, "validate", str(scen))
+    assert time.monotonic() - t0 < 10
+    assert code == 2
+    assert 'field sweep."topology.servers": 1000000 points (100 x 100 x 100)' in err

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import re
 import stat
 import tomllib
@@ -26,6 +27,9 @@ PYTHON_TABLES = ("sweep", "quick", "report")
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_EOF = re.compile(r"\s*\(at end of document\)\s*$")
 
+
+MAX_SWEEP_POINTS = 100_000
+"""Most points one sweep expands to (each is checked by the engine before any runs)."""
 
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 """Largest scenario file read (the shipped ones are under 20 KiB)."""
@@ -311,6 +315,12 @@ def make_plan(scn: Scenario, *, quick: bool = False,
                 raise scn.error("sweep", VARIANTS_AXIS,
                                 f"no [[sweep.variants]] labelled {values[0]!r}")
         axes.append((key, values))
+    count = math.prod(len(values) for _, values in axes)
+    if count > MAX_SWEEP_POINTS:
+        sizes = " x ".join(str(len(values)) for _, values in axes)
+        raise scn.error("sweep", axes[0][0],
+                        f"{count} points ({sizes}): at most {MAX_SWEEP_POINTS} per sweep; "
+                        "split it with --set AXIS=VALUE or shorten an axis")
     points = []
     for index, combo in enumerate(itertools.product(*(values for _, values in axes))):
         axis_values = {key: value for (key, _), value in zip(axes, combo, strict=True)}
