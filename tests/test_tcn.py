@@ -135,3 +135,14 @@ def test_fig2_departure_rate_estimates(tmp_path: Path) -> None:
     assert abs(float(mq["estimate_at_2ms_gbps"]) - 5.0) < 0.5
     assert float(mq["within10_pct"]) > 60
     assert int(mq["samples_2ms"]) > int(a10["samples_2ms"])
+
+
+def test_table_spelling_keeps_small_ratios() -> None:
+    from dcnsim.reports.tcn import _fmt
+
+    assert _fmt(0.048) == "0.048"
+    assert _fmt(1.0) == "1"
+    assert _fmt(0.93456) == "0.935"
+    assert _fmt(1234.56) == "1234.6"
+    assert _fmt(float("nan")) == "nan"
+    assert _fmt("dwrr") == "dwrr"

@@ -260,8 +260,12 @@ def _normalise(cfg: TcnConfig, rows: list[dict[str, Any]]) -> None:
 
 
 def _fmt(v: Any) -> str:
+    """Table spelling: one decimal from 100 up, else three significant digits (a ratio of
+    0.048 must not print as 0.0)."""
     if isinstance(v, float):
-        return "nan" if math.isnan(v) else f"{v:.1f}"
+        if math.isnan(v):
+            return "nan"
+        return f"{v:.1f}" if abs(v) >= 100 else f"{v:.3g}"
     return str(v)
 
 
@@ -341,6 +345,7 @@ def _plot_fct(ctx: ReportContext, cfg: TcnConfig, rows: list[dict[str, Any]],
                     label=s)
         ax.set_xlabel("load (%)")
         ax.set_ylabel("normalised FCT")
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)  # no "+1" offset
         ax.set_title(label, fontsize=9)
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize=8)
