@@ -141,6 +141,7 @@ def test_sweep_and_resume(fake_core: FakeCore, capsys: Capture, fig08: Path,
     target = out / "devkota-fig08-quick"
     assert (target / "results.csv").exists() and (target / "devkota-fig08.png").exists()
     assert "Silent periods" in stdout and "16 points" in err
+    assert "source figures printed below are those of the full-scale experiment" in err
     fake_core.runs.clear()
     code, _, err = _run(capsys, "sweep", str(fig08), "--quick", "--out", str(out))
     assert code == 0 and fake_core.runs == [] and "16 already done" in err

@@ -171,6 +171,9 @@ def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Name
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out)
+    if args.quick:
+        print("dcnsim: note: a --quick run (smaller scale, same code path): source figures "
+              "printed below are those of the full-scale experiment", file=sys.stderr)
     try:
         written = report.write(ctx)
     except OSError as exc:
