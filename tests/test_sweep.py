@@ -352,3 +352,16 @@ def test_variant_of_prefers_the_most_specific(fake_core: FakeCore, tmp_path: Pat
                     '[[sweep.variants]]\nlabel = "ab"\nsim.seed = 2\n"topology.servers" = 3\n')
     scn = load(path)
     assert [variant_of(scn, p.overrides) for p in make_plan(scn).points] == ["a", "ab"]
+
+
+def test_point_labels_cut_long_values() -> None:
+    from dcnsim.scenario import LABEL_VALUE_CHARS, Point
+
+    table = {"count": 2, "scheduler": "dwrr", "quanta": [1500, 1500], "marking": {"kind": "red"}}
+    p = Point(index=0, overrides={}, axis_values={"topology.queues": table,
+                                                   "topology.servers": 16})
+    label = p.label()
+    assert label.startswith("topology.queues={")
+    assert label.endswith("… topology.servers=16")
+    value = label.split(" topology.servers")[0].removeprefix("topology.queues=")
+    assert len(value) == LABEL_VALUE_CHARS

@@ -101,8 +101,20 @@ class Point:
         return overrides_key(self.overrides)
 
     def label(self) -> str:
-        parts = [f"{k}={_toml.display(v)}" for k, v in self.axis_values.items()]
+        """The point's axis values, e.g. ``topology.servers=16``; a long value (an inline
+        table) is cut to ``LABEL_VALUE_CHARS`` characters so progress lines and panel
+        titles stay readable."""
+        parts = [f"{k}={_short(_toml.display(v))}" for k, v in self.axis_values.items()]
         return " ".join(parts) if parts else "base point"
+
+
+LABEL_VALUE_CHARS = 32
+
+
+def _short(text: str) -> str:
+    if len(text) <= LABEL_VALUE_CHARS:
+        return text
+    return text[: LABEL_VALUE_CHARS - 1] + "…"
 
 
 def overrides_key(overrides: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
