@@ -365,3 +365,19 @@ def test_point_labels_cut_long_values() -> None:
     assert label.endswith("… topology.servers=16")
     value = label.split(" topology.servers")[0].removeprefix("topology.queues=")
     assert len(value) == LABEL_VALUE_CHARS
+
+
+def test_printed_table_shows_the_columns_that_move() -> None:
+    from dcnsim.reports.generic import shown_columns
+
+    metrics = ["goodput_mbps", "timeouts", "drops", "events", "marks", "mean_queue_bytes"]
+    # A RED sweep: goodput and drops equal at every point, marks and queue move.
+    rows = [{"goodput_mbps": 940.0, "timeouts": 0, "drops": 0, "events": 10 + i,
+             "marks": 100 * i, "mean_queue_bytes": 1000.0 * i} for i in range(6)]
+    assert shown_columns(metrics, rows) == ["goodput_mbps", "marks", "mean_queue_bytes"]
+    # An incast: the usual columns move and come first.
+    rows = [{"goodput_mbps": 900.0 - i, "timeouts": i, "drops": i, "events": i, "marks": 0,
+             "mean_queue_bytes": 5.0} for i in range(3)]
+    assert shown_columns(metrics, rows) == ["goodput_mbps", "timeouts", "drops"]
+    # Nothing moves: the usual columns.
+    assert shown_columns(metrics, rows[:1]) == ["goodput_mbps", "timeouts", "drops"]

@@ -61,13 +61,34 @@ def write_generic(ctx: ReportContext) -> list[Path]:
     path = ctx.out_dir / RESULTS_FILE
     write_csv(path, axes + metrics, rows)
 
-    wanted = ["goodput_mbps", "timeouts", "drops", "retransmits", "silent_s"]
-    shown = [c for c in wanted if c in metrics] or metrics[:6]
     ctx.print(ctx.title)
+    shown = shown_columns(metrics, rows)
     ctx.print(format_table(axes + shown,
                            [[human(row.get(c)) for c in axes + shown] for row in rows],
                            align_left=len(axes)))
     return [path]
+
+
+SHOWN = ("goodput_mbps", "timeouts", "drops", "retransmits", "silent_s")
+NEVER_SHOWN = ("id", "seed", "duration_s", "events", "peak_pending", "delivered_bytes")
+MAX_SHOWN = 8
+
+
+def shown_columns(metrics: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The summary columns of the printed table: goodput, those of ``SHOWN`` that differ
+    between the points, then any other column that differs (marks, queue means, FCTs …), at most
+    ``MAX_SHOWN``, so a sweep whose effect is not on goodput does not print identical
+    rows. If nothing differs: ``SHOWN`` (or the first six columns)."""
+    def varies(col: str) -> bool:
+        return len({repr(row.get(col)) for row in rows}) > 1
+
+    usual = [c for c in SHOWN if c in metrics]
+    # Goodput, the headline, always; the other usual columns when they move.
+    moving = [c for c in usual if c == SHOWN[0] or varies(c)]
+    moving += [c for c in metrics if c not in usual and c not in NEVER_SHOWN and varies(c)]
+    if not any(varies(c) for c in moving):
+        return usual or list(metrics[:6])
+    return moving[:MAX_SHOWN]
 
 
 def write(ctx: ReportContext, cfg: GenericConfig) -> list[Path]:
