@@ -277,7 +277,10 @@ def _print_numbers(ctx: ReportContext, cfg: QcnBaselineConfig, loaded: list[Show
                  _g(nums["hotspot_total"]),
                  f"{_g(nums['queue_mean_pkts'], '{:.1f}')}/{_g(nums['queue_max_pkts'], '{:.0f}')}"]
         body.append(line)
-    ctx.print(f"\nDuring congestion, flows into {cfg.hotspot} (Mb/s; ours (source)):")
+    has_source = bool(src_groups) or any(variant_of(ctx.scenario, p.overrides) in src_spread
+                                         for p, *_ in loaded)
+    note = "; the source's value in brackets" if has_source else "; no source values given"
+    ctx.print(f"\nDuring congestion, flows into {cfg.hotspot} (Mb/s{note}):")
     ctx.print(format_table(header, body, align_left=1))
 
 
