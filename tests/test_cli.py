@@ -120,7 +120,8 @@ def test_run_writes_tables(fake_core: FakeCore, capsys: Capture, fig08: Path,
     assert code == 0
     assert fake_core.runs == [{"sim.duration": '"0.5s"', "topology.servers": "4"}]
     assert "goodput_mbps" in out
-    assert sorted(p.name for p in out_dir.iterdir()) == ["flows.csv", "ports.csv", "summary.csv"]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["flows.csv", "ports.csv", "run.json",
+                                                         "summary.csv"]
 
 
 def test_output_dir_not_writable(fake_core: FakeCore, capsys: Capture, fig08: Path,
@@ -201,7 +202,7 @@ def test_api_result(fake_core: FakeCore, fig08: Path, tmp_path: Path) -> None:
     with pytest.raises(AttributeError, match="no table 'queue'"):
         _ = res.queue
     written = res.to_dir(tmp_path / "t")
-    assert [p.name for p in written] == ["summary.csv", "flows.csv", "ports.csv"]
+    assert [p.name for p in written] == ["summary.csv", "flows.csv", "ports.csv", "run.json"]
     assert dcnsim.ScenarioError is FakeCore.ScenarioError
     with pytest.raises(dcnsim.ScenarioError):
         dcnsim.validate(fig08, {"topology.servers": 0})

@@ -210,3 +210,21 @@ def test_sfq_hard_partition_quick_shape(tmp_path: Path) -> None:
     assert float(grid[(32 * kib, 16)]["goodput_mbps"]) < 0.5 * 1000
     # 64 flows carried without collapse at 2 MB (the thesis's buffer for the hard partition)
     assert float(grid[(2048 * kib, 64)]["goodput_mbps"]) > 0.9 * 1000
+
+
+def test_identical_runs_give_identical_tables_and_time_goes_to_run_json(tmp_path: Path) -> None:
+    import json
+
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        proc = dcnsim_cli("run", str(SCENARIOS / "devkota-fig08.toml"), "--set",
+                          'sim.duration="0.2s"', "--set", "topology.servers=4", "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out)
+    for table in sorted(p.name for p in outs[0].glob("*.csv")):
+        assert (outs[0] / table).read_bytes() == (outs[1] / table).read_bytes(), table
+    meta = json.loads((outs[0] / "run.json").read_text())
+    assert meta["wall_s"] > 0 and meta["overrides"]["topology.servers"] == 4
+    assert len(meta["scenario_sha256"]) == 64
+    assert "wall_s" not in (outs[0] / "summary.csv").read_text()

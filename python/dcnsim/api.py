@@ -5,6 +5,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import platform
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -27,9 +31,15 @@ class Result:
     tables: dict[str, pd.DataFrame]
     scenario: str = ""
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: Wall-clock seconds of the engine call (not in the tables, which stay identical
+    #: from run to run; written to ``run.json`` by ``to_dir``).
+    wall_s: float = 0.0
+    #: The scenario text's SHA-256, for ``run.json``.
+    scenario_sha256: str = ""
 
     def __getattr__(self, name: str) -> pd.DataFrame:
-        if name.startswith("_") or name in ("tables", "scenario", "overrides"):
+        if name.startswith("_") or name in ("tables", "scenario", "overrides", "wall_s",
+                                            "scenario_sha256"):
             raise AttributeError(name)
         try:
             return self.tables[name]
@@ -47,8 +57,22 @@ class Result:
         return {str(k): v.item() if hasattr(v, "item") else v
                 for k, v in self.tables["summary"].iloc[0].items()}
 
+    def metadata(self) -> dict[str, Any]:
+        """What ``run.json`` records of this run: versions, scenario, overrides, wall time."""
+        from importlib import metadata
+
+        try:
+            version = metadata.version("dcnsim")
+        except metadata.PackageNotFoundError:  # running from a source tree
+            version = "0+unknown"
+        return {"dcnsim": version, "engine": str(core().version()),
+                "scenario": self.scenario, "scenario_sha256": self.scenario_sha256,
+                "overrides": self.overrides, "wall_s": round(self.wall_s, 6),
+                "python": platform.python_version(), "platform": platform.platform()}
+
     def to_dir(self, path: str | PathLike[str]) -> list[Path]:
-        """Write each table as ``<path>/<name>.csv``; returns the files written."""
+        """Write each table as ``<path>/<name>.csv`` and the run's metadata as
+        ``<path>/run.json``; returns the files written."""
         out = Path(path)
         out.mkdir(parents=True, exist_ok=True)
         written = []
@@ -57,6 +81,9 @@ class Result:
             # Through a temporary file and a rename: a killed run leaves whole files only.
             write_text_atomic(target, frame.to_csv(index=False, lineterminator="\n"))
             written.append(target)
+        meta = out / "run.json"
+        write_text_atomic(meta, json.dumps(self.metadata(), indent=1, default=str) + "\n")
+        written.append(meta)
         return written
 
 
@@ -81,8 +108,11 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
     if text is None:
         text = read_text(path)
     pairs = _toml.literal_pairs(overrides)
+    start = time.perf_counter()
     raw = core().run(text, path, pairs, progress)
-    return Result(tables=_tables_to_frames(raw), scenario=path, overrides=dict(overrides or {}))
+    wall = time.perf_counter() - start
+    return Result(tables=_tables_to_frames(raw), scenario=path, overrides=dict(overrides or {}),
+                  wall_s=wall, scenario_sha256=hashlib.sha256(text.encode()).hexdigest())
 
 
 def validate(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,

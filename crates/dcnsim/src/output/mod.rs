@@ -29,10 +29,10 @@ fn clamp_i64(v: u64) -> i64 {
 /// Every result table of a finished run, in a fixed order: summary, messages, flows,
 /// ports, apps, queues/estimates, pings, completions, queue, cwnd, the ODCTCP tables,
 /// silent, then the layer-2 tables.
-pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64) -> Vec<Table> {
+pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo) -> Vec<Table> {
     let mut tables = Vec::new();
     let goodput = app_goodput(sim);
-    let mut summary = summary(loaded, sim, info, wall_s, &goodput);
+    let mut summary = summary(loaded, sim, info, &goodput);
     let workload_messages = crate::output::messages::result_tables(sim, &mut summary);
     tables.push(summary);
     tables.extend(workload_messages);
@@ -113,7 +113,7 @@ fn app_goodput(sim: &Sim) -> AppGoodput {
 }
 
 /// The one-row `summary` table (before the workload apps add their columns).
-fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64, g: &AppGoodput) -> Table {
+fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Table {
     let dur = sim.end.as_secs_f64();
     let (app_bytes, rounds_total, delivered) = (&g.app_bytes, g.rounds_total, g.delivered);
     let timeouts: u64 = sim.flows.iter().map(|f| f.stats.timeouts).sum();
@@ -156,8 +156,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, wall_s: f64, g: &AppGoo
         .i64("rounds", vec![rounds_total as i64])
         .i64("bottleneck_pkts", vec![bottleneck_pkts as i64])
         .i64("events", vec![sim.events.popped as i64])
-        .i64("peak_pending", vec![sim.events.peak_len as i64])
-        .f64("wall_s", vec![wall_s]);
+        .i64("peak_pending", vec![sim.events.peak_len as i64]);
     if sim.samplers.tput_interval > crate::base::units::SimTime::ZERO {
         let after = loaded
             .scenario

@@ -23,11 +23,8 @@ fn run(overrides: &[(&str, &str)], pass_through: bool) -> String {
     sim.start();
     sim.run(&mut |_| true);
     let mut out = String::new();
-    for t in crate::output::collect(&loaded, &sim, &info, 0.0) {
+    for t in crate::output::collect(&loaded, &sim, &info) {
         for (name, col) in &t.columns {
-            if name == "wall_s" {
-                continue;
-            }
             let v = match col {
                 Column::F64(v) => format!("{v:?}"),
                 Column::I64(v) => format!("{v:?}"),
