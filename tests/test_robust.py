@@ -100,3 +100,15 @@ def test_a_sweep_of_a_million_points_is_refused_at_once(fake_core: FakeCore, cap
     assert time.monotonic() - t0 < 10
     assert code == 2
     assert 'field sweep."topology.servers": 1000000 points (100 x 100 x 100)' in err
+
+
+def test_a_huge_bad_value_is_cut_in_the_error_line(fake_core: FakeCore, capsys: Capture,
+                                                   tmp_path: Path) -> None:
+    from dcnsim.cli import QUOTED_MAX, _shorten
+
+    value = "x" * 5_000_000
+    line = _shorten(f'/t.toml: line 2, field sim.duration: invalid duration "{value}": expected')
+    assert len(line) < 200
+    assert f'"{"x" * (QUOTED_MAX - 1)}…" (5000000 characters): expected' in line
+    short = 'field a: unknown kind "bulk2": expected "bulk"'
+    assert _shorten(short) == short

@@ -11,6 +11,7 @@ import argparse
 import difflib
 import functools
 import os
+import re
 import shlex
 import sys
 import threading
@@ -37,8 +38,23 @@ EXIT_INTERRUPTED = 130
 T = TypeVar("T")
 
 
+QUOTED_MAX = 80
+_QUOTED = re.compile(r'"([^"\n]{' + str(QUOTED_MAX + 1) + r',})"')
+
+
+def _shorten(message: str) -> str:
+    """``message`` with every quoted value longer than ``QUOTED_MAX`` characters cut (a
+    5 MB bad value must not become a 5 MB error line)."""
+
+    def cut(m: re.Match[str]) -> str:
+        value = m.group(1)
+        return f'"{value[:QUOTED_MAX - 1]}…" ({len(value)} characters)'
+
+    return _QUOTED.sub(cut, message)
+
+
 def _err(message: str) -> None:
-    print(f"dcnsim: error: {message}", file=sys.stderr, flush=True)
+    print(f"dcnsim: error: {_shorten(message)}", file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------ helpers
