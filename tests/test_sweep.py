@@ -381,3 +381,31 @@ def test_printed_table_shows_the_columns_that_move() -> None:
     assert shown_columns(metrics, rows) == ["goodput_mbps", "timeouts", "drops"]
     # Nothing moves: the usual columns.
     assert shown_columns(metrics, rows[:1]) == ["goodput_mbps", "timeouts", "drops"]
+
+
+def test_shards_merge_into_the_whole_sweep(fake_core: FakeCore, fig08: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from dcnsim.cli import main
+
+    whole = tmp_path / "whole"
+    assert main(["sweep", str(fig08), "--quick", "--out", str(whole)]) == 0
+    runs_whole = len(fake_core.runs)
+    fake_core.runs.clear()
+    for i in (1, 2, 3):
+        assert main(["sweep", str(fig08), "--quick", "--shard", f"{i}/3",
+                     "--out", str(tmp_path / f"s{i}")]) == 0
+    assert len(fake_core.runs) == runs_whole, "every point ran once, in one of the shards"
+    target = tmp_path / "merged" / "devkota-fig08-quick"
+    assert main(["merge", str(target)] + [str(tmp_path / f"s{i}" / "devkota-fig08-quick")
+                                          for i in (1, 2, 3)]) == 0
+    fake_core.runs.clear()
+    assert main(["sweep", str(fig08), "--quick", "--out", str(tmp_path / "merged")]) == 0
+    assert fake_core.runs == [], "the merged folder holds every point"
+    assert ((target / "results.csv").read_bytes()
+            == (whole / "devkota-fig08-quick" / "results.csv").read_bytes())
+    capsys.readouterr()
+    assert main(["sweep", str(fig08), "--quick", "--list-points"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == runs_whole
+    index, pid, label = lines[1].split("\t")
+    assert index == "1" and len(pid) == 16 and "topology" in label

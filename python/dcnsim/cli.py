@@ -8,6 +8,7 @@ an unexpected exception is reported in one line as a bug (status 1). Set
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import functools
 import os
@@ -26,7 +27,8 @@ from ._native import core, is_scenario_error
 from ._tables import format_mapping, format_table, human
 from .api import run, validate
 from .errors import ExtensionMissingError, UserError
-from .scenario import load, load_validated, make_plan, read_text, validate_points
+from .runs import merge_dirs, point_id
+from .scenario import Plan, load, load_validated, make_plan, read_text, validate_points
 from .sweep import PointFailed, SweepInterrupted, run_sweep, summary_row
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
@@ -180,14 +182,24 @@ def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Name
     scn = load_validated(file, sets, text=text)
     report = reports.parse(scn)
     plan = make_plan(scn, quick=args.quick, sets=sets)
+    if args.list_points:
+        return _list_points(plan)
+    shard = _shard_points(plan, args.shard)
     validate_points(plan)
     if report.note:
         print(f"dcnsim: note: {report.note}", file=sys.stderr)
     out = _output_dir(out_root / (scn.id + ("-quick" if args.quick else "")))
     try:
-        outcome = run_sweep(plan, out, jobs=args.jobs, keep=report.tables, fresh=args.fresh)
+        outcome = run_sweep(shard or plan, out, jobs=args.jobs, keep=report.tables,
+                            fresh=args.fresh)
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
+    if shard is not None:
+        print(f"dcnsim: shard {args.shard}: {len(shard.points)} of {len(plan.points)} points "
+              f"done in {out}; join the shards' folders with `dcnsim merge DIR SHARD_DIR...`, "
+              "then run the same sweep with --out on the merged folder's parent for the "
+              "report", file=sys.stderr)
+        return 0
     ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out)
     if args.quick:
         print("dcnsim: note: a --quick run (smaller scale, same code path): source figures "
@@ -197,6 +209,37 @@ def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Name
     except OSError as exc:
         raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
     print(f"\nwrote {', '.join(str(p) for p in written)} (runs in {outcome.runs_path})")
+    return 0
+
+
+def _shard_points(plan: Plan, shard: str | None) -> Plan | None:
+    """The points of shard ``I/N`` (every N-th point from the I-th, 1-based), or None."""
+    if shard is None:
+        return None
+    try:
+        i_text, n_text = shard.split("/")
+        i, n = int(i_text), int(n_text)
+    except ValueError:
+        raise UserError(f"bad --shard {shard!r}: expected I/N, e.g. 2/8") from None
+    if not 1 <= i <= n:
+        raise UserError(f"bad --shard {shard!r}: expected 1 <= I <= N")
+    return dataclasses.replace(plan, points=[p for p in plan.points if p.index % n == i - 1])
+
+
+def _list_points(plan: Plan) -> int:
+    """Print every point of the plan: index, stable id and label (for job arrays)."""
+    version = str(core().version())
+    for p in plan.points:
+        print(f"{p.index}\t{point_id(plan.scenario, version, p)}\t{p.label()}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    target = _output_dir(Path(args.target))
+    sources = [Path(s) for s in args.sources]
+    added, copied = merge_dirs(target, sources)
+    print(f"merged {len(sources)} folders into {target}: {added} records, {copied} point "
+          "folders")
     return 0
 
 
@@ -320,6 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "scale; results go to DIR/<id>-quick/")
         p.add_argument("--fresh", action="store_true",
                        help="rerun every point instead of resuming from runs.jsonl")
+        p.add_argument("--shard", metavar="I/N",
+                       help="run only shard I of N (every N-th point from the I-th), e.g. "
+                            "for a cluster job array; join the folders with `dcnsim merge`")
+        p.add_argument("--list-points", action="store_true",
+                       help="print each point's index, stable id and label, and exit")
 
     p = sub.add_parser("run", help="run one scenario (its base point; [sweep] is ignored)")
     p.add_argument("file", metavar="FILE", help="scenario file (TOML)")
@@ -332,6 +380,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_set(p)
     add_sweep_opts(p, "out")
     p.set_defaults(func=cmd_sweep, wants_argv=True)
+
+    p = sub.add_parser("merge", help="join sweep folders written by --shard runs")
+    p.add_argument("target", metavar="DIR", help="the sweep folder to merge into")
+    p.add_argument("sources", nargs="+", metavar="SHARD_DIR", help="sweep folders to join")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("reproduce", help="rerun a catalog experiment by id (see --list)")
     p.add_argument("id", nargs="?", metavar="ID", help="experiment id, e.g. devkota-fig08")

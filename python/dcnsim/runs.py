@@ -14,8 +14,10 @@ sweep executor (``sweep``) writes this layout; reports (``reports``) read it.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -61,12 +63,57 @@ def save_tables(directory: Path, tables: Tables, names: Sequence[str]) -> None:
         write_csv(directory / f"{name}.csv", columns, rows)
 
 
+def point_id(scn: Scenario, engine_version: str, point: Point) -> str:
+    """A stable name of a sweep point: a hash of the scenario text, the point's overrides
+    (seed included) and the engine version, so shards and reruns agree on it."""
+    key = json.dumps([scn.sha256, engine_version, overrides_key(point.overrides)])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def make_record(scn: Scenario, engine_version: str, quick: bool, point: Point,
                 summary: dict[str, Any]) -> Record:
     """The ``runs.jsonl`` record of one finished point."""
     return {"scenario": scn.id, "scenario_sha256": scn.sha256, "engine": engine_version,
-            "quick": quick, "index": point.index, "overrides": point.overrides,
+            "quick": quick, "index": point.index,
+            "point_id": point_id(scn, engine_version, point), "overrides": point.overrides,
             "summary": summary}
+
+
+def merge_dirs(target: Path, sources: Sequence[Path]) -> tuple[int, int]:
+    """Join the sweep folders ``sources`` (shards of one sweep, e.g. from ``--shard``) into
+    ``target``: their ``runs.jsonl`` records (a record already in ``target`` is not added
+    twice) and their kept point tables. Returns (records added, point folders copied)."""
+    target.mkdir(parents=True, exist_ok=True)
+    store = RunStore(target / RUNS_FILE, "")
+    store.lock()
+    try:
+        seen = {line.strip() for line in _lines(target / RUNS_FILE)}
+        added = copied = 0
+        store.open()
+        for src in sources:
+            if not (src / RUNS_FILE).is_file():
+                raise UserError(f"{src} has no {RUNS_FILE}: not a sweep folder")
+            for line in _lines(src / RUNS_FILE):
+                if line.strip() and line.strip() not in seen:
+                    seen.add(line.strip())
+                    store.append(json.loads(line))
+                    added += 1
+            points = src / POINTS_DIR
+            for folder in sorted(points.iterdir()) if points.is_dir() else []:
+                dest = target / POINTS_DIR / folder.name
+                if not dest.exists():
+                    shutil.copytree(folder, dest)
+                    copied += 1
+    finally:
+        store.close()
+    return added, copied
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
 
 
 class RunStore:

@@ -156,9 +156,9 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
     known = {} if fresh else store.load()
     records: list[Record | None] = [known.get(p.key()) for p in plan.points]
     if keep:  # a point whose kept tables are missing is run again
-        for p in plan.points:
-            if records[p.index] is not None and not point_dir(out_dir, p.index).is_dir():
-                records[p.index] = None
+        for i, p in enumerate(plan.points):
+            if records[i] is not None and not point_dir(out_dir, p.index).is_dir():
+                records[i] = None
     pending = [p for p, rec in zip(plan.points, records, strict=True) if rec is None]
     reused = len(plan.points) - len(pending)
     store.open()
@@ -188,6 +188,9 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
     version = str(engine.version())
     text, path = scn.text, str(scn.path)
     out_dir = store.path.parent
+    # A shard's plan holds some points of the grid: records follow the plan's order, while
+    # point.index (folder names, records) is the point's place in the whole grid.
+    position = {p.index: i for i, p in enumerate(plan.points)}
 
     def work(point: Point) -> tuple[dict[str, Any], float]:
         start = time.perf_counter()
@@ -219,7 +222,7 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
             summary, wall_s = fut.result()
             record = make_record(scn, version, plan.quick, point, summary)
             store.append(record)
-            records[point.index] = record
+            records[position[point.index]] = record
             handled.add(fut)  # only now: a Ctrl-C before this line saves the point again
             progress.advance(point, summary, wall_s)
 
