@@ -251,6 +251,7 @@ fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.ports[pid as usize];
+    port.stats.arrived += 1;
     if port.queue.is_empty() && port.tx.idle(now) {
         let fabric = Fabric {
             events: &mut sim.events,

@@ -22,14 +22,23 @@
 //!
 //! The port's `queued_bytes` mirrors the total backlog so the queue sampler and
 //! `max_queue_bytes` work unchanged.
+//!
+//! Every verdict takes effect through `engine::net::apply_verdict` (CE on ECN-capable
+//! packets, drops and marks counted by reason on the port and on the class queue). Where
+//! two markers act on one packet (the port's AQM and the per-queue scheme), a drop by
+//! either wins and a packet marked by both is counted once, under the one that decided
+//! first (at enqueue the port's AQM, at dequeue the per-queue scheme). A drop by the
+//! port's AQM at enqueue happens before classification and is not counted on a queue.
 
-use crate::base::packet::{Ecn, Packet};
+use crate::base::packet::Packet;
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
-use crate::engine::net::{DropReason, Enqueued, Fabric};
+use crate::engine::net::{
+    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, MarkReason, ReasonCounts,
+};
 use crate::model::aqm::{Aqm, AqmAt, Verdict};
 use crate::model::mq::buffer::{Admission, BufferPolicy};
-use crate::model::mq::codel::{Codel, Verdict as CodelVerdict};
+use crate::model::mq::codel::Codel;
 use crate::model::mq::dqrate::DqRate;
 use crate::model::mq::tcn::{ProbTcn, Tcn};
 use crate::model::mq::MultiQueue;
@@ -61,9 +70,20 @@ pub struct QueueStats {
     pub tx_bytes: u64,
     /// Payload bytes transmitted (goodput of the queue, retransmissions included).
     pub tx_payload: u64,
-    pub drops: u64,
-    pub marks: u64,
     pub max_bytes: u64,
+    /// Drops and CE marks of packets of this queue, by reason.
+    pub by: ReasonCounts,
+}
+
+impl QueueStats {
+    /// Drops, every reason.
+    pub fn drops(&self) -> u64 {
+        self.by.drops_total()
+    }
+    /// CE marks, every reason.
+    pub fn marks(&self) -> u64 {
+        self.by.marks_total()
+    }
 }
 
 /// The multi-queue state of one port.
@@ -108,38 +128,46 @@ impl MqPort {
         matches!(self.adm.policy(), BufferPolicy::DynamicThreshold { .. })
     }
 
-    /// Per-queue decision at enqueue for a packet going to queue `q`.
+    /// The reason the per-queue scheme's marks (and drops) of queue `q` are counted under.
     #[inline]
-    pub fn enqueue_verdict(&mut self, now: SimTime, p: &Packet, q: usize) -> Verdict {
+    pub fn mark_reason(&self, q: usize) -> MarkReason {
+        match &self.mark {
+            QueueMark::PerQueue { aqm, .. } => aqm_reason(&aqm[q]),
+            QueueMark::Tcn(_) | QueueMark::ProbTcn(..) => MarkReason::Tcn,
+            QueueMark::Codel(_) => MarkReason::Codel,
+            QueueMark::MqEcn => MarkReason::MqEcn,
+            QueueMark::DqRate => MarkReason::DqRate,
+            // Never marks: any name will do.
+            QueueMark::None => MarkReason::Step,
+        }
+    }
+
+    /// Per-queue decision at enqueue for a packet going to queue `q`, and who made it.
+    #[inline]
+    pub fn enqueue_verdict(&mut self, now: SimTime, p: &Packet, q: usize) -> (Verdict, MarkReason) {
         let cq = self.mq.queue(q);
         let (qp, qb) = (cq.len() as u64, cq.bytes());
-        let ect = p.ecn != Ecn::NotEct;
-        match &mut self.mark {
+        let v = match &mut self.mark {
             QueueMark::PerQueue { aqm, at } if *at == AqmAt::Enqueue => {
                 aqm[q].decide(now, p, qp, qb)
             }
             QueueMark::MqEcn => match self.mq.mqecn() {
-                Some(m) if ect && m.should_mark(q, qb + p.size as u64) => Verdict::Mark,
-                _ => Verdict::Pass,
+                Some(m) => m.decide(q, qb + p.size as u64),
+                None => Verdict::Pass,
             },
-            QueueMark::DqRate => {
-                if ect && self.dqrate[q].should_mark(qb + p.size as u64) {
-                    Verdict::Mark
-                } else {
-                    Verdict::Pass
-                }
-            }
+            QueueMark::DqRate => self.dqrate[q].decide(qb + p.size as u64),
             _ => Verdict::Pass,
-        }
+        };
+        (v, self.mark_reason(q))
     }
 
-    /// Per-queue decision at dequeue for packet `p` just taken from queue `q` at `now`.
-    /// TCN/CoDel set CE themselves; the verdict tells the caller what to count.
+    /// Per-queue decision at dequeue for packet `p` just taken from queue `q` at `now`, and
+    /// who made it. No scheme writes the packet; the port applies the verdict.
     #[inline]
-    pub fn dequeue_verdict(&mut self, now: SimTime, p: &mut Packet, q: usize) -> Verdict {
+    pub fn dequeue_verdict(&mut self, now: SimTime, p: &Packet, q: usize) -> (Verdict, MarkReason) {
         let cq = self.mq.queue(q);
         let (qp, qb) = (cq.len() as u64, cq.bytes());
-        match &mut self.mark {
+        let v = match &mut self.mark {
             QueueMark::PerQueue { aqm, at } if *at == AqmAt::Dequeue => {
                 let v = aqm[q].decide(now, p, qp, qb);
                 if qp == 0 {
@@ -153,33 +181,18 @@ impl MqPort {
                 }
                 Verdict::Pass
             }
-            QueueMark::Tcn(t) => {
-                if t.on_dequeue(p, now) {
-                    Verdict::Mark
-                } else {
-                    Verdict::Pass
-                }
-            }
-            QueueMark::ProbTcn(t, rng) => {
-                if t.on_dequeue(p, now, rng) {
-                    Verdict::Mark
-                } else {
-                    Verdict::Pass
-                }
-            }
+            QueueMark::Tcn(t) => t.on_dequeue(p, now),
+            QueueMark::ProbTcn(t, rng) => t.on_dequeue(p, now, rng),
             QueueMark::Codel(c) => {
-                let v = match c[q].on_dequeue(now, p, qb) {
-                    CodelVerdict::Deliver => Verdict::Pass,
-                    CodelVerdict::Mark => Verdict::Mark,
-                    CodelVerdict::Drop => Verdict::Drop,
-                };
+                let v = c[q].on_dequeue(now, p, qb);
                 if qp == 0 && v != Verdict::Drop {
                     c[q].on_empty(now);
                 }
                 v
             }
             _ => Verdict::Pass,
-        }
+        };
+        (v, self.mark_reason(q))
     }
 
     /// Feed the Algorithm-1 estimator of queue `q` with a departure.
@@ -217,27 +230,31 @@ impl crate::engine::sim::Sim {
     pub(crate) fn mq_enqueue(&mut self, pid: u32, mut p: Packet, input: u32) -> Enqueued {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
-        port.stats.enq_pkts += 1;
+        port.stats.arrived += 1;
         let m = port.mq.as_mut().expect("multi-queue port");
-        let mut mark = false;
+        // The enqueue-side mark, applied once the buffer has admitted the packet.
+        let mut mark: Option<MarkReason> = None;
         if port.aqm_at == AqmAt::Enqueue {
-            match port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes()) {
+            let by = aqm_reason(&port.aqm);
+            let v = port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes());
+            match resolve(v, by, &p) {
                 Verdict::Pass => {}
-                Verdict::Mark => mark = true,
+                Verdict::Mark => mark = Some(by),
                 Verdict::Drop => {
-                    port.stats.count_aqm_drop(p.size);
-                    return Enqueued::Dropped(DropReason::Aqm);
+                    apply_verdict(Verdict::Drop, by, &mut p, &mut port.stats, None);
+                    return Enqueued::Dropped(by.drop_reason());
                 }
             }
         }
         let q = m.mq.classify(&p);
-        match m.enqueue_verdict(now, &p, q) {
+        let (v, by) = m.enqueue_verdict(now, &p, q);
+        match resolve(v, by, &p) {
             Verdict::Pass => {}
-            Verdict::Mark => mark = true,
+            Verdict::Mark => mark = mark.or(Some(by)),
             Verdict::Drop => {
-                port.stats.count_aqm_drop(p.size);
-                m.qstats[q].drops += 1;
-                return Enqueued::Dropped(DropReason::Aqm);
+                let qs = Some(&mut m.qstats[q].by);
+                apply_verdict(Verdict::Drop, by, &mut p, &mut port.stats, qs);
+                return Enqueued::Dropped(by.drop_reason());
             }
         }
         let pool = m.pool.and_then(|i| self.pools.get_mut(i as usize));
@@ -246,18 +263,16 @@ impl crate::engine::sim::Sim {
             .adm
             .admit(q, p.size, cq.bytes(), m.mq.bytes(), pool.as_deref())
         {
-            port.stats.drops += 1;
-            port.stats.drop_bytes += p.size as u64;
-            m.qstats[q].drops += 1;
+            port.stats.count_drop(DropReason::Buffer, p.size);
+            m.qstats[q].by.drops[DropReason::Buffer as usize] += 1;
             return Enqueued::Dropped(DropReason::Buffer);
         }
         if let Some(pool) = pool {
             pool.take(p.size);
         }
-        if mark && p.ecn != Ecn::NotEct {
-            p.ecn = Ecn::Ce;
-            port.stats.marks += 1;
-            m.qstats[q].marks += 1;
+        if let Some(by) = mark {
+            let qs = Some(&mut m.qstats[q].by);
+            apply_verdict(Verdict::Mark, by, &mut p, &mut port.stats, qs);
         }
         if let Some(l) = self.l2.as_mut() {
             // PAUSE/PFC input accounting (`engine/pfc.rs`).
@@ -277,8 +292,11 @@ impl crate::engine::sim::Sim {
             let size = p.size as u64;
             m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
             port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
-            self.mq_transmit(pid, q, p);
-            return Enqueued::Started;
+            // (The dequeue-side AQM may still drop it: say so, as the queued path does.)
+            return match self.mq_transmit(pid, q, p) {
+                Ok(()) => Enqueued::Started,
+                Err(why) => Enqueued::Dropped(why),
+            };
         }
         let dropped = m.mq.enqueue(q, p);
         if dropped > 0 {
@@ -287,10 +305,9 @@ impl crate::engine::sim::Sim {
             let mut tmp = std::mem::take(&mut m.scratch);
             tmp.extend(m.mq.take_dropped());
             for d in tmp.drain(..) {
-                port.stats.drops += 1;
-                port.stats.drop_bytes += d.size as u64;
+                port.stats.count_drop(DropReason::SchedulerLimit, d.size);
                 let dq = class_or_bucket(&m.mq, &d);
-                m.qstats[dq].drops += 1;
+                m.qstats[dq].by.drops[DropReason::SchedulerLimit as usize] += 1;
                 if let Some(l) = self.l2.as_mut() {
                     l.mq_left(now, port.node, pid, dq, &d);
                 }
@@ -317,11 +334,11 @@ impl crate::engine::sim::Sim {
         if port.tx.idle(now) {
             // Without layer 2 an idle port had empty queues: the scheduler picks the arrival
             // (unless the dequeue-side AQM drops it).
-            let started = self.mq_send_next(pid);
-            match outcome {
-                Enqueued::Queued if started => Enqueued::Started,
-                Enqueued::Queued => Enqueued::Dropped(DropReason::Aqm),
-                o => o,
+            let sent = self.mq_send_next(pid);
+            match (outcome, sent) {
+                (Enqueued::Queued, Ok(())) => Enqueued::Started,
+                (Enqueued::Queued, Err(why)) => Enqueued::Dropped(why.unwrap_or(DropReason::Aqm)),
+                (o, _) => o,
             }
         } else {
             port.tx.arm(&mut self.events, pid, now);
@@ -331,10 +348,11 @@ impl crate::engine::sim::Sim {
 
     /// The transmitter of multi-queue port `pid` is free at `now`: pick the next packet
     /// (dequeue-side marking, drops) and serve it, which arms the next `PortTxDone` if more
-    /// wait. Returns false when nothing started (the queues are empty, or held nothing the
-    /// dequeue-side AQM let through).
-    pub(crate) fn mq_send_next(&mut self, pid: u32) -> bool {
+    /// wait. `Err` when nothing started (the queues are empty, or held nothing the
+    /// dequeue-side AQM let through), with the reason of the last drop if any.
+    pub(crate) fn mq_send_next(&mut self, pid: u32) -> Result<(), Option<DropReason>> {
         let now = self.now;
+        let mut last_drop = None;
         loop {
             let m = self.ports[pid as usize]
                 .mq
@@ -342,7 +360,7 @@ impl crate::engine::sim::Sim {
                 .expect("multi-queue port");
             let Some((q, p)) = m.mq.dequeue(now) else {
                 self.ports[pid as usize].queued_bytes = 0;
-                return false;
+                return Err(last_drop);
             };
             if let Some(m) = self.queue_mean.as_mut() {
                 m.on_leave(pid, now, &p);
@@ -351,55 +369,43 @@ impl crate::engine::sim::Sim {
                 // PAUSE/PFC input accounting (`engine/pfc.rs`).
                 l.mq_left(now, self.ports[pid as usize].node, pid, q, &p);
             }
-            if self.mq_transmit(pid, q, p) {
-                return true;
+            match self.mq_transmit(pid, q, p) {
+                Ok(()) => return Ok(()),
+                Err(why) => last_drop = Some(why),
             }
         }
     }
 
     /// Packet `p` of queue `q` leaves the queues of port `pid` at `now` (already removed
-    /// from them): dequeue-side AQM, counters, and the start of its serialisation. Returns
-    /// false when the dequeue-side AQM dropped it (the caller picks another packet).
+    /// from them): dequeue-side AQM, counters, and the start of its serialisation. `Err`
+    /// (the drop reason) when the dequeue-side AQM dropped it (the caller picks another
+    /// packet).
     #[inline]
-    fn mq_transmit(&mut self, pid: u32, q: usize, mut p: Packet) -> bool {
+    fn mq_transmit(&mut self, pid: u32, q: usize, mut p: Packet) -> Result<(), DropReason> {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
         let m = port.mq.as_mut().expect("multi-queue port");
         if let Some(i) = m.pool {
             self.pools[i as usize].give_back(p.size);
         }
-        let mut v = m.dequeue_verdict(now, &mut p, q);
+        let (v, mut by) = m.dequeue_verdict(now, &p, q);
+        let mut v = resolve(v, by, &p);
         if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
-            match port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes()) {
-                Verdict::Pass => {}
-                Verdict::Mark if p.ecn != Ecn::NotEct => {
-                    p.ecn = Ecn::Ce;
-                    v = Verdict::Mark;
-                }
-                Verdict::Mark => {}
-                Verdict::Drop => v = Verdict::Drop,
+            let port_by = aqm_reason(&port.aqm);
+            let pv = port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes());
+            let pv = resolve(pv, port_by, &p);
+            // A drop wins; a packet both mark is counted under the per-queue scheme.
+            if pv == Verdict::Drop || (pv == Verdict::Mark && v == Verdict::Pass) {
+                (v, by) = (pv, port_by);
             }
         }
         if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
             port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
         }
-        match v {
-            Verdict::Drop => {
-                port.stats.count_aqm_drop(p.size);
-                m.qstats[q].drops += 1;
-                port.queued_bytes = m.mq.bytes();
-                return false;
-            }
-            Verdict::Mark => {
-                if p.ecn != Ecn::Ce && p.ecn != Ecn::NotEct {
-                    p.ecn = Ecn::Ce;
-                }
-                if p.ecn == Ecn::Ce {
-                    port.stats.marks += 1;
-                    m.qstats[q].marks += 1;
-                }
-            }
-            Verdict::Pass => {}
+        let qs = Some(&mut m.qstats[q].by);
+        if apply_verdict(v, by, &mut p, &mut port.stats, qs) == Verdict::Drop {
+            port.queued_bytes = m.mq.bytes();
+            return Err(by.drop_reason());
         }
         m.on_departure(now, q, p.size);
         let s = &mut m.qstats[q];
@@ -414,7 +420,7 @@ impl crate::engine::sim::Sim {
             ecmp: &self.ecmp,
         };
         port.begin_service(pid, now, p, more, fabric);
-        true
+        Ok(())
     }
 }
 
@@ -441,15 +447,15 @@ mod tests {
         let mut p = pkt(0, 1500);
         p.enq_time = SimTime::from_us(0);
         assert_eq!(
-            m.dequeue_verdict(SimTime::from_us(10), &mut p, 0),
-            Verdict::Pass
+            m.dequeue_verdict(SimTime::from_us(10), &p, 0),
+            (Verdict::Pass, MarkReason::Tcn)
         );
-        assert_eq!(p.ecn, Ecn::Ect0);
         assert_eq!(
-            m.dequeue_verdict(SimTime::from_us(11), &mut p, 0),
-            Verdict::Mark
+            m.dequeue_verdict(SimTime::from_us(11), &p, 0),
+            (Verdict::Mark, MarkReason::Tcn)
         );
-        assert_eq!(p.ecn, Ecn::Ce);
+        // Deciding does not write the packet.
+        assert_eq!(p.ecn, crate::base::packet::Ecn::Ect0);
     }
 
     #[test]
@@ -469,11 +475,11 @@ mod tests {
         // queue 0 holds 1500 B: a second packet makes 3000 > 2000 → mark; queue 1 is empty.
         assert_eq!(
             m.enqueue_verdict(SimTime::ZERO, &pkt(0, 1500), 0),
-            Verdict::Mark
+            (Verdict::Mark, MarkReason::Step)
         );
         assert_eq!(
             m.enqueue_verdict(SimTime::ZERO, &pkt(1, 1500), 1),
-            Verdict::Pass
+            (Verdict::Pass, MarkReason::Step)
         );
     }
 }

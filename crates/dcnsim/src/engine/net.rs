@@ -20,14 +20,15 @@
 //! packet being serialized has left the queue (as in ns-2's DropTail + link, which the
 //! seed-000 thesis used). A packet is dropped if `queued + size > limit`.
 
-use crate::base::packet::Packet;
+use crate::base::packet::{Ecn, Packet};
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::ecmp::EcmpGroups;
 use crate::engine::event::{Event, EventQueue};
-use crate::model::aqm::{Aqm, AqmAt};
+use crate::model::aqm::{Aqm, AqmAt, Verdict};
 use std::collections::VecDeque;
 
-/// Why a port refused a packet.
+/// Why a port discarded a packet. Closed: the counters are arrays indexed by it
+/// ([`ReasonCounts`]) and the result tables have one column per reason ([`DropReason::ALL`]).
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
@@ -36,12 +37,185 @@ pub enum DropReason {
     /// A multi-queue port's buffer admission (per-queue limit, complete sharing or the
     /// switch's shared pool).
     Buffer = 1,
-    /// The AQM: the port's, or a multi-queue port's per-queue marker, at enqueue; or the
-    /// dequeue-side AQM of a packet that went to the wire at once.
+    /// RED (the port's AQM or a per-queue instance) dropping a packet that is not
+    /// ECN-capable, at enqueue or at dequeue.
     Aqm = 2,
     /// A DRR/SFQ scheduler's own limit dropped packets on this arrival: the arrival itself
     /// or packets of the longest flow (ns-2 rules).
     SchedulerLimit = 3,
+    /// CoDel's dequeue-side drop (RFC 8289), per queue of a multi-queue port.
+    Codel = 4,
+}
+
+impl DropReason {
+    pub const COUNT: usize = 5;
+    /// Every reason, in counter order.
+    pub const ALL: [DropReason; DropReason::COUNT] = [
+        DropReason::Tail,
+        DropReason::Buffer,
+        DropReason::Aqm,
+        DropReason::SchedulerLimit,
+        DropReason::Codel,
+    ];
+
+    /// Short name (result columns `drops_<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Tail => "tail",
+            DropReason::Buffer => "buffer",
+            DropReason::Aqm => "aqm",
+            DropReason::SchedulerLimit => "sched",
+            DropReason::Codel => "codel",
+        }
+    }
+}
+
+/// Which marker gave a verdict: the reason its CE marks are counted under, and (through
+/// [`MarkReason::if_not_ect`] and [`MarkReason::drop_reason`]) what its verdict does to a
+/// packet that cannot be marked and what its drops are counted as.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkReason {
+    /// RED (`model/aqm.rs`), per port or per queue.
+    Red = 0,
+    /// The DCTCP step marker (`model/aqm.rs`), per port or per queue.
+    Step = 1,
+    /// TCN or probabilistic TCN (`model/mq/tcn.rs`), at dequeue.
+    Tcn = 2,
+    /// CoDel with ECN (`model/mq/codel.rs`), at dequeue.
+    Codel = 3,
+    /// MQ-ECN (`model/mq/mqecn.rs`), at enqueue.
+    MqEcn = 4,
+    /// The Algorithm-1 dequeue-rate threshold ("ideal RED", `model/mq/dqrate.rs`).
+    DqRate = 5,
+}
+
+impl MarkReason {
+    pub const COUNT: usize = 6;
+    /// Every reason, in counter order.
+    pub const ALL: [MarkReason; MarkReason::COUNT] = [
+        MarkReason::Red,
+        MarkReason::Step,
+        MarkReason::Tcn,
+        MarkReason::Codel,
+        MarkReason::MqEcn,
+        MarkReason::DqRate,
+    ];
+
+    /// Short name (result columns `marks_<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkReason::Red => "red",
+            MarkReason::Step => "step",
+            MarkReason::Tcn => "tcn",
+            MarkReason::Codel => "codel",
+            MarkReason::MqEcn => "mqecn",
+            MarkReason::DqRate => "dqrate",
+        }
+    }
+
+    /// What a `Mark` of this marker becomes for a packet that is not ECN-capable: RED
+    /// drops it (RFC 3168 §5, as before); the step marker, TCN, MQ-ECN and the
+    /// dequeue-rate threshold let it pass (TCN-NS2 and the ns-2 DCTCP patch: only the
+    /// buffer limit applies to such packets). CoDel never marks a packet it may not mark
+    /// (its state depends on whether it dropped), so its entry is a formality.
+    #[inline]
+    pub fn if_not_ect(self) -> Verdict {
+        match self {
+            MarkReason::Red | MarkReason::Codel => Verdict::Drop,
+            _ => Verdict::Pass,
+        }
+    }
+
+    /// The reason a `Drop` of this marker is counted under.
+    #[inline]
+    pub fn drop_reason(self) -> DropReason {
+        match self {
+            MarkReason::Codel => DropReason::Codel,
+            _ => DropReason::Aqm,
+        }
+    }
+}
+
+/// The reason the marks (and drops) of a RED or step AQM (`model/aqm.rs`) are counted under.
+#[inline]
+pub fn aqm_reason(aqm: &Aqm) -> MarkReason {
+    match aqm {
+        Aqm::Red(_) => MarkReason::Red,
+        // `Aqm::None` never marks: any name will do.
+        Aqm::Step(_) | Aqm::None => MarkReason::Step,
+    }
+}
+
+/// Drops and CE marks by reason: the counters of a port ([`PortStats::by`]) and of a
+/// multi-queue port's class queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReasonCounts {
+    pub drops: [u64; DropReason::COUNT],
+    pub marks: [u64; MarkReason::COUNT],
+}
+
+impl ReasonCounts {
+    /// Drops over every reason.
+    pub fn drops_total(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+    /// Marks over every reason.
+    pub fn marks_total(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+    /// Drops decided by an AQM (RED and CoDel; the former `aqm_drops` counter).
+    pub fn aqm_drops(&self) -> u64 {
+        self.drops[DropReason::Aqm as usize] + self.drops[DropReason::Codel as usize]
+    }
+}
+
+/// What an AQM's verdict means for this packet: a `Mark` on a packet that is not
+/// ECN-capable becomes what its marker says ([`MarkReason::if_not_ect`]); `Pass` and `Drop`
+/// stay. Pure: the callers that must know before the buffer check whether a verdict drops
+/// (a mark is applied only to a packet the buffer admits) ask this first.
+#[inline(always)]
+pub fn resolve(v: Verdict, by: MarkReason, p: &Packet) -> Verdict {
+    if v == Verdict::Mark && !p.is_ect() {
+        by.if_not_ect()
+    } else {
+        v
+    }
+}
+
+/// The one place an AQM verdict takes effect on a packet at a port (as the base class of
+/// ns-3's queue discs: the model decides, the port acts and counts). After [`resolve`]:
+/// `Mark` sets CE on the (ECN-capable) packet and counts a mark under `by`; `Drop` counts
+/// a drop under `by.drop_reason()` (the packet's bytes in `drop_bytes`; the caller
+/// discards it); `Pass` does nothing. `queue`: the class queue's counters on a multi-queue
+/// port, when the packet has one. Returns the verdict that took effect.
+#[inline]
+pub fn apply_verdict(
+    v: Verdict,
+    by: MarkReason,
+    p: &mut Packet,
+    port: &mut PortStats,
+    queue: Option<&mut ReasonCounts>,
+) -> Verdict {
+    let v = resolve(v, by, p);
+    match v {
+        Verdict::Pass => {}
+        Verdict::Mark => {
+            p.ecn = Ecn::Ce;
+            port.by.marks[by as usize] += 1;
+            if let Some(q) = queue {
+                q.marks[by as usize] += 1;
+            }
+        }
+        Verdict::Drop => {
+            let r = by.drop_reason();
+            port.count_drop(r, p.size);
+            if let Some(q) = queue {
+                q.drops[r as usize] += 1;
+            }
+        }
+    }
+    v
 }
 
 /// What became of a packet offered to a port (`Sim::enqueue`).
@@ -139,29 +313,40 @@ pub struct Node {
     pub route: Vec<u32>,
 }
 
-/// Per-port counters.
+/// Per-port counters. Packet conservation: every packet offered to the port (`arrived`)
+/// was dropped, still waits, or started its transmission (`tx_pkts`); see
+/// [`Port::conservation`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PortStats {
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     pub tx_data_pkts: u64,
-    pub enq_pkts: u64,
-    pub drops: u64,
+    /// Packets offered to the port (`Sim::enqueue`, and layer-2 control frames).
+    pub arrived: u64,
     pub drop_bytes: u64,
     pub max_queue_bytes: u64,
-    /// Packets marked CE by the AQM.
-    pub marks: u64,
-    /// Packets dropped by the AQM (also counted in `drops`).
-    pub aqm_drops: u64,
+    /// Drops and CE marks by reason.
+    pub by: ReasonCounts,
 }
 
 impl PortStats {
-    /// Count a packet of `size` bytes dropped by the AQM.
+    /// Count a packet of `size` bytes dropped for `reason`.
     #[inline]
-    pub fn count_aqm_drop(&mut self, size: u32) {
-        self.drops += 1;
-        self.aqm_drops += 1;
+    pub fn count_drop(&mut self, reason: DropReason, size: u32) {
+        self.by.drops[reason as usize] += 1;
         self.drop_bytes += size as u64;
+    }
+    /// Packets dropped, every reason.
+    pub fn drops(&self) -> u64 {
+        self.by.drops_total()
+    }
+    /// Packets marked CE by an AQM, every reason.
+    pub fn marks(&self) -> u64 {
+        self.by.marks_total()
+    }
+    /// Packets dropped by an AQM (RED, CoDel); also in [`PortStats::drops`].
+    pub fn aqm_drops(&self) -> u64 {
+        self.by.aqm_drops()
     }
 }
 
@@ -284,6 +469,27 @@ impl Port {
     #[inline]
     pub fn may_start_data(&self, now: SimTime) -> bool {
         self.tx.idle(now) && now >= self.paused_until
+    }
+
+    /// Packets waiting at the port: its FIFO (on a multi-queue port: layer-2 control
+    /// frames) and its class queues.
+    pub fn queued_pkts(&self) -> u64 {
+        (self.queue.len() + self.mq.as_ref().map_or(0, |m| m.mq.len())) as u64
+    }
+
+    /// Packet conservation: `arrived = dropped + queued + sent` (sent: started on the
+    /// wire). `Err` names the port and the four numbers.
+    pub fn conservation(&self) -> Result<(), String> {
+        let s = &self.stats;
+        let (dropped, queued) = (s.drops(), self.queued_pkts());
+        if s.arrived == dropped + queued + s.tx_pkts {
+            Ok(())
+        } else {
+            Err(format!(
+                "port {}: arrived {} != dropped {dropped} + queued {queued} + sent {}",
+                self.name, s.arrived, s.tx_pkts
+            ))
+        }
     }
 
     /// Serve `p` (already out of the queues) from `now`: serialize it, put it on the wire,
@@ -528,7 +734,7 @@ mod transmitter_tests {
                 Enqueued::Dropped(DropReason::Tail)
             ]
         );
-        assert_eq!(sim.ports[ab as usize].stats.drops, 1);
+        assert_eq!(sim.ports[ab as usize].stats.drops(), 1);
         assert_eq!(drain(&mut sim, ab), 2);
         // Idle again: the next packet starts at once.
         assert_eq!(sim.enqueue(ab, udp(9, 1500)), Enqueued::Started);
@@ -565,5 +771,277 @@ mod transmitter_tests {
             sim.events.pop(),
             Some((SimTime::ZERO, Event::PortTxDone(ab)))
         );
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+    use crate::base::packet::{Kind, SackBlocks};
+    use crate::base::rng::Rng;
+    use crate::engine::mq_port::{MqPort, QueueMark};
+    use crate::engine::sim::Sim;
+    use crate::model::aqm::{QueueUnit, Red, RedParams};
+    use crate::model::mq::buffer::{Admission, BufferPolicy};
+    use crate::model::mq::codel::{Codel, CodelConfig};
+    use crate::model::mq::sched::FlowKey;
+    use crate::model::mq::{MultiQueue, SchedConfig};
+
+    fn pkt(seq: u64, ecn: Ecn) -> Packet {
+        Packet {
+            flow: 0,
+            src: 0,
+            dst: 1,
+            seq,
+            ack: 0,
+            size: 1500,
+            payload: 1460,
+            kind: Kind::Data,
+            flags: 0,
+            ecn,
+            class: 0,
+            enq_time: SimTime::ZERO,
+            sent_time: SimTime::ZERO,
+            sack: SackBlocks::EMPTY,
+        }
+    }
+
+    #[test]
+    fn a_mark_sets_ce_on_ect_packets_and_follows_the_markers_rule_otherwise() {
+        for by in MarkReason::ALL {
+            for ecn in [Ecn::Ect0, Ecn::Ce] {
+                let (mut st, mut q) = (PortStats::default(), ReasonCounts::default());
+                let mut p = pkt(0, ecn);
+                let v = apply_verdict(Verdict::Mark, by, &mut p, &mut st, Some(&mut q));
+                assert_eq!(v, Verdict::Mark, "{by:?} {ecn:?}");
+                assert_eq!(p.ecn, Ecn::Ce);
+                assert_eq!(st.by.marks[by as usize], 1);
+                assert_eq!((st.marks(), st.drops(), q.marks_total()), (1, 0, 1));
+            }
+            // Not ECN-capable: RED (and CoDel) drop, the other markers let it pass.
+            let (mut st, mut q) = (PortStats::default(), ReasonCounts::default());
+            let mut p = pkt(0, Ecn::NotEct);
+            let v = apply_verdict(Verdict::Mark, by, &mut p, &mut st, Some(&mut q));
+            assert_eq!(p.ecn, Ecn::NotEct, "{by:?}");
+            assert_eq!(st.marks(), 0);
+            let dropped = matches!(by, MarkReason::Red | MarkReason::Codel);
+            assert_eq!(v == Verdict::Drop, dropped, "{by:?}");
+            assert_eq!(v == Verdict::Pass, !dropped, "{by:?}");
+            if dropped {
+                assert_eq!(st.by.drops[by.drop_reason() as usize], 1);
+                assert_eq!((st.drops(), st.drop_bytes, q.drops_total()), (1, 1500, 1));
+                assert_eq!(st.aqm_drops(), 1);
+            } else {
+                assert_eq!((st.drops(), q.drops_total()), (0, 0));
+            }
+            // Pass changes nothing; Drop counts under the marker's drop reason.
+            let mut st = PortStats::default();
+            let mut p = pkt(0, Ecn::Ect0);
+            assert_eq!(
+                apply_verdict(Verdict::Pass, by, &mut p, &mut st, None),
+                Verdict::Pass
+            );
+            assert_eq!((p.ecn, st.clone()), (Ecn::Ect0, PortStats::default()));
+            assert_eq!(
+                apply_verdict(Verdict::Drop, by, &mut p, &mut st, None),
+                Verdict::Drop
+            );
+            assert_eq!(p.ecn, Ecn::Ect0);
+            assert_eq!(st.by.drops[by.drop_reason() as usize], 1);
+        }
+        assert_eq!(MarkReason::Codel.drop_reason(), DropReason::Codel);
+        assert_eq!(MarkReason::Red.drop_reason(), DropReason::Aqm);
+    }
+
+    #[test]
+    fn reasons_are_closed_and_named_once() {
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i);
+        }
+        for (i, r) in MarkReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i);
+        }
+        let mut names: Vec<&str> = DropReason::ALL.iter().map(|r| r.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), DropReason::COUNT);
+        let mut names: Vec<&str> = MarkReason::ALL.iter().map(|r| r.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), MarkReason::COUNT);
+    }
+
+    /// Host a → host b, 1 Gb/s (12 µs per 1500 B), 5 µs; port a→b holds `limit` bytes.
+    fn pair(limit: u64) -> (Sim, u32) {
+        let mut sim = Sim::new(SimTime::from_ms(50), 1);
+        let a = sim.add_node("a", NodeKind::Host);
+        let b = sim.add_node("b", NodeKind::Host);
+        let (ab, _) = sim.add_link(
+            a,
+            b,
+            RateBps(1_000_000_000),
+            SimTime::from_us(5),
+            limit,
+            u64::MAX,
+        );
+        sim.finalize_routes();
+        (sim, ab)
+    }
+
+    fn multi_queue(sim: &mut Sim, pid: u32, sched: SchedConfig, limit: u64, mark: QueueMark) {
+        let n = 2;
+        let mq = MultiQueue::new(n, &sched, 8).unwrap();
+        let adm = Admission::new(BufferPolicy::CompleteSharing { limit }, n).unwrap();
+        sim.ports[pid as usize].mq = Some(Box::new(MqPort::new(mq, adm, mark)));
+    }
+
+    /// Offer `n` packets at t = 0 with codepoint `ecn`, checking conservation after each
+    /// offer and after every event until the port is drained; returns the port's counters.
+    fn offer_and_drain(sim: &mut Sim, pid: u32, n: u64, ecn: Ecn) -> PortStats {
+        for i in 0..n {
+            let p = Packet {
+                flow: u32::MAX,
+                kind: Kind::Udp,
+                ..pkt(i, ecn)
+            };
+            sim.enqueue(pid, p);
+            assert_eq!(sim.ports[pid as usize].conservation(), Ok(()));
+        }
+        while sim.step().is_some() {
+            assert_eq!(sim.check_conservation(), Ok(()));
+        }
+        let port = &sim.ports[pid as usize];
+        assert_eq!(port.queued_pkts(), 0);
+        assert_eq!(port.stats.arrived, n);
+        assert_eq!(port.stats.tx_pkts + port.stats.drops(), n);
+        port.stats.clone()
+    }
+
+    fn only(counts: &[u64], i: usize) -> bool {
+        counts.iter().enumerate().all(|(k, &c)| (k == i) == (c > 0))
+    }
+
+    #[test]
+    fn conservation_holds_after_tail_drops() {
+        let (mut sim, ab) = pair(3000);
+        let st = offer_and_drain(&mut sim, ab, 6, Ecn::NotEct);
+        // One on the wire, two wait, three dropped.
+        assert_eq!(st.by.drops[DropReason::Tail as usize], 3);
+        assert!(only(&st.by.drops, DropReason::Tail as usize));
+    }
+
+    #[test]
+    fn conservation_holds_after_red_drops_and_marks() {
+        let red = || {
+            Aqm::Red(Box::new(Red::new(
+                RedParams {
+                    min_th: 2.0,
+                    max_th: 2.0,
+                    unit: QueueUnit::Packets,
+                    max_p: 1.0,
+                    w_q: 1.0,
+                    gentle: false,
+                    wait: false,
+                    instantaneous: true,
+                    mean_pkt_time: SimTime::from_us(12),
+                },
+                Rng::new(1, 1),
+            )))
+        };
+        for at in [AqmAt::Enqueue, AqmAt::Dequeue] {
+            let (mut sim, ab) = pair(u64::MAX);
+            sim.ports[ab as usize].aqm = red();
+            sim.ports[ab as usize].aqm_at = at;
+            let st = offer_and_drain(&mut sim, ab, 8, Ecn::NotEct);
+            assert!(st.by.drops[DropReason::Aqm as usize] > 0, "{at:?}");
+            assert!(only(&st.by.drops, DropReason::Aqm as usize), "{at:?}");
+            assert_eq!(st.marks(), 0);
+            // The same arrivals, ECN-capable: marked instead, under RED.
+            let (mut sim, ab) = pair(u64::MAX);
+            sim.ports[ab as usize].aqm = red();
+            sim.ports[ab as usize].aqm_at = at;
+            let ect = offer_and_drain(&mut sim, ab, 8, Ecn::Ect0);
+            assert_eq!(ect.drops(), 0);
+            assert_eq!(
+                ect.by.marks[MarkReason::Red as usize],
+                st.aqm_drops(),
+                "{at:?}"
+            );
+            assert!(only(&ect.by.marks, MarkReason::Red as usize));
+        }
+    }
+
+    #[test]
+    fn conservation_holds_after_buffer_drops() {
+        let (mut sim, ab) = pair(u64::MAX);
+        multi_queue(&mut sim, ab, SchedConfig::Sp, 3000, QueueMark::None);
+        let st = offer_and_drain(&mut sim, ab, 6, Ecn::NotEct);
+        assert_eq!(st.by.drops[DropReason::Buffer as usize], 3);
+        assert!(only(&st.by.drops, DropReason::Buffer as usize));
+        let q = &sim.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
+        assert_eq!(q.by.drops[DropReason::Buffer as usize], 3);
+    }
+
+    #[test]
+    fn conservation_holds_after_scheduler_limit_drops() {
+        let (mut sim, ab) = pair(u64::MAX);
+        let drr = SchedConfig::Drr {
+            quantum: 1500,
+            blimit: 3000,
+            key: FlowKey::Src,
+        };
+        multi_queue(&mut sim, ab, drr, u64::MAX, QueueMark::None);
+        let st = offer_and_drain(&mut sim, ab, 6, Ecn::NotEct);
+        assert!(st.by.drops[DropReason::SchedulerLimit as usize] > 0);
+        assert!(only(&st.by.drops, DropReason::SchedulerLimit as usize));
+    }
+
+    #[test]
+    fn conservation_holds_after_codel_drops_and_marks() {
+        let codel = |ecn| {
+            let cfg = CodelConfig {
+                target: SimTime::from_us(1),
+                interval: SimTime::from_us(10),
+                ecn,
+                ..CodelConfig::default()
+            };
+            QueueMark::Codel(vec![Codel::new(cfg).unwrap(), Codel::new(cfg).unwrap()])
+        };
+        let (mut sim, ab) = pair(u64::MAX);
+        multi_queue(&mut sim, ab, SchedConfig::Sp, u64::MAX, codel(false));
+        let st = offer_and_drain(&mut sim, ab, 20, Ecn::Ect0);
+        assert!(st.by.drops[DropReason::Codel as usize] > 0);
+        assert!(only(&st.by.drops, DropReason::Codel as usize));
+        assert_eq!(st.aqm_drops(), st.drops());
+        // With ECN, ECT packets are marked (under CoDel) and non-ECT ones still dropped.
+        let (mut sim, ab) = pair(u64::MAX);
+        multi_queue(&mut sim, ab, SchedConfig::Sp, u64::MAX, codel(true));
+        let st = offer_and_drain(&mut sim, ab, 20, Ecn::Ect0);
+        assert_eq!(st.drops(), 0);
+        assert!(st.by.marks[MarkReason::Codel as usize] > 0);
+        assert!(only(&st.by.marks, MarkReason::Codel as usize));
+        let (mut sim, ab) = pair(u64::MAX);
+        multi_queue(&mut sim, ab, SchedConfig::Sp, u64::MAX, codel(true));
+        let st = offer_and_drain(&mut sim, ab, 20, Ecn::NotEct);
+        assert_eq!(st.marks(), 0);
+        assert!(st.by.drops[DropReason::Codel as usize] > 0);
+    }
+
+    #[test]
+    fn tcn_marks_only_ect_packets_and_counts_them_under_tcn() {
+        use crate::model::mq::tcn::Tcn;
+        for (ecn, marked) in [(Ecn::Ect0, true), (Ecn::NotEct, false)] {
+            let (mut sim, ab) = pair(u64::MAX);
+            let tcn = QueueMark::Tcn(Tcn::new(SimTime::from_us(20)).unwrap());
+            multi_queue(&mut sim, ab, SchedConfig::Sp, u64::MAX, tcn);
+            let st = offer_and_drain(&mut sim, ab, 6, ecn);
+            // Packets 0..5 leave at 0, 12, .., 60 µs: sojourn > 20 µs for 2..5.
+            let want = if marked { 4 } else { 0 };
+            assert_eq!(st.by.marks[MarkReason::Tcn as usize], want, "{ecn:?}");
+            assert_eq!(st.marks(), want);
+            assert_eq!(st.drops(), 0);
+            let q = &sim.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
+            assert_eq!(q.marks(), want);
+        }
     }
 }

@@ -219,7 +219,7 @@ pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
         let m = port.mq.as_mut().expect("multi-queue port");
         m.mq.set_paused_priorities(mask);
     }
-    let started = sim.mq_send_next(pid);
+    let started = sim.mq_send_next(pid).is_ok();
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.ports[i];
     let m = port.mq.as_mut().expect("multi-queue port");

@@ -2,11 +2,13 @@
 //! dispatch of events to components. Zero-delay hand-offs (transport → NIC, switch input →
 //! output queue) are direct calls; only time-consuming steps become events.
 
-use crate::base::packet::{Ecn, Kind, Packet};
+use crate::base::packet::{Kind, Packet};
 use crate::base::units::SimTime;
 use crate::engine::apps::{App, AppEvent};
 use crate::engine::event::{Event, EventQueue};
-use crate::engine::net::{DropReason, Enqueued, Fabric, Node, NodeKind, Port};
+use crate::engine::net::{
+    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, Node, NodeKind, Port,
+};
 use crate::model::aqm::{AqmAt, Verdict};
 use crate::model::tcp::{TcpFlow, TIMER_DELACK, TIMER_RTO};
 
@@ -245,48 +247,42 @@ impl Sim {
     /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
     #[inline]
     pub(crate) fn enqueue_from(&mut self, pid: u32, p: Packet, input: u32) -> Enqueued {
-        if self.ports[pid as usize].mq.is_some() {
+        let r = if self.ports[pid as usize].mq.is_some() {
             self.mq_enqueue(pid, p, input)
         } else {
             self.fifo_enqueue(pid, p)
-        }
+        };
+        debug_assert_eq!(self.ports[pid as usize].conservation(), Ok(()));
+        r
     }
 
-    /// `enqueue` on a single-FIFO port.
+    /// `enqueue` on a single-FIFO port. An enqueue-side `Drop` takes effect before the
+    /// buffer check, a `Mark` only on a packet the buffer admits (a marked packet that is
+    /// then tail-dropped counts as a tail drop, not a mark).
     fn fifo_enqueue(&mut self, pid: u32, mut p: Packet) -> Enqueued {
         let now = self.now;
         let port = &mut self.ports[pid as usize];
-        port.stats.enq_pkts += 1;
-        let mut mark = false;
+        port.stats.arrived += 1;
+        // The enqueue-side verdict, resolved for this packet (Pass or Mark past the drop).
+        let mut v = Verdict::Pass;
         if port.aqm_at != AqmAt::Off {
             if port.aqm_at == AqmAt::Enqueue {
-                match port
-                    .aqm
-                    .decide(now, &p, port.queue.len() as u64, port.queued_bytes)
-                {
-                    Verdict::Pass => {}
-                    Verdict::Mark => mark = true,
-                    Verdict::Drop => {
-                        port.stats.count_aqm_drop(p.size);
-                        return Enqueued::Dropped(DropReason::Aqm);
-                    }
+                let q = port.queue.len() as u64;
+                let by = aqm_reason(&port.aqm);
+                v = resolve(port.aqm.decide(now, &p, q, port.queued_bytes), by, &p);
+                if v == Verdict::Drop {
+                    apply_verdict(v, by, &mut p, &mut port.stats, None);
+                    return Enqueued::Dropped(by.drop_reason());
                 }
             }
             if port.queue.is_empty() && port.may_start_data(now) {
                 // Straight to the wire: at dequeue the queue behind it is empty.
                 if port.aqm_at == AqmAt::Dequeue {
-                    match port.aqm.decide(now, &p, 0, 0) {
-                        Verdict::Pass => {}
-                        Verdict::Mark => mark = true,
-                        Verdict::Drop => {
-                            port.stats.count_aqm_drop(p.size);
-                            return Enqueued::Dropped(DropReason::Aqm);
-                        }
-                    }
+                    v = port.aqm.decide(now, &p, 0, 0);
                 }
-                if mark {
-                    p.ecn = Ecn::Ce;
-                    port.stats.marks += 1;
+                let by = aqm_reason(&port.aqm);
+                if apply_verdict(v, by, &mut p, &mut port.stats, None) == Verdict::Drop {
+                    return Enqueued::Dropped(by.drop_reason());
                 }
                 port.aqm.on_queue_empty(now + port.tx_time(p.size));
                 port.begin_service(
@@ -319,13 +315,11 @@ impl Sim {
         if port.queued_bytes + p.size as u64 > port.limit_bytes
             || port.queue.len() as u64 >= port.limit_pkts
         {
-            port.stats.drops += 1;
-            port.stats.drop_bytes += p.size as u64;
+            port.stats.count_drop(DropReason::Tail, p.size);
             return Enqueued::Dropped(DropReason::Tail);
         }
-        if mark {
-            p.ecn = Ecn::Ce;
-            port.stats.marks += 1;
+        if v == Verdict::Mark {
+            apply_verdict(v, aqm_reason(&port.aqm), &mut p, &mut port.stats, None);
         }
         p.enq_time = now;
         port.queued_bytes += p.size as u64;
@@ -347,7 +341,7 @@ impl Sim {
         let port = &mut self.ports[pid as usize];
         port.tx.fired();
         if port.mq.is_some() {
-            self.mq_send_next(pid);
+            let _ = self.mq_send_next(pid);
             return;
         }
         while let Some(mut p) = port.queue.pop_front() {
@@ -358,19 +352,13 @@ impl Sim {
             if port.aqm_at != AqmAt::Off {
                 if port.aqm_at == AqmAt::Dequeue {
                     let q = port.queue.len() as u64;
-                    match port.aqm.decide(now, &p, q, port.queued_bytes) {
-                        Verdict::Pass => {}
-                        Verdict::Mark => {
-                            p.ecn = Ecn::Ce;
-                            port.stats.marks += 1;
+                    let v = port.aqm.decide(now, &p, q, port.queued_bytes);
+                    let by = aqm_reason(&port.aqm);
+                    if apply_verdict(v, by, &mut p, &mut port.stats, None) == Verdict::Drop {
+                        if port.queue.is_empty() {
+                            port.aqm.on_queue_empty(now.max(port.tx.busy_until()));
                         }
-                        Verdict::Drop => {
-                            port.stats.count_aqm_drop(p.size);
-                            if port.queue.is_empty() {
-                                port.aqm.on_queue_empty(now.max(port.tx.busy_until()));
-                            }
-                            continue;
-                        }
+                        continue;
                     }
                 }
                 if port.queue.is_empty() {
@@ -665,7 +653,10 @@ impl Sim {
     #[inline(never)]
     fn dispatch_raw(&mut self, head: u32, a: u32, b: u32) {
         match Event::decode(crate::engine::event::RawEvent { head, a, b }) {
-            Event::PortTxDone(p) => self.on_port_tx_done(p),
+            Event::PortTxDone(p) => {
+                self.on_port_tx_done(p);
+                debug_assert_eq!(self.ports[p as usize].conservation(), Ok(()));
+            }
             Event::LinkArrive(p) => self.on_link_arrive(p),
             Event::TcpTimer { flow, kind } => self.on_tcp_timer(flow, kind),
             Event::App { app, arg } => self.app_event(app, AppEvent::Timer(arg)),
@@ -716,6 +707,22 @@ impl Sim {
         self.now = t;
         self.dispatch(ev);
         Some((t, ev))
+    }
+
+    /// Packet conservation at every port (`Port::conservation`: arrived equals dropped plus
+    /// queued plus sent); `Err` lists the ports where it fails. Whole-scenario tests call
+    /// it after each run.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let bad: Vec<String> = self
+            .ports
+            .iter()
+            .filter_map(|p| p.conservation().err())
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad.join("; "))
+        }
     }
 
     /// Packets waiting in queues or on wires.

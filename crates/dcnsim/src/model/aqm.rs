@@ -1,22 +1,28 @@
 //! Active queue management at a switch egress port: accept, ECN-mark or drop a packet at
 //! enqueue (or, as an option, at dequeue). One small enum, `Aqm`, called from
-//! `Sim::enqueue` / `Sim::on_port_tx_done`; later AQMs (TCN, CoDel) are new variants.
-//! As in ns-3's queue discs, the port owns the accounting (marks, drops); an AQM only
-//! decides.
+//! `Sim::enqueue` / `Sim::on_port_tx_done`.
 //!
-//! - `Step`: the DCTCP switch rule (DCTCP paper §3.1; MODELS.md §3.1): an ECT packet is
-//!   marked CE if the queue *including it* exceeds K (packets or bytes). Non-ECT packets
-//!   pass (as TCN-NS2's marking and the ns-2 DCTCP patch); only tail drop applies to them.
+//! [`Verdict`] is the one answer of every AQM of the crate (RED and step here; TCN, CoDel,
+//! MQ-ECN and the dequeue-rate threshold in `model/mq/`). As in ns-3's queue discs, an AQM
+//! only decides: the port applies the verdict and counts it under a named reason
+//! (`engine::net::apply_verdict`), and no model writes CE into a packet. A `Mark` says
+//! "signal congestion"; for a packet that is not ECN-capable the port turns it into what
+//! the marker's rule says (RED: drop; the others: pass).
+//!
+//! - `Step`: the DCTCP switch rule (DCTCP paper §3.1; MODELS.md §3.1): `Mark` if the queue
+//!   *including the arrival* exceeds K (packets or bytes). Non-ECT packets then pass (as
+//!   TCN-NS2's marking and the ns-2 DCTCP patch); only tail drop applies to them.
 //! - `Red`: Floyd–Jacobson RED (1993) with the count mechanism, the ns-2/ns-3 `wait`
 //!   variant, `gentle`, idle-time decay of the average, and ECN (MODELS.md §5.4). Where RED
-//!   decides to drop, an ECT packet is marked instead and a non-ECT packet is dropped
-//!   (RFC 3168 §5). `instantaneous` uses the current queue as the average (w_q = 1).
-//!   Simplifications: no byte-mode probability scaling, no ns-3 `q > 1` guard.
+//!   decides to drop it answers `Mark`: an ECN-capable packet is marked instead and a
+//!   non-ECT packet is dropped (RFC 3168 §5). `instantaneous` uses the current queue as
+//!   the average (w_q = 1). Simplifications: no byte-mode probability scaling, no ns-3
+//!   `q > 1` guard.
 //!
 //! Queue occupancy is the port's waiting queue (the packet being serialized has left it,
 //! see `engine/net.rs`), in packets or bytes as the thresholds are given.
 
-use crate::base::packet::{Ecn, Packet};
+use crate::base::packet::Packet;
 use crate::base::rng::Rng;
 use crate::base::units::{parse_bytes, SimTime};
 
@@ -44,12 +50,15 @@ pub fn parse_threshold(s: &str) -> Result<(u64, QueueUnit), String> {
         .map_err(|e| format!("{e}, or a packet count such as \"20pkts\""))
 }
 
-/// What the AQM decided for one packet.
+/// What an AQM decided for one packet. The port acts on it (`engine::net::apply_verdict`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// Let the packet through unchanged.
     Pass,
-    /// Set CE (the packet is ECT).
+    /// Signal congestion: set CE if the packet is ECN-capable (otherwise the marker's rule
+    /// decides, `engine::net::MarkReason::if_not_ect`).
     Mark,
+    /// Discard the packet.
     Drop,
 }
 
@@ -187,10 +196,10 @@ pub enum Aqm {
 }
 
 impl Aqm {
-    /// Decide for packet `pkt` given the queue *excluding* it (`q_pkts`, `q_bytes`).
+    /// Decide for packet `pkt` given the queue *excluding* it (`q_pkts`, `q_bytes`). The
+    /// answer does not depend on the packet's ECN codepoint (`Mark` means congestion).
     #[inline]
     pub fn decide(&mut self, now: SimTime, pkt: &Packet, q_pkts: u64, q_bytes: u64) -> Verdict {
-        let ect = pkt.ecn != Ecn::NotEct;
         match self {
             Aqm::None => Verdict::Pass,
             Aqm::Step(s) => {
@@ -198,7 +207,7 @@ impl Aqm {
                     QueueUnit::Packets => q_pkts + 1,
                     QueueUnit::Bytes => q_bytes + pkt.size as u64,
                 };
-                if ect && q > s.k {
+                if q > s.k {
                     Verdict::Mark
                 } else {
                     Verdict::Pass
@@ -209,12 +218,10 @@ impl Aqm {
                     QueueUnit::Packets => q_pkts as f64,
                     QueueUnit::Bytes => q_bytes as f64,
                 };
-                if !r.congested(now, q) {
-                    Verdict::Pass
-                } else if ect {
+                if r.congested(now, q) {
                     Verdict::Mark
                 } else {
-                    Verdict::Drop
+                    Verdict::Pass
                 }
             }
         }
@@ -234,7 +241,7 @@ impl Aqm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::packet::{Kind, SackBlocks};
+    use crate::base::packet::{Ecn, Kind, SackBlocks};
 
     fn pkt(ecn: Ecn) -> Packet {
         Packet {
@@ -293,8 +300,8 @@ mod tests {
             .collect();
         use Verdict::*;
         assert_eq!(v, vec![Pass, Pass, Pass, Mark, Mark, Mark]);
-        // Non-ECT packets are never marked nor dropped by the step marker.
-        assert_eq!(a.decide(SimTime::ZERO, &pkt(Ecn::NotEct), 10, 0), Pass);
+        // The verdict does not look at the codepoint (the port lets non-ECT packets pass).
+        assert_eq!(a.decide(SimTime::ZERO, &pkt(Ecn::NotEct), 10, 0), Mark);
         // Bytes: K = 4500 B; 2 queued + 1500 = 4500 is not above K, 3 queued is.
         let mut b = Aqm::Step(Step {
             k: 4500,
@@ -321,7 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn red_instantaneous_above_max_always_marks_ect_and_drops_non_ect() {
+    fn red_instantaneous_above_max_always_signals() {
         for gentle in [false, true] {
             let mut a = red(5.0, 15.0, gentle, true);
             let q = if gentle { 30 } else { 15 };
@@ -331,9 +338,10 @@ mod tests {
                     Verdict::Mark
                 );
                 assert_eq!(a.decide(SimTime::ZERO, &pkt(Ecn::Ce), q, 0), Verdict::Mark);
+                // The port turns this one into a drop (`engine::net::resolve`).
                 assert_eq!(
                     a.decide(SimTime::ZERO, &pkt(Ecn::NotEct), q, 0),
-                    Verdict::Drop
+                    Verdict::Mark
                 );
             }
             // Below min_th: never.

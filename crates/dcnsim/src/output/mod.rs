@@ -1,7 +1,7 @@
 //! Result tables: named columns handed to Python as lists (and written as CSV there).
 
 use crate::engine::apps::App;
-use crate::engine::net::{NodeKind, Port};
+use crate::engine::net::{DropReason, MarkReason, NodeKind, Port, ReasonCounts};
 use crate::engine::sim::Sim;
 use crate::model::tcp::TcpFlow;
 use crate::scenario::{BuildInfo, Loaded};
@@ -122,7 +122,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
     let mut drops = 0u64;
     for p in &sim.ports {
         if sim.nodes[p.node as usize].kind == NodeKind::Switch {
-            drops += p.stats.drops;
+            drops += p.stats.drops();
         }
     }
     let silent_s: f64 = sim
@@ -231,12 +231,27 @@ fn ports(sim: &Sim) -> Table {
     t.str("port", ps.iter().map(|p| p.name.clone()).collect())
         .i64("tx_pkts", int(|p| p.stats.tx_pkts))
         .i64("tx_bytes", int(|p| p.stats.tx_bytes))
-        .i64("drops", int(|p| p.stats.drops))
+        .i64("drops", int(|p| p.stats.drops()))
         .i64("drop_bytes", int(|p| p.stats.drop_bytes))
         .i64("max_queue_bytes", int(|p| p.stats.max_queue_bytes))
-        .i64("marks", int(|p| p.stats.marks))
-        .i64("aqm_drops", int(|p| p.stats.aqm_drops));
+        .i64("marks", int(|p| p.stats.marks()))
+        .i64("aqm_drops", int(|p| p.stats.aqm_drops()));
+    reason_columns(&mut t, ps.iter().map(|p| &p.stats.by));
     t
+}
+
+/// Append one column per drop reason (`drops_<reason>`) and per mark reason
+/// (`marks_<reason>`) to `t`, from the counters of its rows in order.
+pub(crate) fn reason_columns<'a>(t: &mut Table, rows: impl Iterator<Item = &'a ReasonCounts>) {
+    let rows: Vec<&ReasonCounts> = rows.collect();
+    for r in DropReason::ALL {
+        let col = rows.iter().map(|c| c.drops[r as usize] as i64).collect();
+        t.i64(&format!("drops_{}", r.name()), col);
+    }
+    for r in MarkReason::ALL {
+        let col = rows.iter().map(|c| c.marks[r as usize] as i64).collect();
+        t.i64(&format!("marks_{}", r.name()), col);
+    }
 }
 
 /// The RTT samples of the ping apps, if any.

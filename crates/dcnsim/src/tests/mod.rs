@@ -11,9 +11,30 @@ mod route_hint;
 
 use crate::output::{Column, Table};
 
-/// Run a scenario given as TOML text (no overrides); panics with the error if it fails.
+/// Run a scenario given as TOML text (no overrides); panics with the error if it fails or
+/// if packet conservation fails at a port after the run (`Sim::check_conservation`).
 pub fn run(text: &str) -> Vec<Table> {
-    crate::run_text(text, "test.toml", &[], &mut |_| true).expect("scenario runs")
+    let (loaded, sim, info) = run_sim(text);
+    crate::output::collect(&loaded, &sim, &info)
+}
+
+/// Load, build and run a scenario as `run_text` does and check packet conservation at
+/// every port; returns the finished simulation.
+pub fn run_sim(
+    text: &str,
+) -> (
+    crate::scenario::Loaded,
+    crate::engine::sim::Sim,
+    crate::scenario::BuildInfo,
+) {
+    let loaded = crate::scenario::load(text, "test.toml", &[]).expect("scenario loads");
+    let (mut sim, info) = crate::scenario::build(&loaded).expect("scenario builds");
+    sim.start();
+    sim.run(&mut |_| true);
+    if let Err(e) = sim.check_conservation() {
+        panic!("packet conservation fails after the run: {e}");
+    }
+    (loaded, sim, info)
 }
 
 /// The single value of `table.col` as f64.

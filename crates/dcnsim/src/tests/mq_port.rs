@@ -22,6 +22,7 @@ fn run(overrides: &[(&str, &str)], pass_through: bool) -> String {
     sim.mq_pass_through = pass_through;
     sim.start();
     sim.run(&mut |_| true);
+    sim.check_conservation().expect("packet conservation");
     let mut out = String::new();
     for t in crate::output::collect(&loaded, &sim, &info) {
         for (name, col) in &t.columns {

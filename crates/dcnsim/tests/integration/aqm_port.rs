@@ -34,7 +34,7 @@ fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::
         sim.enqueue(ab, p);
     }
     // 12 us per packet: all are on the 1 ms wire before the first arrives.
-    while sim.ports[ab as usize].wire.len() + (sim.ports[ab as usize].stats.drops as usize)
+    while sim.ports[ab as usize].wire.len() + (sim.ports[ab as usize].stats.drops() as usize)
         < ecn.len()
     {
         sim.step().unwrap();
@@ -60,11 +60,11 @@ fn step_marks_at_enqueue_the_arrivals_that_find_the_queue_above_k() {
     // waiting: including themselves 1, 2, 3. K = 1 → 2 and 3 are marked.
     let (out, st) = offer(step(1), AqmAt::Enqueue, &[Ect0; 4]);
     assert_eq!(out, vec![(0, Ect0), (1, Ect0), (2, Ce), (3, Ce)]);
-    assert_eq!(st.marks, 2);
+    assert_eq!(st.marks(), 2);
     // Non-ECT packets are neither marked nor dropped by the step marker.
     let (out, st) = offer(step(1), AqmAt::Enqueue, &[NotEct; 4]);
     assert!(out.iter().all(|x| x.1 == NotEct));
-    assert_eq!((st.marks, st.drops), (0, 0));
+    assert_eq!((st.marks(), st.drops()), (0, 0));
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn step_marks_at_dequeue_by_the_queue_left_behind() {
     // (3), 2 leaves 3 (2), 3 leaves nothing (1). K = 1 → 1 and 2 are marked.
     let (out, st) = offer(step(1), AqmAt::Dequeue, &[Ect0; 4]);
     assert_eq!(out, vec![(0, Ect0), (1, Ce), (2, Ce), (3, Ect0)]);
-    assert_eq!(st.marks, 2);
+    assert_eq!(st.marks(), 2);
 }
 
 #[test]
@@ -99,5 +99,5 @@ fn red_instantaneous_marks_ect_and_drops_non_ect_above_max() {
     // Queues found by the arrivals: 0, 0, 1, 1 (packet 2 is dropped): 2 and 3 reach max_th.
     let (out, st) = offer(red(), AqmAt::Enqueue, &[Ect0, NotEct, NotEct, Ect0]);
     assert_eq!(out, vec![(0, Ect0), (1, NotEct), (3, Ce)]);
-    assert_eq!((st.marks, st.drops, st.aqm_drops), (1, 1, 1));
+    assert_eq!((st.marks(), st.drops(), st.aqm_drops()), (1, 1, 1));
 }

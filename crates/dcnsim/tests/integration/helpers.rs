@@ -3,6 +3,7 @@
 
 use dcnsim::base::packet::{Ecn, Kind, Packet, SackBlocks};
 use dcnsim::base::units::SimTime;
+use dcnsim::engine::sim::Sim;
 use dcnsim::output::{Column, Table};
 
 /// `("key", "value")` pairs as the owned overrides `run_text` and `load` take.
@@ -14,9 +15,28 @@ pub fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 /// Run scenario text to the end; `file` is the name errors cite and the directory relative
-/// paths (a workload's `cdf_file`) are resolved against.
+/// paths (a workload's `cdf_file`) are resolved against. Checks packet conservation at
+/// every port after the run (`Sim::check_conservation`).
 pub fn run_file(text: &str, file: &str, overrides: &[(&str, &str)]) -> Vec<Table> {
-    dcnsim::run_text(text, file, &set(overrides), &mut |_| true).expect("scenario runs")
+    let (loaded, sim, info) = run_sim(text, file, overrides);
+    dcnsim::output::collect(&loaded, &sim, &info)
+}
+
+/// Load, build and run scenario text as `run_text` does, check packet conservation at every
+/// port, and return the finished simulation (for tests that read its counters).
+pub fn run_sim(
+    text: &str,
+    file: &str,
+    overrides: &[(&str, &str)],
+) -> (dcnsim::scenario::Loaded, Sim, dcnsim::scenario::BuildInfo) {
+    let loaded = dcnsim::scenario::load(text, file, &set(overrides)).expect("scenario loads");
+    let (mut sim, info) = dcnsim::scenario::build(&loaded).expect("scenario builds");
+    sim.start();
+    sim.run(&mut |_| true);
+    if let Err(e) = sim.check_conservation() {
+        panic!("packet conservation fails after the run: {e}");
+    }
+    (loaded, sim, info)
 }
 
 /// Run scenario text with overrides under the file name `test.toml`.

@@ -73,7 +73,7 @@ fn droptail_drops_exactly_at_the_byte_limit() {
             sim.enqueue(ab, pkt(i, 1500, b));
         }
         let p = &sim.ports[ab as usize];
-        assert_eq!(p.stats.drops, expect_drops, "limit {limit}");
+        assert_eq!(p.stats.drops(), expect_drops, "limit {limit}");
         assert!(p.queued_bytes <= limit);
         assert_eq!(p.stats.max_queue_bytes, p.queued_bytes);
     }

@@ -52,7 +52,9 @@ fn conservation_and_ack_invariants_hold() {
         let (mut sim, _) = build(&loaded).unwrap();
         sim.start();
         sim.run(&mut |_| true);
-        let drops: u64 = sim.ports.iter().map(|p| p.stats.drops).sum();
+        sim.check_conservation()
+            .expect("conservation at every port");
+        let drops: u64 = sim.ports.iter().map(|p| p.stats.drops()).sum();
         // Every packet a host sent was absorbed by a host, dropped, or is still in the network.
         assert_eq!(
             sim.injected,

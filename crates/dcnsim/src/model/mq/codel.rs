@@ -4,8 +4,9 @@
 //! Written as a dequeue-side decision function so any FIFO can use it: the port pops the
 //! head packet and calls [`Codel::on_dequeue`] with the bytes left behind it. On
 //! [`Verdict::Drop`] it drops that packet, pops the next one and asks again **at the same
-//! `now`** (RFC 8289's inner loops); on [`Verdict::Deliver`] / [`Verdict::Mark`] it sends
-//! the packet. If the queue is (or becomes) empty it calls [`Codel::on_empty`].
+//! `now`** (RFC 8289's inner loops); on [`Verdict::Pass`] / [`Verdict::Mark`] it sends
+//! the packet (setting CE on a `Mark`: the model itself never writes the packet). If the
+//! queue is (or becomes) empty it calls [`Codel::on_empty`].
 //!
 //! Details as in MODELS.md §5.2: `ok_to_drop` needs sojourn ≥ TARGET and queue bytes ≥
 //! MAXPACKET (MODELS writes `bytes < MAXPACKET` → not ok; RFC 8289's text uses `≤`), and
@@ -17,8 +18,9 @@
 //! ends the loop and reschedules `drop_next := control_law(X, count)` with X = `drop_next`
 //! (Linux `codel.h`, default) or X = `now` (ns-3; option `mark_law_from_now`).
 
-use crate::base::packet::{Ecn, Packet};
+use crate::base::packet::Packet;
 use crate::base::units::SimTime;
+use crate::model::aqm::Verdict;
 
 /// TARGET default 5 ms (RFC 8289; MODELS.md §5.2).
 pub const DEFAULT_TARGET: SimTime = SimTime(5_000_000_000);
@@ -66,17 +68,6 @@ impl CodelConfig {
             ..CodelConfig::default()
         }
     }
-}
-
-/// What to do with the packet just popped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Send it.
-    Deliver,
-    /// It was marked CE; send it.
-    Mark,
-    /// Drop it, pop the next packet and call `on_dequeue` again with the same `now`.
-    Drop,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,8 +152,7 @@ impl Codel {
     }
 
     /// Mark in the dropping loop and reschedule; ends the loop.
-    fn mark_in_loop(&mut self, now: SimTime, p: &mut Packet) -> Verdict {
-        p.ecn = Ecn::Ce;
+    fn mark_in_loop(&mut self, now: SimTime) -> Verdict {
         let base = if self.cfg.mark_law_from_now {
             now
         } else {
@@ -173,19 +163,21 @@ impl Codel {
         Verdict::Mark
     }
 
-    /// Decide for the packet `p` just popped at `now`, with `bytes_after` bytes still queued.
-    pub fn on_dequeue(&mut self, now: SimTime, p: &mut Packet, bytes_after: u64) -> Verdict {
+    /// Decide for the packet `p` just popped at `now`, with `bytes_after` bytes still queued:
+    /// `Pass` (send it), `Mark` (only for an ECN-capable packet with `ecn` on: set CE and
+    /// send it) or `Drop` (drop it, pop the next packet and ask again at the same `now`).
+    pub fn on_dequeue(&mut self, now: SimTime, p: &Packet, bytes_after: u64) -> Verdict {
         let ok = self.ok_to_drop(now, p, bytes_after);
         match self.stage {
             Stage::AfterEntryDrop => {
                 self.stage = Stage::Start;
-                Verdict::Deliver
+                Verdict::Pass
             }
             Stage::InDropLoop => {
                 if !ok {
                     self.dropping = false;
                     self.stage = Stage::Start;
-                    return Verdict::Deliver;
+                    return Verdict::Pass;
                 }
                 self.drop_next = self.control_law(self.drop_next, self.count);
                 self.drop_or_deliver_in_state(now, p)
@@ -194,7 +186,7 @@ impl Codel {
                 if self.dropping {
                     if !ok {
                         self.dropping = false;
-                        return Verdict::Deliver;
+                        return Verdict::Pass;
                     }
                     self.drop_or_deliver_in_state(now, p)
                 } else if ok {
@@ -209,31 +201,30 @@ impl Codel {
                     self.drop_next = self.control_law(now, self.count);
                     self.lastcount = self.count;
                     if self.can_mark(p) {
-                        p.ecn = Ecn::Ce;
                         Verdict::Mark
                     } else {
                         self.stage = Stage::AfterEntryDrop;
                         Verdict::Drop
                     }
                 } else {
-                    Verdict::Deliver
+                    Verdict::Pass
                 }
             }
         }
     }
 
     /// In the dropping state with ok_to_drop: drop (or mark) if `now ≥ drop_next`.
-    fn drop_or_deliver_in_state(&mut self, now: SimTime, p: &mut Packet) -> Verdict {
+    fn drop_or_deliver_in_state(&mut self, now: SimTime, p: &Packet) -> Verdict {
         if now >= self.drop_next {
             self.count = self.count.saturating_add(1);
             if self.can_mark(p) {
-                return self.mark_in_loop(now, p);
+                return self.mark_in_loop(now);
             }
             self.stage = Stage::InDropLoop;
             Verdict::Drop
         } else {
             self.stage = Stage::Start;
-            Verdict::Deliver
+            Verdict::Pass
         }
     }
 
@@ -280,17 +271,20 @@ mod tests {
                 let mut p = pkt(0, 1500);
                 p.ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
                 p.enq_time = now - SimTime::from_ms(10);
-                match c.on_dequeue(now, &mut p, 100_000) {
+                let before = p.ecn;
+                let v = c.on_dequeue(now, &p, 100_000);
+                // The model never writes the packet.
+                assert_eq!(p.ecn, before);
+                match v {
                     Verdict::Drop => {
-                        assert_ne!(p.ecn, Ecn::Ce);
                         out.push(now);
                     }
                     Verdict::Mark => {
-                        assert_eq!(p.ecn, Ecn::Ce);
+                        assert!(ect, "only ECN-capable packets are marked");
                         out.push(now);
                         break;
                     }
-                    Verdict::Deliver => break,
+                    Verdict::Pass => break,
                 }
             }
         }
@@ -380,10 +374,10 @@ mod tests {
             let mut p = pkt(0, 1500);
             p.enq_time = now - SimTime::from_ms(50);
             // Less than one MTU left behind the packet.
-            assert_eq!(c.on_dequeue(now, &mut p, 1499), Verdict::Deliver);
+            assert_eq!(c.on_dequeue(now, &p, 1499), Verdict::Pass);
             let mut p = pkt(0, 1500);
             p.enq_time = now - SimTime(DEFAULT_TARGET.ps() - 1);
-            assert_eq!(c.on_dequeue(now, &mut p, 1 << 20), Verdict::Deliver);
+            assert_eq!(c.on_dequeue(now, &p, 1 << 20), Verdict::Pass);
         }
     }
 
@@ -410,8 +404,8 @@ mod tests {
         let mut p = pkt(0, 1500);
         p.enq_time = SimTime::from_ms(600);
         assert_eq!(
-            c.on_dequeue(SimTime::from_ms(601), &mut p, 100_000),
-            Verdict::Deliver
+            c.on_dequeue(SimTime::from_ms(601), &p, 100_000),
+            Verdict::Pass
         );
         assert!(!c.dropping());
     }

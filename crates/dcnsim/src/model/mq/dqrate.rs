@@ -17,6 +17,7 @@
 //! A cycle that reaches `dq_thresh` with zero elapsed time yields no sample.
 
 use crate::base::units::{RateBps, SimTime};
+use crate::model::aqm::Verdict;
 
 /// dq_thresh default 10 KB: "conventional wisdom recommends 10KB [PIE]" (seed 002 §3.3;
 /// the paper also evaluates 40 KB).
@@ -141,9 +142,14 @@ impl DqRate {
     pub fn threshold_bytes(&self) -> f64 {
         self.avg_rate / 8.0 * self.cfg.rtt.as_secs_f64() * self.cfg.lambda
     }
-    /// Mark (the caller checks ECT) iff the queue holds more than the threshold.
-    pub fn should_mark(&self, q_bytes: u64) -> bool {
-        q_bytes as f64 > self.threshold_bytes()
+    /// `Mark` iff the queue holds more than the threshold (the port sets CE on ECT packets
+    /// and lets the others pass).
+    pub fn decide(&self, q_bytes: u64) -> Verdict {
+        if q_bytes as f64 > self.threshold_bytes() {
+            Verdict::Mark
+        } else {
+            Verdict::Pass
+        }
     }
 }
 
@@ -181,7 +187,8 @@ mod tests {
             // Ideal RED threshold: 5 Gb/s × 100 µs = 62.5 KB.
             if !literal {
                 assert!((d.threshold_bytes() - 62_500.0).abs() < 1e-3);
-                assert!(d.should_mark(62_501) && !d.should_mark(62_500));
+                assert_eq!(d.decide(62_501), Verdict::Mark);
+                assert_eq!(d.decide(62_500), Verdict::Pass);
             }
         }
     }

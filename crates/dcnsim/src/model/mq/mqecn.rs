@@ -17,6 +17,7 @@
 
 use super::sched::RoundObserver;
 use crate::base::units::{RateBps, SimTime};
+use crate::model::aqm::Verdict;
 
 /// EWMA weight β = 0.75 (MQ-ECN paper and TCN; MQECN-NS2 `estimate_round_alpha_`).
 pub const DEFAULT_BETA: f64 = 0.75;
@@ -182,9 +183,14 @@ impl MqEcn {
         self.threshold_pkts(q) * self.cfg.mean_pkt as f64
     }
 
-    /// Marking rule: `bytes_q > thresh_q × mean_pkt` (the caller marks only ECT packets).
-    pub fn should_mark(&self, q: usize, q_bytes: u64) -> bool {
-        q_bytes as f64 > self.threshold_bytes(q)
+    /// Marking rule: `Mark` iff `bytes_q > thresh_q × mean_pkt` (the port sets CE on ECT
+    /// packets and lets the others pass).
+    pub fn decide(&self, q: usize, q_bytes: u64) -> Verdict {
+        if q_bytes as f64 > self.threshold_bytes(q) {
+            Verdict::Mark
+        } else {
+            Verdict::Pass
+        }
     }
 
     /// A packet arrives at a port whose queues are all empty: decay T_round by β^n.
@@ -296,8 +302,8 @@ mod tests {
         // Queue 2's share is capped at 1 → K_port.
         assert_eq!(m.threshold_pkts(2), 65.0);
         let th0 = m.threshold_bytes(0);
-        assert!(!m.should_mark(0, th0.floor() as u64));
-        assert!(m.should_mark(0, th0.floor() as u64 + 1));
+        assert_eq!(m.decide(0, th0.floor() as u64), Verdict::Pass);
+        assert_eq!(m.decide(0, th0.floor() as u64 + 1), Verdict::Mark);
     }
 
     #[test]

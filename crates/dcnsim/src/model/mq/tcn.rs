@@ -3,16 +3,18 @@
 //!
 //! At dequeue (when the scheduler picks the packet, before its transmission starts): mark CE
 //! iff the packet is ECT and its sojourn time `now − enq_time` is **strictly** greater than
-//! T. Stateless, per packet, the same T for every queue of the port, independent of the
+//! T. The model answers a [`Verdict`] (`Mark` when the sojourn exceeds T); the port sets CE
+//! and lets a non-ECT packet pass (`engine::net::apply_verdict`). Stateless, per packet, the same T for every queue of the port, independent of the
 //! scheduler. The sojourn excludes the packet's own serialisation.
 //!
 //! Probabilistic variant (§4.3): sojourn ≤ T_min → no mark; > T_max → mark; in between mark
 //! with probability `P_max·(s − T_min)/(T_max − T_min)`. **Assumption**: the paper gives no
 //! formula; the RED-like line is our choice (MODELS.md §7 item 6). No public code implements it.
 
-use crate::base::packet::{Ecn, Packet};
+use crate::base::packet::Packet;
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
+use crate::model::aqm::Verdict;
 
 /// Default T = 78 µs: DCTCP at 10 Gb/s, K = 65 packets × 1500 B × 8 / 10 Gb/s (seed 002 §6,
 /// MODELS.md §5.1; 101 µs for ECN*, 256 µs on the 1 Gb/s testbed).
@@ -24,13 +26,11 @@ pub fn threshold_from_packets(k_pkts: u32, mean_pkt: u32, link: RateBps) -> SimT
     link.tx_time(k_pkts.saturating_mul(mean_pkt))
 }
 
-/// Set CE on an ECT packet; returns true if the packet is ECT (now CE).
-fn mark(p: &mut Packet) -> bool {
-    if p.is_ect() {
-        p.ecn = Ecn::Ce;
-        true
+fn mark_if(congested: bool) -> Verdict {
+    if congested {
+        Verdict::Mark
     } else {
-        false
+        Verdict::Pass
     }
 }
 
@@ -61,11 +61,10 @@ impl Tcn {
     pub fn over(&self, enq: SimTime, now: SimTime) -> bool {
         now - enq > self.t
     }
-    /// Dequeue-side decision: marks `p` (CE) iff ECT and sojourn > T. Returns whether it
-    /// marked.
+    /// Dequeue-side decision: `Mark` iff the sojourn of `p` exceeds T.
     #[inline]
-    pub fn on_dequeue(&self, p: &mut Packet, now: SimTime) -> bool {
-        self.over(p.enq_time, now) && mark(p)
+    pub fn on_dequeue(&self, p: &Packet, now: SimTime) -> Verdict {
+        mark_if(self.over(p.enq_time, now))
     }
 }
 
@@ -117,10 +116,11 @@ impl ProbTcn {
         }
     }
 
-    /// Dequeue-side decision; draws from `rng` only in the (T_min, T_max] band.
-    pub fn on_dequeue(&self, p: &mut Packet, now: SimTime, rng: &mut Rng) -> bool {
+    /// Dequeue-side decision; draws from `rng` only for an ECN-capable packet in the
+    /// (T_min, T_max] band (a packet that cannot be marked passes without a draw).
+    pub fn on_dequeue(&self, p: &Packet, now: SimTime, rng: &mut Rng) -> Verdict {
         if !p.is_ect() {
-            return false;
+            return Verdict::Pass;
         }
         let s = now - p.enq_time;
         let m = if s <= self.t_min {
@@ -130,7 +130,7 @@ impl ProbTcn {
         } else {
             rng.uniform() < self.probability(s)
         };
-        m && mark(p)
+        mark_if(m)
     }
 }
 
@@ -162,18 +162,23 @@ mod tests {
         ] {
             let mut p = pkt(0, 1500);
             p.enq_time = SimTime(now.ps() - sojourn_ps);
-            assert_eq!(tcn.on_dequeue(&mut p, now), want, "{sojourn_ps}");
-            assert_eq!(p.ecn == Ecn::Ce, want);
+            assert_eq!(
+                tcn.on_dequeue(&p, now) == Verdict::Mark,
+                want,
+                "{sojourn_ps}"
+            );
+            // The model never writes the packet: the port does.
+            assert_eq!(p.ecn, Ecn::Ect0);
         }
-        // Non-ECT packets are never marked.
+        // The sojourn alone decides; the port lets a non-ECT packet pass.
         let mut p = pkt(0, 1500);
         p.ecn = Ecn::NotEct;
-        assert!(!tcn.on_dequeue(&mut p, now));
-        assert_eq!(p.ecn, Ecn::NotEct);
+        p.enq_time = SimTime::ZERO;
+        assert_eq!(tcn.on_dequeue(&p, now), Verdict::Mark);
         // Enqueue time after now (clock skew) saturates to zero sojourn.
         let mut p = pkt(0, 1500);
         p.enq_time = SimTime::from_ms(11);
-        assert!(!tcn.on_dequeue(&mut p, now));
+        assert_eq!(tcn.on_dequeue(&p, now), Verdict::Pass);
     }
 
     #[test]
@@ -186,7 +191,7 @@ mod tests {
             .map(|i| {
                 let mut p = pkt(0, 1500);
                 p.enq_time = SimTime::from_us(10 * i);
-                tcn.on_dequeue(&mut p, SimTime::from_us(12 * i))
+                tcn.on_dequeue(&p, SimTime::from_us(12 * i)) == Verdict::Mark
             })
             .collect();
         let want: Vec<bool> = (0..20).map(|i| i > 10).collect();
@@ -207,7 +212,7 @@ mod tests {
         for _ in 0..n {
             let mut p = pkt(0, 1500);
             p.enq_time = now - SimTime::from_us(100);
-            if pt.on_dequeue(&mut p, now, &mut rng) {
+            if pt.on_dequeue(&p, now, &mut rng) == Verdict::Mark {
                 marks += 1;
             }
         }
@@ -217,7 +222,7 @@ mod tests {
         for (s, want) in [(40u64, false), (151, true)] {
             let mut p = pkt(0, 1500);
             p.enq_time = now - SimTime::from_us(s);
-            assert_eq!(pt.on_dequeue(&mut p, now, &mut rng), want);
+            assert_eq!(pt.on_dequeue(&p, now, &mut rng) == Verdict::Mark, want);
         }
         // Same seed, same draws.
         let mut a = Rng::new(9, 9);
@@ -225,10 +230,9 @@ mod tests {
         for _ in 0..100 {
             let mut p = pkt(0, 1500);
             p.enq_time = now - SimTime::from_us(100);
-            let mut q = p;
             assert_eq!(
-                pt.on_dequeue(&mut p, now, &mut a),
-                pt.on_dequeue(&mut q, now, &mut b)
+                pt.on_dequeue(&p, now, &mut a),
+                pt.on_dequeue(&p, now, &mut b)
             );
         }
     }
@@ -241,11 +245,7 @@ mod tests {
         for s in [0, 77_999_999u64, 78_000_000, 78_000_001, 200_000_000] {
             let mut p = pkt(0, 1500);
             p.enq_time = now - SimTime(s);
-            let mut q = p;
-            assert_eq!(
-                pt.on_dequeue(&mut p, now, &mut rng),
-                t.on_dequeue(&mut q, now)
-            );
+            assert_eq!(pt.on_dequeue(&p, now, &mut rng), t.on_dequeue(&p, now));
         }
     }
 
