@@ -19,7 +19,8 @@ use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 use crate::model::tcp::{TcpConfig, TcpFlow};
 use crate::model::workload::EmpiricalCdf;
-use crate::scenario::{line_of, AppCfg, ScenarioError};
+use crate::scenario::{line_of, Dur, ScenarioError, Size, SizeOrUnlimited, TcpCfgFile};
+use serde::Deserialize;
 
 fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
     ScenarioError {
@@ -79,47 +80,195 @@ fn cdf(
     EmpiricalCdf::new(pts).map_err(|m| err(file, text, key, format!("app {ai}: {m}")))
 }
 
-/// Add the flows of app `ai` (kind "flows" or "mix") and its `Schedule`.
-pub fn build_schedule(
+/// `kind = "flows"` (module doc).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct FlowsCfg {
+    /// Sending hosts; flow i uses srcs[i % len] (`src` = one host; one of them is required).
+    pub srcs: Option<Vec<String>>,
+    pub src: Option<String>,
+    /// Required.
+    pub dst: Option<String>,
+    /// Absent: one flow per entry of `srcs` (or `count_like`).
+    pub count: Option<u32>,
+    /// Take `count` from the earlier "flows" app with this index, so that one sweep axis
+    /// sizes two groups of flows (e.g. ODCTCP vs standard ECN, seed 001 Fig 7.15).
+    pub count_like: Option<u32>,
+    pub size: SizeOrUnlimited,
+    pub start: Dur,
+    /// Time between the starts of consecutive flows.
+    pub stagger: Dur,
+    /// Bytes per application write, then `pause` idle (absent: everything in one write).
+    pub chunk: Option<Size>,
+    pub pause: Dur,
+    pub class: u8,
+    pub tcp: Option<TcpCfgFile>,
+}
+
+impl Default for FlowsCfg {
+    fn default() -> Self {
+        FlowsCfg {
+            srcs: None,
+            src: None,
+            dst: None,
+            count: None,
+            count_like: None,
+            // Long-lived flows: seed 001's fairness and queue experiments run them to the end.
+            size: SizeOrUnlimited(u64::MAX),
+            start: Dur(SimTime::ZERO),
+            // All flows start together unless staggered (seed 001 Fig 4.x start them at once).
+            stagger: Dur(SimTime::ZERO),
+            chunk: None,
+            // No idle time between writes (only meaningful with `chunk`).
+            pause: Dur(SimTime::ZERO),
+            // Class 0: the first queue of a multi-queue port, the only one of a FIFO.
+            class: 0,
+            tcp: None,
+        }
+    }
+}
+
+/// `kind = "mix"` (module doc).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct MixCfg {
+    /// Sending hosts (`src` = one host; one of them is required).
+    pub srcs: Option<Vec<String>>,
+    pub src: Option<String>,
+    /// Receiving hosts (`dst` = one host; one of them is required).
+    pub dsts: Option<Vec<String>>,
+    pub dst: Option<String>,
+    /// Number of flows (required).
+    pub count: Option<u32>,
+    /// Flow size CDF, [[bytes, cdf], ...] (required).
+    pub size_cdf: Option<Vec<(f64, f64)>>,
+    /// Inter-arrival time CDF, [[seconds, cdf], ...] (required).
+    pub interarrival_cdf: Option<Vec<(f64, f64)>>,
+    pub start: Dur,
+    /// As for "flows" (absent: everything in one write).
+    pub chunk: Option<Size>,
+    pub pause: Dur,
+    pub class: u8,
+    pub tcp: Option<TcpCfgFile>,
+}
+
+impl Default for MixCfg {
+    fn default() -> Self {
+        MixCfg {
+            srcs: None,
+            src: None,
+            dsts: None,
+            dst: None,
+            count: None,
+            size_cdf: None,
+            interarrival_cdf: None,
+            start: Dur(SimTime::ZERO),
+            chunk: None,
+            // As for "flows".
+            pause: Dur(SimTime::ZERO),
+            class: 0,
+            tcp: None,
+        }
+    }
+}
+
+/// What every transfer of a schedule app shares.
+struct Each {
+    start: SimTime,
+    chunk: u64,
+    pause: SimTime,
+}
+
+impl Each {
+    fn new(
+        file: &str,
+        text: &str,
+        ai: usize,
+        start: Dur,
+        chunk: Option<Size>,
+        pause: Dur,
+    ) -> Result<Each, ScenarioError> {
+        let chunk = chunk.map(|c| c.0 .0).unwrap_or(u64::MAX);
+        if chunk == 0 {
+            return Err(err(
+                file,
+                text,
+                "chunk",
+                format!("app {ai}: must be positive"),
+            ));
+        }
+        Ok(Each {
+            start: start.0,
+            chunk,
+            pause: pause.0,
+        })
+    }
+}
+
+type Transfers = (Vec<(u32, u32)>, Vec<Transfer>);
+
+/// A list key, or its one-host form (`srcs` or `src`, `dsts` or `dst`).
+fn list_or_one(list: &Option<Vec<String>>, one: &Option<String>) -> Option<Vec<String>> {
+    list.clone().or_else(|| one.clone().map(|s| vec![s]))
+}
+
+/// Add the flows of app `ai` (kind "flows").
+pub fn build_flows(
     file: &str,
     text: &str,
     sim: &mut Sim,
     ai: usize,
-    a: &AppCfg,
+    a: &FlowsCfg,
     tcp: &TcpConfig,
-    seed: u64,
 ) -> Result<(), ScenarioError> {
-    let srcs_names = a.srcs.clone().or_else(|| a.src.clone().map(|s| vec![s]));
-    let srcs_names = srcs_names.ok_or_else(|| {
+    let srcs = list_or_one(&a.srcs, &a.src).ok_or_else(|| {
         err(
             file,
             text,
             "srcs",
-            format!("app {ai} ({}) needs `srcs` (or `src`)", a.kind),
+            format!("app {ai} (flows) needs `srcs` (or `src`)"),
         )
     })?;
-    let srcs = hosts(file, text, sim, ai, "srcs", &srcs_names)?;
-    let start = a.start.map(|d| d.0).unwrap_or(SimTime::ZERO);
-    let chunk = a.chunk.map(|c| c.0 .0).unwrap_or(u64::MAX);
-    if chunk == 0 {
-        return Err(err(
+    let srcs = hosts(file, text, sim, ai, "srcs", &srcs)?;
+    let each = Each::new(file, text, ai, a.start, a.chunk, a.pause)?;
+    let (pairs, transfers) = fixed_transfers(file, text, sim, ai, a, &srcs, &each)?;
+    add_schedule(file, text, sim, ai, a.class, tcp, (pairs, transfers))
+}
+
+/// Add the flows of app `ai` (kind "mix").
+pub fn build_mix(
+    file: &str,
+    text: &str,
+    sim: &mut Sim,
+    ai: usize,
+    a: &MixCfg,
+    tcp: &TcpConfig,
+    seed: u64,
+) -> Result<(), ScenarioError> {
+    let srcs = list_or_one(&a.srcs, &a.src).ok_or_else(|| {
+        err(
             file,
             text,
-            "chunk",
-            format!("app {ai}: must be positive"),
-        ));
-    }
-    let pause = a.pause.map(|d| d.0).unwrap_or(SimTime::ZERO);
-    let each = Each {
-        start,
-        chunk,
-        pause,
-    };
-    let (pairs, transfers) = if a.kind == "flows" {
-        fixed_transfers(file, text, sim, ai, a, &srcs, &each)?
-    } else {
-        mix_transfers(file, text, sim, ai, a, &srcs, &each, seed)?
-    };
+            "srcs",
+            format!("app {ai} (mix) needs `srcs` (or `src`)"),
+        )
+    })?;
+    let srcs = hosts(file, text, sim, ai, "srcs", &srcs)?;
+    let each = Each::new(file, text, ai, a.start, a.chunk, a.pause)?;
+    let (pairs, transfers) = mix_transfers(file, text, sim, ai, a, &srcs, &each, seed)?;
+    add_schedule(file, text, sim, ai, a.class, tcp, (pairs, transfers))
+}
+
+/// Check the routes of `pairs` and add one flow per pair and the `Schedule` app.
+fn add_schedule(
+    file: &str,
+    text: &str,
+    sim: &mut Sim,
+    ai: usize,
+    class: u8,
+    tcp: &TcpConfig,
+    (pairs, transfers): Transfers,
+) -> Result<(), ScenarioError> {
     for &(s, d) in &pairs {
         if sim.nodes[s as usize].route[d as usize] == u32::MAX || s == d {
             return Err(err(
@@ -137,7 +286,7 @@ pub fn build_schedule(
     let first_flow = sim.flows.len() as u32;
     for &(s, d) in &pairs {
         let mut f = TcpFlow::new(0, s, d, tcp.clone());
-        f.class = a.class.unwrap_or(0);
+        f.class = class;
         sim.add_flow(f, app_id);
     }
     sim.apps.push(App::Schedule(Schedule {
@@ -147,15 +296,6 @@ pub fn build_schedule(
     Ok(())
 }
 
-/// What every transfer of a schedule app shares.
-struct Each {
-    start: SimTime,
-    chunk: u64,
-    pause: SimTime,
-}
-
-type Transfers = (Vec<(u32, u32)>, Vec<Transfer>);
-
 /// `kind = "flows"`: `count` transfers of `size` bytes from `srcs` in turn to one `dst`,
 /// `stagger` apart.
 fn fixed_transfers(
@@ -163,7 +303,7 @@ fn fixed_transfers(
     text: &str,
     sim: &Sim,
     ai: usize,
-    a: &AppCfg,
+    a: &FlowsCfg,
     srcs: &[u32],
     each: &Each,
 ) -> Result<Transfers, ScenarioError> {
@@ -174,21 +314,6 @@ fn fixed_transfers(
     } = *each;
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
-    for k in ["dsts", "size_cdf", "interarrival_cdf"] {
-        let set = match k {
-            "dsts" => a.dsts.is_some(),
-            "size_cdf" => a.size_cdf.is_some(),
-            _ => a.interarrival_cdf.is_some(),
-        };
-        if set {
-            return Err(err(
-                file,
-                text,
-                k,
-                format!("app {ai}: `{k}` is only for kind = \"mix\""),
-            ));
-        }
-    }
     let dst_name = a
         .dst
         .clone()
@@ -227,7 +352,7 @@ fn fixed_transfers(
             format!("app {ai}: {count} is out of range: expected 1..100000"),
         ));
     }
-    let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
+    let bytes = a.size.0;
     if bytes == 0 {
         return Err(err(
             file,
@@ -236,7 +361,7 @@ fn fixed_transfers(
             format!("app {ai}: must be positive"),
         ));
     }
-    let stagger = a.stagger.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    let stagger = a.stagger.0;
     for i in 0..count as usize {
         pairs.push((srcs[i % srcs.len()], dst));
         transfers.push(Transfer {
@@ -259,7 +384,7 @@ fn mix_transfers(
     text: &str,
     sim: &Sim,
     ai: usize,
-    a: &AppCfg,
+    a: &MixCfg,
     srcs: &[u32],
     each: &Each,
     seed: u64,
@@ -271,24 +396,7 @@ fn mix_transfers(
     } = *each;
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
-    if a.count_like.is_some() {
-        return Err(err(
-            file,
-            text,
-            "count_like",
-            format!("app {ai}: only for kind = \"flows\""),
-        ));
-    }
-    if a.stagger.is_some() || a.size.is_some() {
-        let k = if a.size.is_some() { "size" } else { "stagger" };
-        return Err(err(
-            file,
-            text,
-            k,
-            format!("app {ai}: `{k}` is only for kind = \"flows\" (mix uses size_cdf / interarrival_cdf)"),
-        ));
-    }
-    let dsts_names = a.dsts.clone().or_else(|| a.dst.clone().map(|s| vec![s]));
+    let dsts_names = list_or_one(&a.dsts, &a.dst);
     let dsts_names = dsts_names
         .ok_or_else(|| err(file, text, "dsts", format!("app {ai} (mix) needs `dsts`")))?;
     let dsts = hosts(file, text, sim, ai, "dsts", &dsts_names)?;

@@ -6,16 +6,18 @@
 
 use crate::base::rng::Rng;
 use crate::base::units::{parse_bytes, parse_rate, parse_time, Bytes, RateBps, SimTime};
-use crate::engine::apps::{App, Bulk, Cbr, Incast, Transactions};
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 use crate::model::aqm::{parse_threshold, Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
 use crate::model::tcp::profile::{TcpProfile, PROFILES};
-use crate::model::tcp::{CcAlgo, EcnRxPolicy, TcpConfig, TcpFlow};
+use crate::model::tcp::{CcAlgo, EcnRxPolicy, TcpConfig};
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use std::fmt;
 
+pub use apps::AppCfg;
+
+pub mod apps;
 pub mod flows;
 pub mod l2;
 mod leafspine;
@@ -308,7 +310,7 @@ pub struct AqmCfg {
     pub mean_pkt_size: Option<Size>,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpCfgFile {
     pub cc: Option<String>,
@@ -398,71 +400,6 @@ impl TcpCfgFile {
     }
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct AppCfg {
-    pub kind: String,
-    // incast
-    pub client: Option<String>,
-    pub servers: Option<Vec<String>>,
-    pub sru: Option<Size>,
-    pub request_delay: Option<Dur>,
-    pub response_jitter: Option<Dur>,
-    pub max_rounds: Option<u64>,
-    // bulk / cbr
-    pub src: Option<String>,
-    pub dst: Option<String>,
-    pub size: Option<SizeOrUnlimited>,
-    pub start: Option<Dur>,
-    pub stop: Option<Dur>,
-    pub rate: Option<Rate>,
-    pub packet_size: Option<Size>,
-    pub class: Option<u8>,
-    pub tcp: Option<TcpCfgFile>,
-    // flows / mix (engine/apps/schedule.rs)
-    /// flows/mix: sending hosts (flow i of `flows` uses srcs[i % len]).
-    pub srcs: Option<Vec<String>>,
-    /// mix: receiving hosts (each flow picks a random src and dst).
-    pub dsts: Option<Vec<String>>,
-    /// flows: number of flows (default: one per src); mix: number of flows;
-    /// bulk: number of identical flows (default 1).
-    pub count: Option<u32>,
-    /// flows: bytes per application write, then `pause` idle (default: all at once).
-    pub chunk: Option<Size>,
-    pub pause: Option<Dur>,
-    /// flows: time between the starts of consecutive flows (default 0: together).
-    pub stagger: Option<Dur>,
-    /// mix: flow size CDF, [[bytes, cdf], ...] (piecewise linear, workload::EmpiricalCdf).
-    pub size_cdf: Option<Vec<(f64, f64)>>,
-    /// mix: inter-arrival time CDF, [[seconds, cdf], ...].
-    pub interarrival_cdf: Option<Vec<(f64, f64)>>,
-    /// flows: take `count` from the earlier "flows" app with this index, so that one sweep
-    /// axis sizes two groups of flows (e.g. ODCTCP vs standard ECN, seed 001 Fig 7.15).
-    pub count_like: Option<u32>,
-    /// ping: time between requests.
-    pub interval: Option<Dur>,
-    // workload (scenario/workload.rs, where the defaults are documented)
-    /// workload: built-in flow-size CDF name (default "websearch").
-    pub workload: Option<String>,
-    /// workload: user CDF file (instead of `workload`), values in `cdf_unit` bytes.
-    pub cdf_file: Option<String>,
-    pub cdf_unit: Option<Size>,
-    /// workload: offered load of the edge links.
-    pub load: Option<f64>,
-    /// workload: override of the mean size used for the arrival rate.
-    pub mean_bytes: Option<f64>,
-    /// workload: "client-server" or "all-to-all".
-    pub pattern: Option<String>,
-    /// workload: persistent connections per pair.
-    pub connections: Option<u32>,
-    /// workload: traffic class (queue) of each service.
-    pub service_classes: Option<Vec<u8>>,
-    /// workload: size CDF of each service.
-    pub service_workloads: Option<Vec<String>>,
-    /// workload: two-priority PIAS threshold (absent: off).
-    pub pias_threshold: Option<Size>,
-}
-
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureCfg {
@@ -534,7 +471,9 @@ fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
     let line_no = text[..offset.min(text.len())].matches('\n').count() + 1;
     let lines: Vec<&str> = text.lines().collect();
     let mut table = String::new();
-    for l in lines.iter().take(line_no.saturating_sub(1)) {
+    // The headers above the line, and the line itself when it is one (an error at a
+    // `[table]` header is about that table).
+    for l in lines.iter().take(line_no) {
         let t = l.trim();
         if t.starts_with('[') {
             table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
@@ -558,8 +497,8 @@ fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
 }
 
 fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
-    let msg = e.message().trim().to_string();
-    match e.span() {
+    let (span, msg) = apps::error_position(text, e);
+    match span {
         Some(sp) => {
             let (line, field) = field_at(text, sp.start);
             ScenarioError {
@@ -1086,9 +1025,6 @@ fn aqm_from_cfg(
     }
 }
 
-const APP_KINDS: &str =
-    "expected \"incast\", \"bulk\", \"cbr\", \"flows\", \"mix\", \"ping\", \"transactions\" or \"workload\"";
-
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
 pub struct BuildInfo {
@@ -1406,66 +1342,6 @@ fn apply_aqm(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim) -> Result<(), ScenarioEr
     Ok(())
 }
 
-/// A host named `name` (the error names `apps.key`).
-fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, ScenarioError> {
-    match sim.node_by_name(name) {
-        Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
-        Some(_) => Err(ctx.err(
-            "apps",
-            key,
-            format!("{name:?} is a switch, expected a host"),
-        )),
-        None => {
-            let hosts: Vec<&str> = sim
-                .nodes
-                .iter()
-                .filter(|n| n.kind == NodeKind::Host)
-                .take(5)
-                .map(|n| n.name.as_str())
-                .collect();
-            Err(ctx.err(
-                "apps",
-                key,
-                format!("unknown host {name:?} (hosts are e.g. {hosts:?})"),
-            ))
-        }
-    }
-}
-
-fn reachable(sim: &Sim, src: u32, dst: u32) -> bool {
-    sim.nodes[src as usize].route[dst as usize] != u32::MAX
-}
-
-/// The `src` and `dst` hosts of app `ai` of kind `kind`, with a route from one to the other.
-fn src_dst(
-    ctx: &Ctx,
-    sim: &Sim,
-    ai: usize,
-    a: &AppCfg,
-    kind: &str,
-) -> Result<(u32, u32), ScenarioError> {
-    let src = host(
-        ctx,
-        sim,
-        a.src
-            .as_deref()
-            .ok_or_else(|| ctx.err("apps", "src", format!("app {ai} ({kind}) needs `src`")))?,
-        "src",
-    )?;
-    let dst = host(
-        ctx,
-        sim,
-        a.dst
-            .as_deref()
-            .ok_or_else(|| ctx.err("apps", "dst", format!("app {ai} ({kind}) needs `dst`")))?,
-        "dst",
-    )?;
-    if src == dst || !reachable(sim, src, dst) {
-        return Err(ctx.err("apps", "dst", format!("app {ai}: no route from src to dst")));
-    }
-    Ok((src, dst))
-}
-
 /// Every `[[apps]]` entry, in order; apps are numbered in `sim.apps` order (a bulk app with
 /// `count` adds several).
 fn build_apps(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioError> {
@@ -1478,219 +1354,12 @@ fn build_apps(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioErro
         ));
     }
     for (ai, a) in s.apps.iter().enumerate() {
-        let tcp = match &a.tcp {
+        let tcp = match a.tcp() {
             Some(t) => tcp_config(ctx, "apps.tcp", &t.over(&s.tcp))?,
             None => base_tcp.clone(),
         };
-        let (file, text, seed) = (&ctx.loaded.file, &ctx.loaded.text, s.sim.seed);
-        match a.kind.as_str() {
-            "incast" => app_incast(ctx, s, sim, ai, a, &tcp)?,
-            "bulk" => app_bulk(ctx, sim, ai, a, &tcp)?,
-            "cbr" => app_cbr(ctx, sim, ai, a)?,
-            "flows" | "mix" => flows::build_schedule(file, text, sim, ai, a, &tcp, seed)?,
-            "workload" => workload::build_workload(file, text, sim, ai, a, &tcp, seed)?,
-            "ping" => app_ping(ctx, sim, ai, a)?,
-            "transactions" => app_transactions(ctx, s, sim, ai, a, &tcp)?,
-            other => {
-                let msg = format!("app {ai}: unknown kind {other:?}: {APP_KINDS}");
-                return Err(ctx.err("apps", "kind", msg));
-            }
-        }
+        apps::build_app(&apps::AppArgs { ctx, ai, tcp: &tcp }, a, sim)?;
     }
-    Ok(())
-}
-
-fn app_incast(
-    ctx: &Ctx,
-    s: &Scenario,
-    sim: &mut Sim,
-    ai: usize,
-    a: &AppCfg,
-    tcp: &TcpConfig,
-) -> Result<(), ScenarioError> {
-    let app_id = sim.apps.len() as u32;
-    let t = &s.topology;
-    let client_name = a.client.as_deref().unwrap_or("client");
-    let client = host(ctx, sim, client_name, "client")?;
-    let servers: Vec<u32> = match &a.servers {
-        Some(list) => list
-            .iter()
-            .map(|n| host(ctx, sim, n, "servers"))
-            .collect::<Result<_, _>>()?,
-        None => (0..sim.nodes.len() as u32)
-            .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
-            .filter(|&i| !t.extra_hosts.contains(&sim.nodes[i as usize].name))
-            .collect(),
-    };
-    if servers.is_empty() {
-        return Err(ctx.err("apps", "servers", "an incast needs at least one server"));
-    }
-    let sru = a.sru.ok_or_else(|| {
-        ctx.err(
-            "apps",
-            "sru",
-            format!("app {ai} (incast) needs `sru`, the server response unit"),
-        )
-    })?;
-    if sru.0 .0 == 0 {
-        return Err(ctx.err("apps", "sru", "must be positive"));
-    }
-    let mut flows = Vec::new();
-    for &srv in &servers {
-        if !reachable(sim, srv, client) {
-            return Err(ctx.err(
-                "apps",
-                "servers",
-                format!(
-                    "no route from {} to {client_name}",
-                    sim.nodes[srv as usize].name
-                ),
-            ));
-        }
-        let f = TcpFlow::new(0, srv, client, tcp.clone());
-        flows.push(sim.add_flow(f, app_id));
-    }
-    sim.apps.push(App::Incast(Incast {
-        flows,
-        sru: sru.0 .0,
-        request_delay: a.request_delay.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        response_jitter: a.response_jitter.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        rng: Rng::new(s.sim.seed, 0x1_0000 + ai as u64),
-        rounds_done: 0,
-        max_rounds: a.max_rounds.unwrap_or(u64::MAX),
-        pending: 0,
-        round_start: SimTime::ZERO,
-        round_times: Vec::new(),
-        delivered: 0,
-    }));
-    Ok(())
-}
-
-fn app_bulk(
-    ctx: &Ctx,
-    sim: &mut Sim,
-    ai: usize,
-    a: &AppCfg,
-    tcp: &TcpConfig,
-) -> Result<(), ScenarioError> {
-    let app_id = sim.apps.len() as u32;
-    let (src, dst) = src_dst(ctx, sim, ai, a, "bulk")?;
-    let bytes = a.size.map(|s| s.0).unwrap_or(u64::MAX);
-    let count = a.count.unwrap_or(1);
-    if count == 0 || count > 100_000 {
-        return Err(ctx.err("apps", "count", "expected 1..100000 flows"));
-    }
-    for k in 0..count {
-        let mut f = TcpFlow::new(0, src, dst, tcp.clone());
-        f.class = a.class.unwrap_or(0);
-        let fid = sim.add_flow(f, app_id + k);
-        sim.apps.push(App::Bulk(Bulk {
-            flow: fid,
-            bytes,
-            start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-            finished: None,
-        }));
-    }
-    Ok(())
-}
-
-fn app_cbr(ctx: &Ctx, sim: &mut Sim, ai: usize, a: &AppCfg) -> Result<(), ScenarioError> {
-    let (src, dst) = src_dst(ctx, sim, ai, a, "cbr")?;
-    let rate = a
-        .rate
-        .ok_or_else(|| ctx.err("apps", "rate", format!("app {ai} (cbr) needs `rate`")))?;
-    let size = a.packet_size.map(|s| s.0 .0).unwrap_or(1500);
-    if size <= 28 || size > 65535 {
-        return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
-    }
-    sim.apps.push(App::Cbr(Cbr {
-        src,
-        dst,
-        rate: rate.0,
-        packet_size: size as u32,
-        header: 28,
-        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
-        class: a.class.unwrap_or(0),
-        sent_bytes: 0,
-        received_bytes: 0,
-    }));
-    Ok(())
-}
-
-fn app_ping(ctx: &Ctx, sim: &mut Sim, ai: usize, a: &AppCfg) -> Result<(), ScenarioError> {
-    let (src, dst) = (
-        host(ctx, sim, a.src.as_deref().unwrap_or(""), "src")?,
-        host(ctx, sim, a.dst.as_deref().unwrap_or(""), "dst")?,
-    );
-    if src == dst || !reachable(sim, src, dst) || !reachable(sim, dst, src) {
-        return Err(ctx.err(
-            "apps",
-            "dst",
-            format!("app {ai}: no route between src and dst"),
-        ));
-    }
-    let size = a.packet_size.map(|s| s.0 .0).unwrap_or(64);
-    if !(29..=65535).contains(&size) {
-        return Err(ctx.err("apps", "packet_size", "expected 29..65535 bytes"));
-    }
-    sim.apps.push(App::Ping(crate::engine::apps::Ping {
-        src,
-        dst,
-        // 1 ms between probes unless given (the paper does not state it).
-        interval: a.interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1)),
-        packet_size: size as u32,
-        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
-        class: a.class.unwrap_or(0),
-        sent: 0,
-        rtts: Vec::new(),
-    }));
-    Ok(())
-}
-
-fn app_transactions(
-    ctx: &Ctx,
-    s: &Scenario,
-    sim: &mut Sim,
-    ai: usize,
-    a: &AppCfg,
-    tcp: &TcpConfig,
-) -> Result<(), ScenarioError> {
-    let app_id = sim.apps.len() as u32;
-    let (src, dst) = src_dst(ctx, sim, ai, a, "transactions")?;
-    let rate = a.rate.ok_or_else(|| {
-        ctx.err(
-            "apps",
-            "rate",
-            format!("app {ai} (transactions) needs `rate`, the offered load"),
-        )
-    })?;
-    if rate.0 .0 == 0 {
-        return Err(ctx.err("apps", "rate", "must be positive"));
-    }
-    let size = match a.size {
-        Some(s) if s.0 > 0 && s.0 != u64::MAX => s.0,
-        _ => {
-            return Err(ctx.err(
-                "apps",
-                "size",
-                format!("app {ai} (transactions) needs a finite `size` > 0"),
-            ))
-        }
-    };
-    let mut f = TcpFlow::new(0, src, dst, tcp.clone());
-    f.class = a.class.unwrap_or(0);
-    let fid = sim.add_flow(f, app_id);
-    sim.apps.push(App::Transactions(Transactions {
-        flow: fid,
-        size,
-        rate: rate.0,
-        start: a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        stop: a.stop.map(|d| d.0).unwrap_or(SimTime::NEVER),
-        rng: Rng::new(s.sim.seed, 0x2_0000 + ai as u64),
-        written: 0,
-    }));
     Ok(())
 }
 

@@ -17,14 +17,86 @@
 //! - `count`: messages generated before stopping (default 1000); `start` (default 0).
 
 use crate::base::rng::Rng;
-use crate::base::units::SimTime;
+use crate::base::units::{Bytes, SimTime};
 use crate::engine::apps::workload::{Pattern, Service, Workload};
 use crate::engine::apps::App;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 use crate::model::tcp::TcpConfig;
 use crate::model::workload::{load_cdf_file, FlowSizeDist, PoissonArrivals};
-use crate::scenario::{line_of, AppCfg, ScenarioError};
+use crate::scenario::{line_of, Dur, ScenarioError, Size, TcpCfgFile};
+use serde::Deserialize;
+
+/// `kind = "workload"` (module doc).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadCfg {
+    /// Offered load of the edge links (required).
+    pub load: Option<f64>,
+    pub workload: String,
+    /// A user CDF file instead of `workload`.
+    pub cdf_file: Option<String>,
+    pub cdf_unit: Size,
+    /// Absent: the exact mean of the service mix.
+    pub mean_bytes: Option<f64>,
+    pub pattern: String,
+    pub client: String,
+    /// Absent: every host but the client.
+    pub servers: Option<Vec<String>>,
+    /// all-to-all hosts (absent: every host).
+    pub srcs: Option<Vec<String>>,
+    /// Absent: 5 for client-server, 1 for all-to-all (`default_connections`).
+    pub connections: Option<u32>,
+    /// Absent: [`class`].
+    pub service_classes: Option<Vec<u8>>,
+    /// Absent: `workload` for every service.
+    pub service_workloads: Option<Vec<String>>,
+    /// Absent: PIAS off.
+    pub pias_threshold: Option<Size>,
+    pub count: u32,
+    pub start: Dur,
+    pub class: u8,
+    pub tcp: Option<TcpCfgFile>,
+}
+
+impl Default for WorkloadCfg {
+    fn default() -> Self {
+        WorkloadCfg {
+            load: None,
+            // The TCN testbed's web-search flow sizes (seed 002 §6.1).
+            workload: "websearch".to_string(),
+            cdf_file: None,
+            // CDF files give bytes unless told otherwise.
+            cdf_unit: Size(Bytes(1)),
+            mean_bytes: None,
+            // The TCN testbed: one client fetching from every server.
+            pattern: "client-server".to_string(),
+            // The receiving host of the star topology.
+            client: "client".to_string(),
+            servers: None,
+            srcs: None,
+            connections: None,
+            service_classes: None,
+            service_workloads: None,
+            pias_threshold: None,
+            // Enough messages for FCT percentiles on a short run; the run ends when all finish.
+            count: 1000,
+            start: Dur(SimTime::ZERO),
+            // Class 0: the first queue of a multi-queue port, the only one of a FIFO.
+            class: 0,
+            tcp: None,
+        }
+    }
+}
+
+/// Persistent connections per pair when `connections` is absent: the TCN testbed's "5
+/// persistent connections to each server" for client-server, one per pair for all-to-all.
+fn default_connections(p: &Pattern) -> u32 {
+    match p {
+        Pattern::ClientServer { .. } => 5,
+        Pattern::AllToAll { .. } => 1,
+    }
+}
 
 fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
     ScenarioError {
@@ -64,7 +136,7 @@ pub fn build_workload(
     text: &str,
     sim: &mut Sim,
     ai: usize,
-    a: &AppCfg,
+    a: &WorkloadCfg,
     tcp: &TcpConfig,
     seed: u64,
 ) -> Result<(), ScenarioError> {
@@ -102,14 +174,11 @@ pub fn build_workload(
     let per_edge = PoissonArrivals::for_load(load, rate_bps, mean).map_err(|m| e("load", m))?;
     let arrivals =
         PoissonArrivals::new(per_edge.rate_per_s() * sources as f64).map_err(|m| e("load", m))?;
-    let connections = a.connections.unwrap_or(match pattern {
-        Pattern::ClientServer { .. } => 5,
-        Pattern::AllToAll { .. } => 1,
-    });
+    let connections = a.connections.unwrap_or(default_connections(&pattern));
     if connections == 0 || connections > 64 {
         return Err(e("connections", "expected 1..64 per pair".into()));
     }
-    let limit = a.count.unwrap_or(1000) as u64;
+    let limit = a.count as u64;
     if limit == 0 || limit > 10_000_000 {
         return Err(e("count", "expected 1..10000000 messages".into()));
     }
@@ -121,7 +190,7 @@ pub fn build_workload(
         connections,
         pias,
         tcp.clone(),
-        a.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        a.start.0,
         limit,
         Rng::new(seed, 0x5_0000 + ai as u64),
     );
@@ -131,16 +200,24 @@ pub fn build_workload(
 
 /// The message-size distribution of each service class (`workload` or `cdf_file`, per
 /// class `service_workloads`).
-fn services(file: &str, text: &str, ai: usize, a: &AppCfg) -> Result<Vec<Service>, ScenarioError> {
+fn services(
+    file: &str,
+    text: &str,
+    ai: usize,
+    a: &WorkloadCfg,
+) -> Result<Vec<Service>, ScenarioError> {
     let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
-    let base = match (&a.workload, &a.cdf_file) {
-        (Some(_), Some(_)) => {
+    // `workload` has a default, so only a value other than it shows that both were given
+    // (`workload = "websearch"` next to `cdf_file` goes unnoticed; the file wins).
+    let named = a.workload != WorkloadCfg::default().workload;
+    let base = match &a.cdf_file {
+        Some(_) if named => {
             return Err(e(
                 "cdf_file",
                 "give `workload` or `cdf_file`, not both".into(),
             ))
         }
-        (None, Some(path)) => {
+        Some(path) => {
             let p = std::path::Path::new(path);
             let full = if p.is_absolute() {
                 p.to_path_buf()
@@ -151,21 +228,12 @@ fn services(file: &str, text: &str, ai: usize, a: &AppCfg) -> Result<Vec<Service
                     .join(p)
             };
             let cdf = load_cdf_file(&full.to_string_lossy()).map_err(|m| e("cdf_file", m))?;
-            let unit = a.cdf_unit.map(|s| s.0 .0).unwrap_or(1);
+            let unit = a.cdf_unit.0 .0;
             FlowSizeDist::new(path, cdf, unit).map_err(|m| e("cdf_unit", m))?
         }
-        (name, None) => size_dist(
-            file,
-            text,
-            ai,
-            "workload",
-            name.as_deref().unwrap_or("websearch"),
-        )?,
+        None => size_dist(file, text, ai, "workload", &a.workload)?,
     };
-    let classes = a
-        .service_classes
-        .clone()
-        .unwrap_or_else(|| vec![a.class.unwrap_or(0)]);
+    let classes = a.service_classes.clone().unwrap_or_else(|| vec![a.class]);
     if classes.is_empty() || classes.len() > 256 {
         return Err(e("service_classes", "expected 1..256 services".into()));
     }
@@ -202,19 +270,12 @@ fn pattern(
     text: &str,
     sim: &Sim,
     ai: usize,
-    a: &AppCfg,
+    a: &WorkloadCfg,
 ) -> Result<(Pattern, u32, usize), ScenarioError> {
     let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
-    let pattern_name = a.pattern.as_deref().unwrap_or("client-server");
-    let p = match pattern_name {
+    let p = match a.pattern.as_str() {
         "client-server" => {
-            let client = host(
-                file,
-                text,
-                sim,
-                "client",
-                a.client.as_deref().unwrap_or("client"),
-            )?;
+            let client = host(file, text, sim, "client", &a.client)?;
             let servers: Vec<u32> = match &a.servers {
                 Some(list) => list
                     .iter()

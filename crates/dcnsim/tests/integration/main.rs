@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod app_config;
 mod apps;
 mod aqm_port;
 mod dctcp;

@@ -1,0 +1,343 @@
+//! The typed `[[apps]]` tables: a key of another kind, a missing required key and a bad value
+//! are each a one-line error naming the file, the line and the field.
+
+use crate::helpers::set;
+use dcnsim::scenario::load;
+use dcnsim::ScenarioError;
+
+/// A star with two servers; `{app}` is replaced by the body of one `[[apps]]` table (line 9
+/// is its first key).
+const TCP: &str = "\n[apps.tcp]\nmss = 1000";
+const BASE: &str = r#"[sim]
+duration = "10ms"
+[topology]
+kind = "star"
+servers = 2
+link_rate = "1Gbps"
+link_delay = "5us"
+[[apps]]
+{app}
+"#;
+
+fn err(app: &str) -> ScenarioError {
+    let text = BASE.replace("{app}", app);
+    load(&text, "x.toml", &[]).expect_err("the scenario should be refused")
+}
+
+#[test]
+fn every_kind_loads_with_its_own_keys() {
+    let apps = [
+        "kind = \"incast\"\nsru = \"10KB\"\nrequest_delay = \"1us\"",
+        "kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"\ncount = 2",
+        "kind = \"flows\"\nsrcs = [\"server1\", \"server2\"]\ndst = \"client\"\nstagger = \"1ms\"",
+        "kind = \"mix\"\nsrcs = [\"server1\"]\ndsts = [\"client\"]\ncount = 3\nsize_cdf = [[1000.0, 0.0], [2000.0, 1.0]]\ninterarrival_cdf = [[0.001, 0.0], [0.002, 1.0]]",
+        "kind = \"transactions\"\nsrc = \"server1\"\ndst = \"client\"\nsize = \"10KB\"\nrate = \"10Mbps\"",
+        "kind = \"workload\"\nload = 0.5\ncount = 10",
+    ];
+    for app in apps {
+        let text = BASE.replace("{app}", &format!("{app}{TCP}"));
+        load(&text, "x.toml", &[]).unwrap_or_else(|e| panic!("{app}: {e}"));
+    }
+    // The UDP kinds have no `[apps.tcp]`.
+    for app in [
+        "kind = \"cbr\"\nsrc = \"server1\"\ndst = \"client\"\nrate = \"1Mbps\"",
+        "kind = \"ping\"\nsrc = \"server1\"\ndst = \"client\"",
+    ] {
+        let text = BASE.replace("{app}", app);
+        load(&text, "x.toml", &[]).unwrap_or_else(|e| panic!("{app}: {e}"));
+    }
+}
+
+#[test]
+fn a_key_of_another_kind_is_named_with_its_line() {
+    // `rate` is a cbr / transactions key.
+    let e = err("kind = \"incast\"\nsru = \"10KB\"\nrate = \"1Gbps\"");
+    assert_eq!(e.line, Some(11), "{e}");
+    assert_eq!(e.field.as_deref(), Some("apps.rate"), "{e}");
+    assert!(
+        e.message
+            .starts_with("unknown field `rate` for kind \"incast\": expected one of `client`"),
+        "{e}"
+    );
+    // `stagger` belongs to "flows", not "mix"; the key order does not matter.
+    let e = err("count = 3\nstagger = \"1ms\"\nkind = \"mix\"");
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (Some(10), Some("apps.stagger")),
+        "{e}"
+    );
+    assert!(e.message.contains("for kind \"mix\""), "{e}");
+    // UDP kinds take no `tcp` table.
+    let e = err(&format!(
+        "kind = \"cbr\"\nsrc = \"server1\"\ndst = \"client\"\nrate = \"1Mbps\"{TCP}"
+    ));
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (Some(13), Some("apps.tcp")),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .starts_with("unknown field `tcp` for kind \"cbr\""),
+        "{e}"
+    );
+    // An unknown key of the `tcp` table is the tcp table's, not the kind's.
+    let e = err("kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"\n[apps.tcp]\nmsss = 3");
+    assert_eq!(e.field.as_deref(), Some("apps.tcp.msss"), "{e}");
+    assert!(
+        e.message
+            .starts_with("unknown field `msss`, expected one of `cc`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_bad_value_names_its_key_and_line() {
+    let e = err("kind = \"incast\"\nsru = \"10QB\"");
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (Some(10), Some("apps.sru")),
+        "{e}"
+    );
+    assert!(e.message.contains("\"10QB\""), "{e}");
+    let e = err("kind = \"cbr\"\nsrc = \"server1\"\ndst = \"client\"\nrate = 5");
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (Some(12), Some("apps.rate")),
+        "{e}"
+    );
+    // Inside `[apps.tcp]`.
+    let e = err("kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"\n[apps.tcp]\nmss = \"x\"");
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (Some(13), Some("apps.tcp.mss")),
+        "{e}"
+    );
+    // An inline entry (at the top, before any table header).
+    let text = format!(
+        "apps = [{{ kind = \"ping\", src = \"server1\" }},\n  {{ kind = \"ping\", src = \"server1\", dst = \"client\", interval = 3 }}]\n{}",
+        BASE.replace("[[apps]]\n{app}\n", "")
+    );
+    let e = load(&text, "x.toml", &[]).unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("a duration string"), "{e}");
+    // An unknown kind, and no kind.
+    let e = err("kind = \"incasst\"\nsru = 1");
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (Some(9), Some("apps.kind")),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .contains("unknown variant `incasst`, expected one of `incast`"),
+        "{e}"
+    );
+    let e = err("sru = 1");
+    assert!(e.message.contains("missing field `kind`"), "{e}");
+}
+
+#[test]
+fn a_missing_required_key_is_named() {
+    let cases = [
+        ("kind = \"incast\"", "apps.sru", "app 0 (incast) needs `sru`"),
+        ("kind = \"bulk\"\ndst = \"client\"", "apps.src", "app 0 (bulk) needs `src`"),
+        ("kind = \"bulk\"\nsrc = \"server1\"", "apps.dst", "app 0 (bulk) needs `dst`"),
+        (
+            "kind = \"cbr\"\nsrc = \"server1\"\ndst = \"client\"",
+            "apps.rate",
+            "app 0 (cbr) needs `rate`",
+        ),
+        ("kind = \"ping\"\ndst = \"client\"", "apps.src", "app 0 (ping) needs `src`"),
+        ("kind = \"ping\"\nsrc = \"server1\"", "apps.dst", "app 0 (ping) needs `dst`"),
+        (
+            "kind = \"transactions\"\nsrc = \"server1\"\ndst = \"client\"\nsize = \"1KB\"",
+            "apps.rate",
+            "app 0 (transactions) needs `rate`",
+        ),
+        (
+            "kind = \"transactions\"\nsrc = \"server1\"\ndst = \"client\"\nrate = \"1Mbps\"",
+            "apps.size",
+            "app 0 (transactions) needs a finite `size`",
+        ),
+        ("kind = \"flows\"\ndst = \"client\"", "apps.srcs", "app 0 (flows) needs `srcs`"),
+        ("kind = \"flows\"\nsrc = \"server1\"", "apps.dst", "app 0 (flows) needs `dst`"),
+        (
+            "kind = \"mix\"\nsrc = \"server1\"\ndst = \"client\"\nsize_cdf = [[1.0, 1.0]]\ninterarrival_cdf = [[1.0, 1.0]]",
+            "apps.count",
+            "app 0 (mix) needs `count`",
+        ),
+        (
+            "kind = \"mix\"\nsrc = \"server1\"\ndst = \"client\"\ncount = 1\ninterarrival_cdf = [[1.0, 1.0]]",
+            "apps.size_cdf",
+            "app 0 (mix) needs `size_cdf`",
+        ),
+        ("kind = \"workload\"", "apps.load", "app 0 (workload): needs `load`"),
+    ];
+    for (app, field, msg) in cases {
+        let e = err(app);
+        assert_eq!(e.field.as_deref(), Some(field), "{app}: {e}");
+        assert!(e.message.contains(msg), "{app}: {e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn overrides_reach_the_typed_tables() {
+    let text = BASE.replace("{app}", "kind = \"incast\"\nsru = \"10KB\"");
+    let l = load(&text, "x.toml", &set(&[("apps.0.sru", "\"20KB\"")])).unwrap();
+    match &l.scenario.apps[0] {
+        dcnsim::scenario::AppCfg::Incast(c) => assert_eq!(c.sru.map(|s| s.0 .0), Some(20_000)),
+        other => panic!("{other:?}"),
+    }
+    // A key of another kind set by an override: no line (the text is not the file's).
+    let e = load(&text, "x.toml", &set(&[("apps.0.rate", "\"1Gbps\"")])).unwrap_err();
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (None, Some("apps.rate")),
+        "{e}"
+    );
+    assert!(e.message.contains("for kind \"incast\""), "{e}");
+    assert!(e.message.ends_with("(after applying overrides)"), "{e}");
+}
+
+// ------------------------------------------------------------- schema.txt vs Default
+
+use dcnsim::scenario::apps::{
+    BulkCfg, CbrCfg, FlowsCfg, IncastCfg, MixCfg, PingCfg, TransactionsCfg, WorkloadCfg,
+};
+use dcnsim::scenario::AppCfg;
+
+const SCHEMA: &str = include_str!("../../src/schema.txt");
+
+/// The text of kind `kind`'s entry under `[[apps]]` in schema.txt: its `  kind:` line and the
+/// deeper-indented lines after it.
+fn schema_entry(kind: &str) -> String {
+    let apps = SCHEMA
+        .find("\n[[apps]]")
+        .expect("schema.txt has an [[apps]] section");
+    let lines: Vec<&str> = SCHEMA[apps + 1..].lines().collect();
+    let head = format!("  {kind}:");
+    let starts: Vec<usize> = (0..lines.len())
+        .take_while(|&i| i == 0 || lines[i].starts_with(' '))
+        .filter(|&i| lines[i].starts_with(&head))
+        .collect();
+    assert_eq!(
+        starts.len(),
+        1,
+        "schema.txt: one `{head}` line under [[apps]]"
+    );
+    let mut text = lines[starts[0]][head.len()..].to_string();
+    for l in &lines[starts[0] + 1..] {
+        if !l.starts_with("   ") {
+            break;
+        }
+        text.push('\n');
+        text.push_str(l);
+    }
+    text
+}
+
+fn is_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The offsets just after each `name = ` written in `text` (`name` as a whole word).
+fn assignments(text: &str, name: &str) -> Vec<usize> {
+    let pat = format!("{name} = ");
+    text.match_indices(&pat)
+        .filter(|(i, _)| !text[..*i].ends_with(is_word))
+        .map(|(i, _)| i + pat.len())
+        .collect()
+}
+
+/// The TOML value that starts `s`: a string, a bracketed list or a bare word.
+fn value_at(s: &str) -> &str {
+    let end = if let Some(rest) = s.strip_prefix('"') {
+        rest.find('"').map(|i| i + 2)
+    } else if s.starts_with('[') {
+        let mut depth = 0;
+        s.char_indices().find_map(|(i, c)| {
+            depth += (c == '[') as i32 - (c == ']') as i32;
+            (depth == 0).then_some(i + 1)
+        })
+    } else {
+        s.find(|c: char| !(is_word(c) || c == '.' || c == '-'))
+    };
+    &s[..end.unwrap_or(s.len())]
+}
+
+/// Each top-level field of a struct's pretty `Debug` output, and whether its value is `None`.
+fn fields(debug: &str) -> Vec<(String, bool)> {
+    debug
+        .lines()
+        .filter(|l| l.starts_with("    ") && !l.starts_with("     "))
+        .filter_map(|l| l.trim().split_once(": "))
+        .map(|(k, v)| (k.to_string(), v.starts_with("None")))
+        .collect()
+}
+
+/// Every field of kind `kind`'s struct appears in its schema.txt entry; a field with a default
+/// is written `field = value` there and that value parses to the `Default` impl's; a field
+/// without one (`None`) is named but given no value.
+fn check_kind(kind: &str, default: AppCfg, debug: String) {
+    let entry = schema_entry(kind);
+    let fields = fields(&debug);
+    assert!(fields.len() > 3, "{kind}: no fields read from {debug}");
+    for (name, none) in fields {
+        let named = entry.match_indices(name.as_str()).any(|(i, _)| {
+            !entry[..i].ends_with(is_word) && !entry[i + name.len()..].starts_with(is_word)
+        });
+        assert!(named, "schema.txt, [[apps]] {kind}: `{name}` is not listed");
+        let at = assignments(&entry, &name);
+        if none {
+            assert!(
+                at.is_empty(),
+                "schema.txt, [[apps]] {kind}: `{name}` has no default but is written with one"
+            );
+            continue;
+        }
+        assert!(
+            !at.is_empty(),
+            "schema.txt, [[apps]] {kind}: `{name}` needs `{name} = <default>`"
+        );
+        for i in at {
+            let v = value_at(&entry[i..]);
+            let doc = format!("kind = {kind:?}\n{name} = {v}\n");
+            let parsed: AppCfg = toml::from_str(&doc)
+                .unwrap_or_else(|e| panic!("schema.txt, {kind}: `{name} = {v}`: {e}"));
+            assert_eq!(
+                parsed, default,
+                "schema.txt, [[apps]] {kind}: `{name} = {v}` is not the default in the code"
+            );
+        }
+    }
+}
+
+#[test]
+fn schema_txt_lists_every_app_key_with_its_default() {
+    macro_rules! check {
+        ($($kind:literal => $variant:ident($cfg:ident)),* $(,)?) => {$(
+            check_kind($kind, AppCfg::$variant($cfg::default()), format!("{:#?}", $cfg::default()));
+        )*};
+    }
+    check!(
+        "incast" => Incast(IncastCfg),
+        "bulk" => Bulk(BulkCfg),
+        "cbr" => Cbr(CbrCfg),
+        "flows" => Flows(FlowsCfg),
+        "mix" => Mix(MixCfg),
+        "ping" => Ping(PingCfg),
+        "transactions" => Transactions(TransactionsCfg),
+        "workload" => Workload(WorkloadCfg),
+    );
+}
+
+#[test]
+fn the_schema_check_catches_a_wrong_default() {
+    // The same check on a copy of a kind's entry with one default changed must fail.
+    let entry = schema_entry("cbr").replace("packet_size = 1500", "packet_size = 1400");
+    let v = value_at(&entry[assignments(&entry, "packet_size")[0]..]).to_string();
+    let parsed: AppCfg = toml::from_str(&format!("kind = \"cbr\"\npacket_size = {v}\n")).unwrap();
+    assert_ne!(parsed, AppCfg::Cbr(CbrCfg::default()));
+}
