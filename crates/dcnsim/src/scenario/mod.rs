@@ -287,27 +287,92 @@ pub struct TopologyCfg {
     pub ecmp: Option<bool>,
 }
 
-/// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct AqmCfg {
-    pub kind: String,
-    /// Only in `aqm_ports`: the port ("A->B") this entry applies to.
-    pub port: Option<String>,
-    /// "enqueue" (default) or "dequeue".
-    pub at: Option<String>,
-    /// step: marking threshold K.
-    pub k: Option<Threshold>,
-    // red
-    pub min_th: Option<Threshold>,
-    pub max_th: Option<Threshold>,
-    pub max_p: Option<f64>,
-    pub w_q: Option<f64>,
-    pub gentle: Option<bool>,
-    pub wait: Option<bool>,
-    /// "average" (default) or "instantaneous".
-    pub queue: Option<String>,
-    pub mean_pkt_size: Option<Size>,
+/// Declares `AqmCfg` (`[topology] aqm`) and `MarkCfg` (a multi-queue port's `marking`) with
+/// the step/RED keys they share written once, after `kind` and `AqmCfg`'s own keys and
+/// before `MarkCfg`'s (the order serde lists them in its "expected one of" errors), and
+/// `MarkCfg::aqm`, the shared keys as an `AqmCfg`. Not one struct: serde's `flatten` does
+/// not work with `deny_unknown_fields`, and one struct with every key would let `aqm`
+/// accept the TCN/CoDel keys.
+macro_rules! aqm_tables {
+    (
+        $(#[$am:meta])* AqmCfg { $($(#[$afm:meta])* $af:ident: $aft:ty,)* }
+        shared { $($(#[$sm:meta])* $s:ident: $st:ty,)* }
+        $(#[$mm:meta])* MarkCfg { $($(#[$mfm:meta])* $mf:ident: $mft:ty,)* }
+    ) => {
+        $(#[$am])*
+        #[derive(Deserialize, Debug, Clone, Default)]
+        #[serde(deny_unknown_fields)]
+        pub struct AqmCfg {
+            pub kind: String,
+            $($(#[$afm])* pub $af: $aft,)*
+            $($(#[$sm])* pub $s: $st,)*
+        }
+
+        $(#[$mm])*
+        #[derive(Deserialize, Debug, Clone, Default)]
+        #[serde(deny_unknown_fields)]
+        pub struct MarkCfg {
+            pub kind: String,
+            $($(#[$sm])* pub $s: $st,)*
+            $($(#[$mfm])* pub $mf: $mft,)*
+        }
+
+        impl MarkCfg {
+            /// `kind` and the step/RED keys, as the `aqm` table they mean.
+            pub fn aqm(&self) -> AqmCfg {
+                AqmCfg {
+                    kind: self.kind.clone(),
+                    $($s: self.$s.clone(),)*
+                    ..AqmCfg::default()
+                }
+            }
+        }
+    };
+}
+
+aqm_tables! {
+    /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
+    AqmCfg {
+        /// Only in `aqm_ports`: the port ("A->B") this entry applies to.
+        port: Option<String>,
+    }
+    shared {
+        /// "enqueue" (default) or "dequeue".
+        at: Option<String>,
+        /// step: marking threshold K.
+        k: Option<Threshold>,
+        /// red (this key to `mean_pkt_size`).
+        min_th: Option<Threshold>,
+        max_th: Option<Threshold>,
+        max_p: Option<f64>,
+        w_q: Option<f64>,
+        gentle: Option<bool>,
+        wait: Option<bool>,
+        /// "average" (default) or "instantaneous".
+        queue: Option<String>,
+        mean_pkt_size: Option<Size>,
+    }
+    /// `marking = { kind = ..., ... }` of a multi-queue port (`scenario/mq.rs`): "step" and
+    /// "red" take the keys of `[topology] aqm`, per queue.
+    MarkCfg {
+        /// tcn / prob_tcn.
+        threshold: Option<Dur>,
+        t_min: Option<Dur>,
+        t_max: Option<Dur>,
+        p_max: Option<f64>,
+        /// codel.
+        target: Option<Dur>,
+        interval: Option<Dur>,
+        ecn: Option<bool>,
+        /// mqecn.
+        port_thresh: Option<f64>,
+        beta: Option<f64>,
+        /// dqrate (ideal RED) and the estimators.
+        dq_thresh: Option<Size>,
+        epsilon: Option<f64>,
+        rtt: Option<Dur>,
+        lambda: Option<f64>,
+    }
 }
 
 #[derive(Deserialize, Debug, Clone, Default, PartialEq)]

@@ -2,7 +2,7 @@
 //! `[[topology.queue_ports]]`), built into `mqport::MqPort`s. A child module of `scenario`
 //! so that errors use the same file/line/field shaping.
 
-use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, Dur, ScenarioError, Size, Threshold};
+use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, MarkCfg, ScenarioError, Size};
 use crate::base::rng::Rng;
 use crate::base::units::RateBps;
 use crate::engine::mq_port::{MqPort, QueueMark};
@@ -57,41 +57,6 @@ pub struct QueuesCfg {
     /// seed-002 simulations mark and limit at the sender's NIC too; without it a DCTCP
     /// sender whose NIC is its bottleneck sees no marks and its window grows without bound.
     pub hosts: Option<bool>,
-}
-
-/// `marking = { kind = ..., ... }` of a multi-queue port.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct MarkCfg {
-    pub kind: String,
-    pub at: Option<String>,
-    // step / red (as `[topology] aqm`)
-    pub k: Option<Threshold>,
-    pub min_th: Option<Threshold>,
-    pub max_th: Option<Threshold>,
-    pub max_p: Option<f64>,
-    pub w_q: Option<f64>,
-    pub gentle: Option<bool>,
-    pub wait: Option<bool>,
-    pub queue: Option<String>,
-    pub mean_pkt_size: Option<Size>,
-    // tcn / prob_tcn
-    pub threshold: Option<Dur>,
-    pub t_min: Option<Dur>,
-    pub t_max: Option<Dur>,
-    pub p_max: Option<f64>,
-    // codel
-    pub target: Option<Dur>,
-    pub interval: Option<Dur>,
-    pub ecn: Option<bool>,
-    // mqecn
-    pub port_thresh: Option<f64>,
-    pub beta: Option<f64>,
-    // dqrate (ideal RED) and estimators
-    pub dq_thresh: Option<Size>,
-    pub epsilon: Option<f64>,
-    pub rtt: Option<Dur>,
-    pub lambda: Option<f64>,
 }
 
 fn sched_config(
@@ -207,20 +172,7 @@ fn mark_from_cfg(
     Ok(match m.kind.as_str() {
         "none" => QueueMark::None,
         "red" | "step" => {
-            let a = AqmCfg {
-                kind: m.kind.clone(),
-                port: None,
-                at: m.at.clone(),
-                k: m.k,
-                min_th: m.min_th,
-                max_th: m.max_th,
-                max_p: m.max_p,
-                w_q: m.w_q,
-                gentle: m.gentle,
-                wait: m.wait,
-                queue: m.queue.clone(),
-                mean_pkt_size: m.mean_pkt_size,
-            };
+            let a = m.aqm();
             let mut v = Vec::with_capacity(n);
             let mut at = AqmAt::Enqueue;
             for q in 0..n {

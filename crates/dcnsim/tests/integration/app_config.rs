@@ -341,3 +341,27 @@ fn the_schema_check_catches_a_wrong_default() {
     let parsed: AppCfg = toml::from_str(&format!("kind = \"cbr\"\npacket_size = {v}\n")).unwrap();
     assert_ne!(parsed, AppCfg::Cbr(CbrCfg::default()));
 }
+
+#[test]
+fn aqm_and_marking_list_their_keys_as_before() {
+    // `aqm_tables!` declares both tables from one list of the step/RED keys; the errors
+    // still list each table's keys in the order they had as two hand-written structs.
+    let text = BASE.replace("{app}", "kind = \"incast\"\nsru = \"10KB\"");
+    let aqm = text.replace(
+        "link_delay = \"5us\"\n",
+        "link_delay = \"5us\"\naqm = { kind = \"red\", threshold = \"1us\" }\n",
+    );
+    let e = load(&aqm, "x.toml", &[]).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("topology.aqm"), "{e}");
+    assert!(e.message.ends_with(
+        "expected one of `kind`, `port`, `at`, `k`, `min_th`, `max_th`, `max_p`, `w_q`, `gentle`, `wait`, `queue`, `mean_pkt_size`"
+    ), "{e}");
+    let mark = text.replace(
+        "link_delay = \"5us\"\n",
+        "link_delay = \"5us\"\nqueues = { marking = { kind = \"red\", port = \"x\" } }\n",
+    );
+    let e = load(&mark, "x.toml", &[]).unwrap_err();
+    assert!(e.message.ends_with(
+        "expected one of `kind`, `at`, `k`, `min_th`, `max_th`, `max_p`, `w_q`, `gentle`, `wait`, `queue`, `mean_pkt_size`, `threshold`, `t_min`, `t_max`, `p_max`, `target`, `interval`, `ecn`, `port_thresh`, `beta`, `dq_thresh`, `epsilon`, `rtt`, `lambda`"
+    ), "{e}");
+}
