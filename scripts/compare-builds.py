@@ -10,6 +10,12 @@ largest relative change and the point where it happens. With no ID: every id of
 `dcnsim reproduce --list`. Prints one line per experiment and writes `moved.md` (a table)
 into --out. A refactor must report "identical" for every id; a model change shows what
 moved and by how much.
+
+    python scripts/compare-builds.py BASE --tables [FILE ...] [--full]
+
+compares every table instead: each scenario file of `scenarios/` (or the FILEs given) runs
+its base point (`dcnsim run`: with its `[quick]` overrides unless --full) with both builds,
+and every CSV table written (summary, ports, flows, samples, ...) must be byte-identical.
 """
 
 from __future__ import annotations
@@ -56,6 +62,37 @@ def reproduce(pytree: Path, exp: str, out: Path, full: bool, jobs: int) -> Path 
         return None
     hits = sorted(out.glob(f"{exp}*/results.csv"))
     return hits[0] if hits else None
+
+
+RUN_BASE_POINT = """
+import sys
+from dcnsim import api
+from dcnsim.scenario import load
+file, out, full = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+sets = {} if full else dict(load(file).quick_overrides)
+api.run(file, sets).to_dir(out)
+"""
+
+
+def run_tables(pytree: Path, file: Path, out: Path, full: bool) -> Path | None:
+    """Run one scenario file's base point and write all its tables to out/<stem>."""
+    dest = out / file.stem
+    r = subprocess.run([sys.executable, "-c", RUN_BASE_POINT, str(file), str(dest),
+                        "1" if full else "0"], capture_output=True, text=True,
+                       env={**_env(), "PYTHONPATH": str(pytree)})
+    return dest if r.returncode == 0 else None
+
+
+def compare_tables(a: Path, b: Path) -> str:
+    """'identical' when both folders hold the same CSV files byte for byte."""
+    na = sorted(p.name for p in a.glob("*.csv"))
+    nb = sorted(p.name for p in b.glob("*.csv"))
+    if not na:
+        return "no tables written"
+    if na != nb:
+        return f"different tables ({', '.join(sorted(set(na) ^ set(nb)))})"
+    moved = [n for n in na if (a / n).read_bytes() != (b / n).read_bytes()]
+    return "identical" if not moved else "differs in " + ", ".join(moved)
 
 
 # Columns that say how an experiment came out, in order of preference.
@@ -119,6 +156,8 @@ def main() -> int:
     ap.add_argument("--full", action="store_true", help="full experiments, not --quick")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp(prefix="builds-")))
+    ap.add_argument("--tables", action="store_true",
+                    help="run each scenario file's base point and compare every table")
     ap.add_argument("--compare-only", action="store_true",
                     help="only compare the results already in --out/base and --out/current")
     args = ap.parse_intermixed_args()
@@ -131,6 +170,8 @@ def main() -> int:
         print(f"building {args.base} and the checkout ...", file=sys.stderr)
         base_py = build_python_tree(wt, tmp / "target", tmp / "py")
         cur_py = build_python_tree(ROOT, ROOT / "target", tmp / "cur-py")
+        if args.tables:
+            return tables_mode(args, base_py, cur_py)
         ids = args.ids or [
             line.split()[0]
             for line in sh([sys.executable, "-m", "dcnsim", "reproduce", "--list"],
@@ -150,6 +191,20 @@ def main() -> int:
         subprocess.run(["git", "worktree", "remove", "--force", str(wt)], cwd=ROOT,
                        capture_output=True)
     return 0
+
+
+def tables_mode(args: argparse.Namespace, base_py: Path, cur_py: Path) -> int:
+    files = [Path(f) for f in args.ids] or sorted((ROOT / "scenarios").glob("*.toml"))
+    rows = []
+    for f in files:
+        a = run_tables(base_py, f, args.out / "base", args.full)
+        b = run_tables(cur_py, f, args.out / "current", args.full)
+        verdict = ("fails in base" if a is None else "fails now" if b is None
+                   else compare_tables(a, b))
+        print(f"{f.stem}: {verdict}", flush=True)
+        rows.append((f.stem, verdict))
+    write_md(args.out, rows, args.base, args.full)
+    return 0 if all(v == "identical" for _, v in rows) else 1
 
 
 if __name__ == "__main__":

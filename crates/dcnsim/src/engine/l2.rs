@@ -25,9 +25,10 @@
 use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
+use crate::engine::apps::App;
 use crate::engine::event::Event;
 use crate::engine::net::{Enqueued, Fabric, NodeKind};
-use crate::engine::sim::Sim;
+use crate::engine::sim::{Core, Sim};
 use crate::model::l2::{
     class_priority, CongestionPoint, PauseFrame, PauseMode, PauseState, PauseWatermarks,
     ReactionPoint, CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
@@ -72,10 +73,10 @@ pub struct Limiter {
 }
 
 /// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
-pub(crate) fn nic_rate(sim: &Sim, src: u32, dst: u32) -> RateBps {
-    match sim.nodes[src as usize].route[dst as usize] {
+pub(crate) fn nic_rate(sim: &Core, src: u32, dst: u32) -> RateBps {
+    match sim.net.nodes[src as usize].route[dst as usize] {
         u32::MAX => RateBps(1),
-        nic => sim.ports[nic as usize].rate,
+        nic => sim.net.ports[nic as usize].rate,
     }
 }
 
@@ -179,13 +180,16 @@ pub struct L2 {
     pub mqp: crate::engine::pfc::MqPause,
     /// Total of `Limiter::rto_held`.
     pub rto_held: u64,
+    /// Source host of every UDP CBR app by app id (u32::MAX: not a CBR app), so that a CNM
+    /// for a CBR source is recognised without the application arena.
+    pub cbr_src: Vec<u32>,
 }
 
 impl L2 {
     pub fn new(sim: &Sim) -> L2 {
-        let np = sim.ports.len();
+        let np = sim.net.ports.len();
         let mut input_idx = vec![0u32; np];
-        for n in &sim.nodes {
+        for n in &sim.net.nodes {
             for (i, &p) in n.ports.iter().enumerate() {
                 input_idx[p as usize] = i as u32;
             }
@@ -194,10 +198,10 @@ impl L2 {
             rng: Rng::new(sim.seed, 0x4C32),
             cp: vec![None; np],
             rls: Vec::new(),
-            rl_of_flow: vec![u32::MAX; sim.flows.len()],
+            rl_of_flow: vec![u32::MAX; sim.hosts.flows.len()],
             rl_of_app: vec![u32::MAX; sim.apps.len()],
             notify: Notify::Off,
-            pause_sw: vec![None; sim.nodes.len()],
+            pause_sw: vec![None; sim.net.nodes.len()],
             input_idx,
             inq: vec![VecDeque::new(); np],
             ctrl_front: vec![0; np],
@@ -212,7 +216,7 @@ impl L2 {
             rp_samples: Vec::new(),
             minrate: Vec::new(),
             flow_interval: SimTime::ZERO,
-            flow_last: vec![0; sim.flows.len()],
+            flow_last: vec![0; sim.hosts.flows.len()],
             flow_samples: Vec::new(),
             app_last: Vec::new(),
             app_samples: Vec::new(),
@@ -222,6 +226,14 @@ impl L2 {
             pause_mode: PauseMode::Pause,
             mqp: crate::engine::pfc::MqPause::new(np),
             rto_held: 0,
+            cbr_src: sim
+                .apps
+                .iter()
+                .map(|a| match a {
+                    App::Cbr(c) => c.src,
+                    _ => u32::MAX,
+                })
+                .collect(),
         }
     }
 
@@ -235,7 +247,7 @@ impl L2 {
     }
 }
 
-fn l2(sim: &mut Sim) -> &mut L2 {
+fn l2(sim: &mut Core) -> &mut L2 {
     sim.l2.as_mut().expect("l2 state")
 }
 
@@ -247,16 +259,16 @@ fn is_control(k: Kind) -> bool {
 
 /// Send a control frame on port `pid`: at once if the port is idle, else ahead of queued
 /// data (after earlier control frames); never paused, never dropped.
-fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
+fn send_control(sim: &mut Core, pid: u32, mut p: Packet) {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let port = &mut sim.ports[pid as usize];
+    let port = &mut sim.net.ports[pid as usize];
     port.stats.arrived += 1;
     if port.queue.is_empty() && port.tx.idle(now) {
         let fabric = Fabric {
             events: &mut sim.events,
-            nodes: &sim.nodes,
-            ecmp: &sim.ecmp,
+            nodes: &sim.net.nodes,
+            ecmp: &sim.net.ecmp,
         };
         port.begin_service(pid, now, p, false, fabric);
         return;
@@ -281,8 +293,8 @@ fn send_control(sim: &mut Sim, pid: u32, mut p: Packet) {
     }
 }
 
-pub(crate) fn send_pause(sim: &mut Sim, pid: u32, quanta: u16, prio: Option<u8>) {
-    let port = &sim.ports[pid as usize];
+pub(crate) fn send_pause(sim: &mut Core, pid: u32, quanta: u16, prio: Option<u8>) {
+    let port = &sim.net.ports[pid as usize];
     let p = Packet {
         flow: u32::MAX,
         src: port.node,
@@ -313,11 +325,11 @@ pub(crate) fn send_pause(sim: &mut Sim, pid: u32, quanta: u16, prio: Option<u8>)
 /// Called at the start of `on_port_tx_done`. Returns true when the event is consumed here:
 /// a stale or duplicate wake-up, or a paused port whose head is a data frame (then held
 /// until the pause ends). Otherwise the head frame is about to leave: account its departure.
-pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
+pub(crate) fn tx_gate(sim: &mut Core, pid: u32) -> bool {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
     let i = pid as usize;
-    let port = &mut sim.ports[i];
+    let port = &mut sim.net.ports[i];
     let h = l2s.hold_at[i];
     if !h.is_never() {
         if now != h {
@@ -364,8 +376,8 @@ pub(crate) fn tx_gate(sim: &mut Sim, pid: u32) -> bool {
 /// upstream node; u32::MAX: none). Returns true when handled here. `out` is where a switch
 /// forwards the frame (`sim::route_hint`, ECMP resolved), computed when the frame became
 /// its wire's head.
-pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32, link: u32) -> bool {
-    let is_switch = sim.nodes[node as usize].kind == NodeKind::Switch;
+pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: u32, link: u32) -> bool {
+    let is_switch = sim.net.nodes[node as usize].kind == NodeKind::Switch;
     match p.kind {
         Kind::Pause => {
             on_pause_frame(sim, p, link);
@@ -376,7 +388,7 @@ pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32, link: u32) 
                 if out != u32::MAX {
                     send_control(sim, out, p);
                 } else {
-                    sim.unroutable += 1;
+                    sim.net.unroutable += 1;
                 }
             } else {
                 on_cnm_host(sim, node, p);
@@ -388,7 +400,7 @@ pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32, link: u32) 
             let input = if link == u32::MAX {
                 u32::MAX
             } else {
-                sim.ports[link as usize].peer_port
+                sim.net.ports[link as usize].peer_port
             };
             switch_forward(sim, node, p, out, input);
             true
@@ -398,9 +410,9 @@ pub(crate) fn receive(sim: &mut Sim, node: u32, p: Packet, out: u32, link: u32) 
 }
 
 /// Switch `node` forwards `p`, received on its port `input` (u32::MAX: none), to `out`.
-fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32, input: u32) {
+fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: u32, input: u32) {
     if out == u32::MAX {
-        sim.unroutable += 1;
+        sim.net.unroutable += 1;
         return;
     }
     let oi = out as usize;
@@ -412,7 +424,7 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32, input: u32) {
         sim.enqueue(out, p);
         return;
     }
-    if pause_on && sim.ports[oi].mq.is_some() {
+    if pause_on && sim.net.ports[oi].mq.is_some() {
         // Multi-queue egress: the input is accounted inside `mq_enqueue` (`engine/pfc.rs`).
         crate::engine::pfc::switch_forward_mq(sim, out, p, input);
         return;
@@ -420,7 +432,7 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32, input: u32) {
     let outcome = sim.enqueue(out, p);
     let now = sim.now;
     let accepted = !matches!(outcome, Enqueued::Dropped(_));
-    let qlen = sim.ports[oi].queued_bytes;
+    let qlen = sim.net.ports[oi].queued_bytes;
     // Only frames that wait in the queue count towards the input's PAUSE threshold.
     if pause_on && outcome == Enqueued::Queued && input != u32::MAX {
         let inp = input;
@@ -455,7 +467,7 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32, input: u32) {
                 sent_time: now,
                 sack: SackBlocks::EMPTY,
             };
-            let back = sim.nodes[node as usize].route[p.src as usize];
+            let back = sim.net.nodes[node as usize].route[p.src as usize];
             if back != u32::MAX {
                 send_control(sim, back, cnm);
             }
@@ -463,7 +475,7 @@ fn switch_forward(sim: &mut Sim, node: u32, p: Packet, out: u32, input: u32) {
     }
 }
 
-pub(crate) fn arm_refresh(sim: &mut Sim, node: u32) {
+pub(crate) fn arm_refresh(sim: &mut Core, node: u32) {
     let l2s = l2(sim);
     let sw = match l2s.pause_sw[node as usize].as_mut() {
         Some(s) => s,
@@ -482,7 +494,7 @@ pub(crate) fn arm_refresh(sim: &mut Sim, node: u32) {
     }
 }
 
-fn on_refresh(sim: &mut Sim, node: u32) {
+fn on_refresh(sim: &mut Core, node: u32) {
     let now = sim.now;
     {
         let sw = match l2(sim).pause_sw[node as usize].as_mut() {
@@ -501,7 +513,7 @@ fn on_refresh(sim: &mut Sim, node: u32) {
         };
         match f {
             Some(f) => {
-                let pid = sim.nodes[node as usize].ports[f.port];
+                let pid = sim.net.nodes[node as usize].ports[f.port];
                 send_pause(sim, pid, f.quanta, f.prio);
             }
             None => break,
@@ -511,14 +523,14 @@ fn on_refresh(sim: &mut Sim, node: u32) {
 }
 
 /// A PAUSE/PFC frame `p` arrived over the wire of port `link`: it pauses that port.
-fn on_pause_frame(sim: &mut Sim, p: Packet, link: u32) {
+fn on_pause_frame(sim: &mut Core, p: Packet, link: u32) {
     let now = sim.now;
     if link == u32::MAX {
         return;
     }
-    let target = sim.ports[link as usize].peer_port;
+    let target = sim.net.ports[link as usize].peer_port;
     let ti = target as usize;
-    let rate = sim.ports[ti].rate;
+    let rate = sim.net.ports[ti].rate;
     let l2s = sim.l2.as_mut().expect("l2 state");
     l2s.pause_rcvd[ti] += 1;
     let frame = PauseFrame {
@@ -528,12 +540,12 @@ fn on_pause_frame(sim: &mut Sim, p: Packet, link: u32) {
     };
     l2s.mqp.count_rcvd(target, frame.prio);
     l2s.pause_tx[ti].on_frame(now, &frame, rate);
-    if l2s.pause_mode == PauseMode::Pfc || sim.ports[ti].mq.is_some() {
+    if l2s.pause_mode == PauseMode::Pfc || sim.net.ports[ti].mq.is_some() {
         crate::engine::pfc::after_pause_frame(sim, target);
         return;
     }
     let until = l2s.pause_tx[ti].paused_until(0);
-    let port = &mut sim.ports[ti];
+    let port = &mut sim.net.ports[ti];
     let old = port.paused_until;
     port.paused_until = until;
     if until < old {
@@ -548,14 +560,13 @@ fn on_pause_frame(sim: &mut Sim, p: Packet, link: u32) {
 
 // ------------------------------------------------------------------ rate limiters
 
-fn on_cnm_host(sim: &mut Sim, host: u32, p: Packet) {
+fn on_cnm_host(sim: &mut Core, host: u32, p: Packet) {
     let now = sim.now;
     let fid = p.flow as usize;
     let sampled_data = p.flags == Kind::Data as u8 || p.flags == Kind::Syn as u8;
-    let ok = sampled_data && fid < sim.flows.len() && sim.flows[fid].src == host;
-    let udp_ok = p.flags == Kind::Udp as u8
-        && matches!(sim.apps.get(fid), Some(crate::engine::apps::App::Cbr(c)) if c.src == host);
+    let ok = sampled_data && fid < sim.hosts.flows.len() && sim.hosts.flows[fid].src == host;
     let l2s = sim.l2.as_mut().expect("l2 state");
+    let udp_ok = p.flags == Kind::Udp as u8 && l2s.cbr_src.get(fid) == Some(&host);
     l2s.cnm_received += 1;
     let idx = if ok {
         l2s.rl_of_flow[fid]
@@ -595,7 +606,7 @@ fn on_cnm_host(sim: &mut Sim, host: u32, p: Packet) {
 
 /// Hand a packet from a host's transport to its limiter. Returns true if the limiter holds
 /// it (it will be released to the NIC later), false if it goes to the NIC now.
-pub(crate) fn host_send(sim: &mut Sim, _host: u32, p: &Packet) -> bool {
+pub(crate) fn host_send(sim: &mut Core, _host: u32, p: &Packet) -> bool {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
     let table = match p.kind {
@@ -622,7 +633,7 @@ pub(crate) fn host_send(sim: &mut Sim, _host: u32, p: &Packet) -> bool {
 }
 
 /// Arm the limiter's release and RP-timer events if they are needed earlier than pending.
-fn sync_rl(sim: &mut Sim, idx: u32) {
+fn sync_rl(sim: &mut Core, idx: u32) {
     let now = sim.now;
     let rl = &mut l2(sim).rls[idx as usize];
     let mut rel = None;
@@ -661,7 +672,7 @@ fn sync_rl(sim: &mut Sim, idx: u32) {
     }
 }
 
-fn on_release(sim: &mut Sim, idx: u32) {
+fn on_release(sim: &mut Core, idx: u32) {
     let now = sim.now;
     {
         let rl = &mut l2(sim).rls[idx as usize];
@@ -683,17 +694,17 @@ fn on_release(sim: &mut Sim, idx: u32) {
         let p = rl.fifo.pop_front().expect("head");
         rl.on_release(now, size, &mut l2s.rng);
         let host = rl.host;
-        let out = sim.nodes[host as usize].route[p.dst as usize];
+        let out = sim.net.nodes[host as usize].route[p.dst as usize];
         if out != u32::MAX {
             sim.enqueue(out, p);
         } else {
-            sim.unroutable += 1;
+            sim.net.unroutable += 1;
         }
     }
     sync_rl(sim, idx);
 }
 
-fn on_rl_timer(sim: &mut Sim, idx: u32) {
+fn on_rl_timer(sim: &mut Core, idx: u32) {
     let now = sim.now;
     {
         let l2s = l2(sim);
@@ -709,7 +720,7 @@ fn on_rl_timer(sim: &mut Sim, idx: u32) {
 
 /// True when the flow's RTO is about to fire while the segment at `snd_una` is still held in
 /// the flow's rate limiter (it never left the host). Called only with L2 on, only at an RTO.
-pub(crate) fn una_held_in_limiter(sim: &Sim, fid: u32) -> bool {
+pub(crate) fn una_held_in_limiter(sim: &Core, fid: u32) -> bool {
     let l = match sim.l2.as_ref() {
         Some(l) => l,
         None => return false,
@@ -718,7 +729,7 @@ pub(crate) fn una_held_in_limiter(sim: &Sim, fid: u32) -> bool {
         Some(&i) if i != u32::MAX => i,
         _ => return false,
     };
-    let una = sim.flows[fid as usize].snd.snd_una;
+    let una = sim.hosts.flows[fid as usize].snd.snd_una;
     l.rls[idx as usize]
         .fifo
         .iter()
@@ -727,7 +738,7 @@ pub(crate) fn una_held_in_limiter(sim: &Sim, fid: u32) -> bool {
 
 /// Count an RTO of flow `fid` (one that `Flow::on_rto` counted as a timeout) whose `snd_una`
 /// segment was held in its limiter.
-pub(crate) fn count_held_rto(sim: &mut Sim, fid: u32) {
+pub(crate) fn count_held_rto(sim: &mut Core, fid: u32) {
     let l2s = l2(sim);
     l2s.rto_held += 1;
     if let Some(&i) = l2s.rl_of_flow.get(fid as usize) {
@@ -739,7 +750,7 @@ pub(crate) fn count_held_rto(sim: &mut Sim, fid: u32) {
 
 // --------------------------------------------------------------------- events
 
-pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
+pub(crate) fn on_event(sim: &mut Core, apps: &[App], idx: u32, kind: u8) {
     let now = sim.now;
     match kind {
         EV_RL_RELEASE => on_release(sim, idx),
@@ -747,7 +758,7 @@ pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
         EV_PAUSE_REFRESH => on_refresh(sim, idx),
         EV_RATE_CHANGE => {
             let (_, pid, r) = l2(sim).rate_changes[idx as usize];
-            sim.ports[pid as usize].set_rate(r);
+            sim.net.ports[pid as usize].set_rate(r);
         }
         EV_SAMPLE_RP => {
             let l2s = l2(sim);
@@ -777,15 +788,15 @@ pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
         }
         EV_SAMPLE_FLOW => {
             let dt = l2(sim).flow_interval;
-            for fid in 0..sim.flows.len() {
-                let d = sim.flows[fid].delivered();
+            for fid in 0..sim.hosts.flows.len() {
+                let d = sim.hosts.flows[fid].delivered();
                 let l2s = sim.l2.as_mut().expect("l2 state");
                 let prev = l2s.flow_last[fid];
                 l2s.flow_last[fid] = d;
                 let mbps = (d - prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
                 l2s.flow_samples.push((now, fid as u32, mbps));
             }
-            sample_cbr_apps(sim, now, dt);
+            sample_cbr_apps(sim, apps, now, dt);
             sim.events.schedule(
                 now + dt,
                 Event::L2 {
@@ -800,13 +811,13 @@ pub(crate) fn on_event(sim: &mut Sim, idx: u32, kind: u8) {
 
 /// Delivered rate of every UDP CBR app over the last `dt` (CBR traffic is not a TCP flow, so
 /// `flow_rate` does not see it; seed 000's baselines plot per-source CBR throughput).
-fn sample_cbr_apps(sim: &mut Sim, now: SimTime, dt: SimTime) {
+fn sample_cbr_apps(sim: &mut Core, apps: &[App], now: SimTime, dt: SimTime) {
     let l2s = sim.l2.as_mut().expect("l2 state");
-    if l2s.app_last.len() != sim.apps.len() {
-        l2s.app_last.resize(sim.apps.len(), 0);
+    if l2s.app_last.len() != apps.len() {
+        l2s.app_last.resize(apps.len(), 0);
     }
-    for (i, a) in sim.apps.iter().enumerate() {
-        if let crate::engine::apps::App::Cbr(c) = a {
+    for (i, a) in apps.iter().enumerate() {
+        if let App::Cbr(c) = a {
             let prev = std::mem::replace(&mut l2s.app_last[i], c.received_bytes);
             let mbps = c.received_bytes.saturating_sub(prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
             l2s.app_samples.push((now, i as u32, mbps));
@@ -815,7 +826,7 @@ fn sample_cbr_apps(sim: &mut Sim, now: SimTime, dt: SimTime) {
 }
 
 /// Schedule rate changes and samplers (from `Sim::start`).
-pub(crate) fn start(sim: &mut Sim) {
+pub(crate) fn start(sim: &mut Core) {
     let (changes, rp, flow) = match sim.l2.as_ref() {
         None => return,
         Some(l) => (
@@ -854,4 +865,4 @@ pub(crate) fn start(sim: &mut Sim) {
     }
 }
 
-pub(crate) fn finish(_sim: &mut Sim) {}
+pub(crate) fn finish(_sim: &mut Core) {}

@@ -224,12 +224,12 @@ impl MqPort {
     }
 }
 
-impl crate::engine::sim::Sim {
+impl crate::engine::sim::Core {
     /// Offer a packet to a multi-queue port (see the module documentation for the order).
     /// `input`: the switch port it arrived on, for the PAUSE/PFC accounting (u32::MAX: none).
     pub(crate) fn mq_enqueue(&mut self, pid: u32, mut p: Packet, input: u32) -> Enqueued {
         let now = self.now;
-        let port = &mut self.ports[pid as usize];
+        let port = &mut self.net.ports[pid as usize];
         port.stats.arrived += 1;
         let m = port.mq.as_mut().expect("multi-queue port");
         // The enqueue-side mark, applied once the buffer has admitted the packet.
@@ -257,7 +257,7 @@ impl crate::engine::sim::Sim {
                 return Enqueued::Dropped(by.drop_reason());
             }
         }
-        let pool = m.pool.and_then(|i| self.pools.get_mut(i as usize));
+        let pool = m.pool.and_then(|i| self.net.pools.get_mut(i as usize));
         let cq = m.mq.queue(q);
         if !m
             .adm
@@ -279,7 +279,7 @@ impl crate::engine::sim::Sim {
             l.mq_arrival(now, port.node, pid, q, &p, input);
         }
         p.enq_time = now;
-        if self.mq_pass_through
+        if self.net.mq_pass_through
             && self.l2.is_none()
             && m.mq.is_empty()
             && port.tx.idle(now)
@@ -312,7 +312,7 @@ impl crate::engine::sim::Sim {
                     l.mq_left(now, port.node, pid, dq, &d);
                 }
                 if let Some(i) = uses_pool {
-                    self.pools[i].give_back(d.size);
+                    self.net.pools[i].give_back(d.size);
                 }
             }
             m.scratch = tmp;
@@ -354,20 +354,20 @@ impl crate::engine::sim::Sim {
         let now = self.now;
         let mut last_drop = None;
         loop {
-            let m = self.ports[pid as usize]
+            let m = self.net.ports[pid as usize]
                 .mq
                 .as_mut()
                 .expect("multi-queue port");
             let Some((q, p)) = m.mq.dequeue(now) else {
-                self.ports[pid as usize].queued_bytes = 0;
+                self.net.ports[pid as usize].queued_bytes = 0;
                 return Err(last_drop);
             };
-            if let Some(m) = self.queue_mean.as_mut() {
+            if let Some(m) = self.obs.queue_mean.as_mut() {
                 m.on_leave(pid, now, &p);
             }
             if let Some(l) = self.l2.as_mut() {
                 // PAUSE/PFC input accounting (`engine/pfc.rs`).
-                l.mq_left(now, self.ports[pid as usize].node, pid, q, &p);
+                l.mq_left(now, self.net.ports[pid as usize].node, pid, q, &p);
             }
             match self.mq_transmit(pid, q, p) {
                 Ok(()) => return Ok(()),
@@ -383,10 +383,10 @@ impl crate::engine::sim::Sim {
     #[inline]
     fn mq_transmit(&mut self, pid: u32, q: usize, mut p: Packet) -> Result<(), DropReason> {
         let now = self.now;
-        let port = &mut self.ports[pid as usize];
+        let port = &mut self.net.ports[pid as usize];
         let m = port.mq.as_mut().expect("multi-queue port");
         if let Some(i) = m.pool {
-            self.pools[i as usize].give_back(p.size);
+            self.net.pools[i as usize].give_back(p.size);
         }
         let (v, mut by) = m.dequeue_verdict(now, &p, q);
         let mut v = resolve(v, by, &p);
@@ -416,8 +416,8 @@ impl crate::engine::sim::Sim {
         let more = !m.mq.is_empty();
         let fabric = Fabric {
             events: &mut self.events,
-            nodes: &self.nodes,
-            ecmp: &self.ecmp,
+            nodes: &self.net.nodes,
+            ecmp: &self.net.ecmp,
         };
         port.begin_service(pid, now, p, more, fabric);
         Ok(())

@@ -666,7 +666,7 @@ mod transmitter_tests {
     fn make_multi_queue(sim: &mut Sim, pid: u32, limit: u64) {
         let mq = MultiQueue::new(2, &SchedConfig::Sp, 8).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit }, 2).unwrap();
-        sim.ports[pid as usize].mq = Some(Box::new(MqPort::new(mq, adm, QueueMark::None)));
+        sim.net.ports[pid as usize].mq = Some(Box::new(MqPort::new(mq, adm, QueueMark::None)));
     }
 
     /// Run the port by hand to the end, checking after every event that the transmit event
@@ -677,7 +677,7 @@ mod transmitter_tests {
             if ev == Event::PortTxDone(pid) {
                 fired += 1;
             }
-            let port = &sim.ports[pid as usize];
+            let port = &sim.net.ports[pid as usize];
             let waiting = port.queue.len() + port.mq.as_ref().map_or(0, |m| m.mq.len());
             assert_eq!(port.tx.armed(), waiting > 0);
             // At most one transmit event and the wire head's arrival.
@@ -688,25 +688,25 @@ mod transmitter_tests {
 
     fn one_event_for_any_backlog(multi_queue: bool, pass_through: bool) {
         let (mut sim, ab) = pair(u64::MAX);
-        sim.mq_pass_through = pass_through;
+        sim.net.mq_pass_through = pass_through;
         if multi_queue {
             make_multi_queue(&mut sim, ab, u64::MAX);
         }
-        assert!(sim.ports[ab as usize].tx.idle(SimTime::ZERO));
+        assert!(sim.net.ports[ab as usize].tx.idle(SimTime::ZERO));
         assert_eq!(sim.enqueue(ab, udp(0, 1500)), Enqueued::Started);
         // Started at once: only the arrival is pending, no transmit event.
         assert_eq!(sim.events.len(), 1);
-        assert!(!sim.ports[ab as usize].tx.armed());
-        assert!(!sim.ports[ab as usize].tx.idle(SimTime::ZERO));
+        assert!(!sim.net.ports[ab as usize].tx.armed());
+        assert!(!sim.net.ports[ab as usize].tx.idle(SimTime::ZERO));
         for i in 1..20 {
             assert_eq!(sim.enqueue(ab, udp(i, 1500)), Enqueued::Queued);
-            assert!(sim.ports[ab as usize].tx.armed());
+            assert!(sim.net.ports[ab as usize].tx.armed());
             assert_eq!(sim.events.len(), 2, "one transmit event after {i} queued");
         }
         assert_eq!(drain(&mut sim, ab), 19);
-        assert_eq!(sim.absorbed, 20);
-        assert_eq!(sim.ports[ab as usize].stats.tx_pkts, 20);
-        assert!(sim.ports[ab as usize].tx.idle(sim.now));
+        assert_eq!(sim.net.absorbed, 20);
+        assert_eq!(sim.net.ports[ab as usize].stats.tx_pkts, 20);
+        assert!(sim.net.ports[ab as usize].tx.idle(sim.now));
     }
 
     #[test]
@@ -734,7 +734,7 @@ mod transmitter_tests {
                 Enqueued::Dropped(DropReason::Tail)
             ]
         );
-        assert_eq!(sim.ports[ab as usize].stats.drops(), 1);
+        assert_eq!(sim.net.ports[ab as usize].stats.drops(), 1);
         assert_eq!(drain(&mut sim, ab), 2);
         // Idle again: the next packet starts at once.
         assert_eq!(sim.enqueue(ab, udp(9, 1500)), Enqueued::Started);
@@ -762,9 +762,9 @@ mod transmitter_tests {
         // A PAUSE in force: the idle transmitter does not start a data frame; the frame is
         // queued and the transmit event armed for `now` (layer 2 then holds it).
         let (mut sim, ab) = pair(u64::MAX);
-        sim.ports[ab as usize].paused_until = SimTime::from_us(100);
-        assert!(sim.ports[ab as usize].tx.idle(SimTime::ZERO));
-        assert!(!sim.ports[ab as usize].may_start_data(SimTime::ZERO));
+        sim.net.ports[ab as usize].paused_until = SimTime::from_us(100);
+        assert!(sim.net.ports[ab as usize].tx.idle(SimTime::ZERO));
+        assert!(!sim.net.ports[ab as usize].may_start_data(SimTime::ZERO));
         assert_eq!(sim.enqueue(ab, udp(0, 1500)), Enqueued::Queued);
         assert_eq!(sim.events.len(), 1);
         assert_eq!(
@@ -892,7 +892,7 @@ mod verdict_tests {
         let n = 2;
         let mq = MultiQueue::new(n, &sched, 8).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit }, n).unwrap();
-        sim.ports[pid as usize].mq = Some(Box::new(MqPort::new(mq, adm, mark)));
+        sim.net.ports[pid as usize].mq = Some(Box::new(MqPort::new(mq, adm, mark)));
     }
 
     /// Offer `n` packets at t = 0 with codepoint `ecn`, checking conservation after each
@@ -905,12 +905,12 @@ mod verdict_tests {
                 ..pkt(i, ecn)
             };
             sim.enqueue(pid, p);
-            assert_eq!(sim.ports[pid as usize].conservation(), Ok(()));
+            assert_eq!(sim.net.ports[pid as usize].conservation(), Ok(()));
         }
         while sim.step().is_some() {
             assert_eq!(sim.check_conservation(), Ok(()));
         }
-        let port = &sim.ports[pid as usize];
+        let port = &sim.net.ports[pid as usize];
         assert_eq!(port.queued_pkts(), 0);
         assert_eq!(port.stats.arrived, n);
         assert_eq!(port.stats.tx_pkts + port.stats.drops(), n);
@@ -950,16 +950,16 @@ mod verdict_tests {
         };
         for at in [AqmAt::Enqueue, AqmAt::Dequeue] {
             let (mut sim, ab) = pair(u64::MAX);
-            sim.ports[ab as usize].aqm = red();
-            sim.ports[ab as usize].aqm_at = at;
+            sim.net.ports[ab as usize].aqm = red();
+            sim.net.ports[ab as usize].aqm_at = at;
             let st = offer_and_drain(&mut sim, ab, 8, Ecn::NotEct);
             assert!(st.by.drops[DropReason::Aqm as usize] > 0, "{at:?}");
             assert!(only(&st.by.drops, DropReason::Aqm as usize), "{at:?}");
             assert_eq!(st.marks(), 0);
             // The same arrivals, ECN-capable: marked instead, under RED.
             let (mut sim, ab) = pair(u64::MAX);
-            sim.ports[ab as usize].aqm = red();
-            sim.ports[ab as usize].aqm_at = at;
+            sim.net.ports[ab as usize].aqm = red();
+            sim.net.ports[ab as usize].aqm_at = at;
             let ect = offer_and_drain(&mut sim, ab, 8, Ecn::Ect0);
             assert_eq!(ect.drops(), 0);
             assert_eq!(
@@ -978,7 +978,7 @@ mod verdict_tests {
         let st = offer_and_drain(&mut sim, ab, 6, Ecn::NotEct);
         assert_eq!(st.by.drops[DropReason::Buffer as usize], 3);
         assert!(only(&st.by.drops, DropReason::Buffer as usize));
-        let q = &sim.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
+        let q = &sim.net.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
         assert_eq!(q.by.drops[DropReason::Buffer as usize], 3);
     }
 
@@ -1040,7 +1040,7 @@ mod verdict_tests {
             assert_eq!(st.by.marks[MarkReason::Tcn as usize], want, "{ecn:?}");
             assert_eq!(st.marks(), want);
             assert_eq!(st.drops(), 0);
-            let q = &sim.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
+            let q = &sim.net.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
             assert_eq!(q.marks(), want);
         }
     }

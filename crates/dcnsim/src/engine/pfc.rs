@@ -28,7 +28,7 @@ use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 use crate::engine::l2::{arm_refresh, send_pause, L2};
 use crate::engine::net::{Enqueued, Fabric};
-use crate::engine::sim::Sim;
+use crate::engine::sim::{Core, Sim};
 use crate::model::l2::{class_priority, PauseFrame, PFC_PRIORITIES};
 use std::collections::VecDeque;
 
@@ -70,8 +70,8 @@ impl MqPause {
 
     /// Allocate the input FIFOs of the multi-queue ports of pausing switch `node`.
     pub(crate) fn alloc_switch(&mut self, sim: &Sim, node: u32) {
-        for &pid in &sim.nodes[node as usize].ports {
-            if let Some(m) = sim.ports[pid as usize].mq.as_ref() {
+        for &pid in &sim.net.nodes[node as usize].ports {
+            if let Some(m) = sim.net.ports[pid as usize].mq.as_ref() {
                 self.inq[pid as usize] = vec![VecDeque::new(); m.mq.num_queues()];
             }
         }
@@ -145,34 +145,34 @@ impl L2 {
     }
 }
 
-fn l2(sim: &mut Sim) -> &mut L2 {
+fn l2(sim: &mut Core) -> &mut L2 {
     sim.l2.as_mut().expect("l2 state")
 }
 
 /// Send the frames the accounting produced, and arm the switches' refresh events.
-fn flush(sim: &mut Sim) {
+fn flush(sim: &mut Core) {
     while let Some((inp, f)) = l2(sim).mqp.pending.pop() {
         send_pause(sim, inp, f.quanta, f.prio);
-        let node = sim.ports[inp as usize].node;
+        let node = sim.net.ports[inp as usize].node;
         arm_refresh(sim, node);
     }
 }
 
 /// A switch with PAUSE/PFC forwards `p`, received on its port `inp`, to multi-queue port
 /// `out` (the input is accounted inside `Sim::mq_enqueue`).
-pub(crate) fn switch_forward_mq(sim: &mut Sim, out: u32, p: Packet, inp: u32) -> Enqueued {
+pub(crate) fn switch_forward_mq(sim: &mut Core, out: u32, p: Packet, inp: u32) -> Enqueued {
     sim.enqueue_from(out, p, inp)
 }
 
 /// The end of `Sim::mq_enqueue` with layer 2 on: send the frames the accounting produced and
 /// make sure the transmitter looks at the new frame (at once if idle; a held port wakes when
 /// the new head may start).
-pub(crate) fn mq_after_enqueue(sim: &mut Sim, pid: u32) {
+pub(crate) fn mq_after_enqueue(sim: &mut Core, pid: u32) {
     flush(sim);
     let now = sim.now;
     let i = pid as usize;
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let port = &mut sim.ports[i];
+    let port = &mut sim.net.ports[i];
     if !port.tx.armed() {
         port.tx.arm(&mut sim.events, pid, now);
         return;
@@ -197,20 +197,20 @@ pub(crate) fn mq_after_enqueue(sim: &mut Sim, pid: u32) {
 /// `PortTxDone` of a multi-queue port with layer 2 on (after `tx_gate`'s stale-event checks):
 /// control frames first, then the scheduler over the queues whose head is not paused; hold
 /// until the earliest blocking pause ends if nothing may start.
-pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
+pub(crate) fn mq_tx(sim: &mut Core, pid: u32) {
     let now = sim.now;
     let i = pid as usize;
     {
         let l2s = sim.l2.as_mut().expect("l2 state");
-        let port = &mut sim.ports[i];
+        let port = &mut sim.net.ports[i];
         port.tx.fired();
         if let Some(c) = port.queue.pop_front() {
             l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);
             let more = !port.queue.is_empty() || port.mq.as_ref().is_some_and(|m| !m.mq.is_empty());
             let fabric = Fabric {
                 events: &mut sim.events,
-                nodes: &sim.nodes,
-                ecmp: &sim.ecmp,
+                nodes: &sim.net.nodes,
+                ecmp: &sim.net.ecmp,
             };
             port.begin_service(pid, now, c, more, fabric);
             return;
@@ -221,7 +221,7 @@ pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
     }
     let started = sim.mq_send_next(pid).is_ok();
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let port = &mut sim.ports[i];
+    let port = &mut sim.net.ports[i];
     let m = port.mq.as_mut().expect("multi-queue port");
     port.queued_bytes = m.mq.bytes();
     if !started && !m.mq.is_empty() {
@@ -247,11 +247,11 @@ pub(crate) fn mq_tx(sim: &mut Sim, pid: u32) {
 /// A PAUSE/PFC frame was applied to port `target` (PFC mode or a multi-queue port): keep
 /// `Port::paused_until` as the latest pause end (the single-FIFO fast path tests it) and
 /// wake a held transmitter so it re-evaluates which frames may start.
-pub(crate) fn after_pause_frame(sim: &mut Sim, target: u32) {
+pub(crate) fn after_pause_frame(sim: &mut Core, target: u32) {
     let now = sim.now;
     let i = target as usize;
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let port = &mut sim.ports[i];
+    let port = &mut sim.net.ports[i];
     port.paused_until = l2s.pause_tx[i].latest_until();
     let h = l2s.hold_at[i];
     let at = port.tx.busy_until().max(now);

@@ -93,80 +93,131 @@ pub const SAMPLE_QUEUE: u32 = 0;
 pub const SAMPLE_CWND: u32 = 1;
 pub const SAMPLE_TPUT: u32 = 2;
 
-pub struct Sim {
-    pub now: SimTime,
-    pub end: SimTime,
-    pub seed: u64,
-    pub events: EventQueue,
+/// The network: nodes with their route tables, ports (queues, transmitters, wires), the
+/// switches' shared buffer pools, ECMP groups, and the packet counters of the whole fabric.
+pub struct Network {
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
-    pub flows: Vec<TcpFlow>,
-    pub targets: Vec<FlowTarget>,
-    pub apps: Vec<App>,
-    pub completions: Vec<Completion>,
-    pub samplers: Samplers,
-    /// Packets handed to the network by hosts, and packets absorbed by hosts.
-    pub injected: u64,
-    pub absorbed: u64,
-    /// Packets discarded because no route led to their destination.
-    pub unroutable: u64,
     /// Switch-wide shared buffer pools (dynamic-threshold multi-queue ports, `engine/mq_port.rs`).
     pub pools: Vec<crate::model::mq::buffer::SharedPool>,
-    /// Scratch buffer for packets produced by a transport call.
-    out: Vec<Packet>,
-    /// Layer-2 congestion management (QCN CP/RP, PAUSE, rate changes; `engine/l2.rs`). `None`
-    /// when the scenario uses none of it: the hot paths then test one pointer.
-    pub l2: Option<Box<crate::engine::l2::L2>>,
-    /// Two-priority PIAS tags per flow (`engine/apps/workload.rs`); empty: PIAS off.
-    pub pias: Vec<crate::engine::apps::workload::PiasTag>,
-    /// (index into `completions`, service) of workload messages (`engine/apps/workload.rs`).
-    pub completion_service: Vec<(u32, u32)>,
     /// ECMP groups named by switch route entries with `ecmp::ECMP_BIT` (`engine/ecmp.rs`).
     pub ecmp: crate::engine::ecmp::EcmpGroups,
     /// Let a packet that finds a multi-queue port idle and empty skip the FIFO round trip
     /// (`engine/mq_port.rs`; results are identical either way — tested). Default true.
     pub mq_pass_through: bool,
+    /// Packets handed to the network by hosts, and packets absorbed by hosts.
+    pub injected: u64,
+    pub absorbed: u64,
+    /// Packets discarded because no route led to their destination.
+    pub unroutable: u64,
+}
+
+/// The hosts' transport state: TCP flows, what each flow's receiver waits for, finished
+/// transfers, and the notifications owed to applications.
+#[derive(Default)]
+pub struct Hosts {
+    pub flows: Vec<TcpFlow>,
+    pub targets: Vec<FlowTarget>,
+    pub completions: Vec<Completion>,
+    /// Two-priority PIAS tags per flow (`engine/apps/workload.rs`); empty: PIAS off.
+    pub pias: Vec<crate::engine::apps::workload::PiasTag>,
+    /// (index into `completions`, service) of workload messages (`engine/apps/workload.rs`).
+    pub completion_service: Vec<(u32, u32)>,
+    /// Events for applications raised while a packet was delivered (a transfer done, a
+    /// datagram or ping reply received). [`Sim`] hands them to the applications, in order,
+    /// as soon as the delivery returns: the same instant and order as a direct call.
+    pub(crate) app_calls: Vec<(u32, AppEvent)>,
+    /// Scratch buffer for packets produced by a transport call.
+    out: Vec<Packet>,
+}
+
+/// What watches the run without changing it: periodic samplers, the sender trace, the
+/// exact time-averaged queue of one port.
+#[derive(Default)]
+pub struct Observers {
+    pub samplers: Samplers,
     /// Exact time-averaged queue of one port (`engine/observe/queue_mean.rs`, `[measure] mean_queue_port`);
     /// `None`: off (one pointer test per dequeue).
     pub queue_mean: Option<Box<crate::engine::observe::queue_mean::QueueMean>>,
 }
 
+/// Everything applications and layer-2 glue drive: the clock, the event queue, the network,
+/// the hosts' transports, the observers and optional layer 2 — the simulation without its
+/// application arena. Applications get `&mut Core`, so none needs the whole [`Sim`].
+pub struct Core {
+    pub now: SimTime,
+    pub end: SimTime,
+    pub seed: u64,
+    pub events: EventQueue,
+    pub net: Network,
+    pub hosts: Hosts,
+    pub obs: Observers,
+    /// Layer-2 congestion management (QCN CP/RP, PAUSE, rate changes; `engine/l2.rs`). `None`
+    /// when the scenario uses none of it: the hot paths then test one pointer.
+    pub l2: Option<Box<crate::engine::l2::L2>>,
+}
+
+/// The simulation: the [`Core`] and the applications that drive it. `Sim` dereferences to
+/// its core, so `sim.net.ports` or `sim.now` read the same through either.
+pub struct Sim {
+    pub core: Core,
+    pub apps: Vec<App>,
+}
+
+impl std::ops::Deref for Sim {
+    type Target = Core;
+    #[inline(always)]
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+impl std::ops::DerefMut for Sim {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+}
+
 impl Sim {
     pub fn new(end: SimTime, seed: u64) -> Sim {
         Sim {
-            now: SimTime::ZERO,
-            end,
-            seed,
-            events: EventQueue::new(),
-            nodes: Vec::new(),
-            ports: Vec::new(),
-            flows: Vec::new(),
-            targets: Vec::new(),
+            core: Core {
+                now: SimTime::ZERO,
+                end,
+                seed,
+                events: EventQueue::new(),
+                net: Network {
+                    nodes: Vec::new(),
+                    ports: Vec::new(),
+                    pools: Vec::new(),
+                    ecmp: crate::engine::ecmp::EcmpGroups::default(),
+                    mq_pass_through: true,
+                    injected: 0,
+                    absorbed: 0,
+                    unroutable: 0,
+                },
+                hosts: Hosts {
+                    out: Vec::with_capacity(64),
+                    ..Hosts::default()
+                },
+                obs: Observers::default(),
+                l2: None,
+            },
             apps: Vec::new(),
-            completions: Vec::new(),
-            samplers: Samplers::default(),
-            injected: 0,
-            absorbed: 0,
-            unroutable: 0,
-            pools: Vec::new(),
-            pias: Vec::new(),
-            completion_service: Vec::new(),
-            ecmp: crate::engine::ecmp::EcmpGroups::default(),
-            out: Vec::with_capacity(64),
-            l2: None,
-            mq_pass_through: true,
-            queue_mean: None,
         }
     }
+}
 
+impl Core {
     pub fn add_node(&mut self, name: &str, kind: NodeKind) -> u32 {
-        self.nodes.push(Node {
+        self.net.nodes.push(Node {
             name: name.to_string(),
             kind,
             ports: Vec::new(),
             route: Vec::new(),
         });
-        (self.nodes.len() - 1) as u32
+        (self.net.nodes.len() - 1) as u32
     }
 
     /// Add a full-duplex link; returns the two ports (a→b, b→a).
@@ -179,15 +230,15 @@ impl Sim {
         limit_ab: u64,
         limit_ba: u64,
     ) -> (u32, u32) {
-        let pa = self.ports.len() as u32;
+        let pa = self.net.ports.len() as u32;
         let pb = pa + 1;
         let name_ab = format!(
             "{}->{}",
-            self.nodes[a as usize].name, self.nodes[b as usize].name
+            self.net.nodes[a as usize].name, self.net.nodes[b as usize].name
         );
         let name_ba = format!(
             "{}->{}",
-            self.nodes[b as usize].name, self.nodes[a as usize].name
+            self.net.nodes[b as usize].name, self.net.nodes[a as usize].name
         );
         let mut port_a = Port::new(name_ab, a, b, rate, delay);
         let mut port_b = Port::new(name_ba, b, a, rate, delay);
@@ -195,36 +246,38 @@ impl Sim {
         port_b.peer_port = pa;
         port_a.limit_bytes = limit_ab;
         port_b.limit_bytes = limit_ba;
-        self.ports.push(port_a);
-        self.ports.push(port_b);
-        self.nodes[a as usize].ports.push(pa);
-        self.nodes[b as usize].ports.push(pb);
+        self.net.ports.push(port_a);
+        self.net.ports.push(port_b);
+        self.net.nodes[a as usize].ports.push(pa);
+        self.net.nodes[b as usize].ports.push(pb);
         (pa, pb)
     }
 
     pub fn finalize_routes(&mut self) {
-        crate::engine::net::compute_routes(&mut self.nodes, &self.ports);
+        crate::engine::net::compute_routes(&mut self.net.nodes, &self.net.ports);
     }
 
     pub fn port_by_name(&self, name: &str) -> Option<u32> {
-        self.ports
+        self.net
+            .ports
             .iter()
             .position(|p| p.name == name)
             .map(|i| i as u32)
     }
 
     pub fn node_by_name(&self, name: &str) -> Option<u32> {
-        self.nodes
+        self.net
+            .nodes
             .iter()
             .position(|n| n.name == name)
             .map(|i| i as u32)
     }
 
     pub fn add_flow(&mut self, mut f: TcpFlow, app: u32) -> u32 {
-        let id = self.flows.len() as u32;
+        let id = self.hosts.flows.len() as u32;
         f.id = id;
-        self.flows.push(f);
-        self.targets.push(FlowTarget {
+        self.hosts.flows.push(f);
+        self.hosts.targets.push(FlowTarget {
             app,
             target: u64::MAX,
             started: SimTime::ZERO,
@@ -247,12 +300,12 @@ impl Sim {
     /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
     #[inline]
     pub(crate) fn enqueue_from(&mut self, pid: u32, p: Packet, input: u32) -> Enqueued {
-        let r = if self.ports[pid as usize].mq.is_some() {
+        let r = if self.net.ports[pid as usize].mq.is_some() {
             self.mq_enqueue(pid, p, input)
         } else {
             self.fifo_enqueue(pid, p)
         };
-        debug_assert_eq!(self.ports[pid as usize].conservation(), Ok(()));
+        debug_assert_eq!(self.net.ports[pid as usize].conservation(), Ok(()));
         r
     }
 
@@ -261,7 +314,7 @@ impl Sim {
     /// then tail-dropped counts as a tail drop, not a mark).
     fn fifo_enqueue(&mut self, pid: u32, mut p: Packet) -> Enqueued {
         let now = self.now;
-        let port = &mut self.ports[pid as usize];
+        let port = &mut self.net.ports[pid as usize];
         port.stats.arrived += 1;
         // The enqueue-side verdict, resolved for this packet (Pass or Mark past the drop).
         let mut v = Verdict::Pass;
@@ -292,8 +345,8 @@ impl Sim {
                     false,
                     Fabric {
                         events: &mut self.events,
-                        nodes: &self.nodes,
-                        ecmp: &self.ecmp,
+                        nodes: &self.net.nodes,
+                        ecmp: &self.net.ecmp,
                     },
                 );
                 return Enqueued::Started;
@@ -306,8 +359,8 @@ impl Sim {
                 false,
                 Fabric {
                     events: &mut self.events,
-                    nodes: &self.nodes,
-                    ecmp: &self.ecmp,
+                    nodes: &self.net.nodes,
+                    ecmp: &self.net.ecmp,
                 },
             );
             return Enqueued::Started;
@@ -338,7 +391,7 @@ impl Sim {
             return;
         }
         let now = self.now;
-        let port = &mut self.ports[pid as usize];
+        let port = &mut self.net.ports[pid as usize];
         port.tx.fired();
         if port.mq.is_some() {
             let _ = self.mq_send_next(pid);
@@ -346,7 +399,7 @@ impl Sim {
         }
         while let Some(mut p) = port.queue.pop_front() {
             port.queued_bytes -= p.size as u64;
-            if let Some(m) = self.queue_mean.as_mut() {
+            if let Some(m) = self.obs.queue_mean.as_mut() {
                 m.on_leave(pid, now, &p);
             }
             if port.aqm_at != AqmAt::Off {
@@ -374,8 +427,8 @@ impl Sim {
                 more,
                 Fabric {
                     events: &mut self.events,
-                    nodes: &self.nodes,
-                    ecmp: &self.ecmp,
+                    nodes: &self.net.nodes,
+                    ecmp: &self.net.ecmp,
                 },
             );
             break;
@@ -383,14 +436,14 @@ impl Sim {
     }
 
     fn on_link_arrive(&mut self, pid: u32) {
-        let port = &mut self.ports[pid as usize];
+        let port = &mut self.net.ports[pid as usize];
         let (_, p) = port
             .wire
             .pop_front()
             .expect("arrival event with an empty wire");
         let out = port.head_out;
         if let Some((next, np)) = port.wire.front() {
-            port.head_out = route_hint(&self.nodes, &self.ecmp, port.peer_node, np);
+            port.head_out = route_hint(&self.net.nodes, &self.net.ecmp, port.peer_node, np);
             self.events.schedule(*next, Event::LinkArrive(pid));
         }
         let node = port.peer_node;
@@ -402,21 +455,21 @@ impl Sim {
     /// became its wire's head).
     #[inline]
     fn receive(&mut self, node: u32, p: Packet, out: u32, link: u32) {
-        debug_assert_eq!(out, route_hint(&self.nodes, &self.ecmp, node, &p));
+        debug_assert_eq!(out, route_hint(&self.net.nodes, &self.net.ecmp, node, &p));
         if self.l2.is_some() && crate::engine::l2::receive(self, node, p, out, link) {
             return;
         }
-        let n = &self.nodes[node as usize];
+        let n = &self.net.nodes[node as usize];
         match n.kind {
             NodeKind::Switch => {
                 if out != u32::MAX {
                     self.enqueue(out, p);
                 } else {
-                    self.unroutable += 1;
+                    self.net.unroutable += 1;
                 }
             }
             NodeKind::Host => {
-                self.absorbed += 1;
+                self.net.absorbed += 1;
                 self.host_receive(node, p)
             }
         }
@@ -427,33 +480,39 @@ impl Sim {
     /// Send packets produced by a host's transport or application.
     #[inline]
     pub fn host_send(&mut self, host: u32, mut p: Packet) {
-        self.injected += 1;
-        if !self.pias.is_empty() {
-            crate::engine::apps::workload::pias_tag(&self.pias, &mut p);
+        self.net.injected += 1;
+        if !self.hosts.pias.is_empty() {
+            crate::engine::apps::workload::pias_tag(&self.hosts.pias, &mut p);
         }
-        if self.samplers.seq.on && p.kind == Kind::Data {
-            self.samplers.seq.on_data_sent(self.now, &p);
+        if self.obs.samplers.seq.on && p.kind == Kind::Data {
+            self.obs.samplers.seq.on_data_sent(self.now, &p);
         }
         if self.l2.is_some() && crate::engine::l2::host_send(self, host, &p) {
             return;
         }
-        let out = self.nodes[host as usize].route[p.dst as usize];
+        let out = self.net.nodes[host as usize].route[p.dst as usize];
         if out != u32::MAX {
             self.enqueue(out, p);
         } else {
-            self.unroutable += 1;
+            self.net.unroutable += 1;
         }
     }
 
-    fn flush_out(&mut self, host: u32, out: &mut Vec<Packet>) {
-        for p in out.drain(..) {
+    /// Send what the last transport call put in `hosts.out`, in order (nothing that
+    /// `host_send` calls produces transport output, so the buffer stays put meanwhile).
+    fn flush_out(&mut self, host: u32) {
+        let mut i = 0;
+        while i < self.hosts.out.len() {
+            let p = self.hosts.out[i];
             self.host_send(host, p);
+            i += 1;
         }
+        self.hosts.out.clear();
     }
 
     /// Arm the flow's timers after a call into the TCP code (one pending event per timer).
     fn sync_timers(&mut self, fid: u32) {
-        let f = &mut self.flows[fid as usize];
+        let f = &mut self.hosts.flows[fid as usize];
         if f.snd.rto_timer.needs_event() {
             let at = f.snd.rto_timer.deadline;
             f.snd.rto_timer.event_at = at;
@@ -480,36 +539,37 @@ impl Sim {
 
     fn host_receive(&mut self, host: u32, p: Packet) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.out);
         match p.kind {
             Kind::Data | Kind::Syn => {
                 let fid = p.flow;
-                let f = &mut self.flows[fid as usize];
-                f.on_segment(now, &p, &mut out);
+                let h = &mut self.hosts;
+                let f = &mut h.flows[fid as usize];
+                f.on_segment(now, &p, &mut h.out);
                 let delivered = f.delivered();
-                self.flush_out(host, &mut out);
+                self.flush_out(host);
                 self.sync_timers(fid);
-                let t = self.targets[fid as usize];
+                let t = self.hosts.targets[fid as usize];
                 if delivered >= t.target {
-                    self.targets[fid as usize].target = u64::MAX;
-                    self.completions.push(Completion {
+                    self.hosts.targets[fid as usize].target = u64::MAX;
+                    self.hosts.completions.push(Completion {
                         flow: fid,
                         bytes: t.bytes,
                         start: t.started,
                         end: now,
                     });
                     if t.app != u32::MAX {
-                        self.app_event(t.app, AppEvent::FlowDone(fid));
+                        self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
                     }
                 }
             }
             Kind::Ack | Kind::SynAck => {
                 let fid = p.flow;
-                if self.samplers.seq.on {
-                    self.samplers.seq.on_ack_received(now, &p);
+                if self.obs.samplers.seq.on {
+                    self.obs.samplers.seq.on_ack_received(now, &p);
                 }
-                self.flows[fid as usize].on_ack(now, &p, &mut out);
-                self.flush_out(host, &mut out);
+                let h = &mut self.hosts;
+                h.flows[fid as usize].on_ack(now, &p, &mut h.out);
+                self.flush_out(host);
                 self.sync_timers(fid);
             }
             Kind::Udp
@@ -522,22 +582,19 @@ impl Sim {
             }
             Kind::Cnm | Kind::Pause => {}
             Kind::Udp => {
-                let app = p.flow;
-                if (app as usize) < self.apps.len() {
-                    self.app_event(app, AppEvent::UdpReceived(p.payload as u64));
-                }
+                let ev = AppEvent::UdpReceived(p.payload as u64);
+                self.hosts.app_calls.push((p.flow, ev));
             }
         }
-        self.out = out;
     }
 
     /// Let a flow's application write `bytes` and wait until they are delivered.
     pub fn flow_write(&mut self, fid: u32, bytes: u64, notify: bool) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.out);
-        let f = &mut self.flows[fid as usize];
+        let h = &mut self.hosts;
+        let f = &mut h.flows[fid as usize];
         let base = f.snd.app_limit;
-        f.app_write(now, bytes, &mut out);
+        f.app_write(now, bytes, &mut h.out);
         // What the write put on the connection (`whole_segments` may round it up).
         let bytes = if bytes == u64::MAX {
             bytes
@@ -546,26 +603,25 @@ impl Sim {
         };
         let src = f.src;
         if notify {
-            let t = &mut self.targets[fid as usize];
+            let t = &mut h.targets[fid as usize];
             t.target = base + bytes;
             t.started = now;
             t.bytes = bytes;
         }
-        self.flush_out(src, &mut out);
+        self.flush_out(src);
         self.sync_timers(fid);
-        self.out = out;
     }
 
     /// Like [`Sim::flow_write`] with notification, but the transfer's completion record
     /// starts at `started` (a message that waited behind earlier ones, `engine/apps/workload.rs`).
     pub fn flow_write_at(&mut self, fid: u32, bytes: u64, started: SimTime) {
         self.flow_write(fid, bytes, true);
-        self.targets[fid as usize].started = started;
+        self.hosts.targets[fid as usize].started = started;
     }
 
     fn on_tcp_timer(&mut self, fid: u32, kind: u8) {
         let now = self.now;
-        let f = &mut self.flows[fid as usize];
+        let f = &mut self.hosts.flows[fid as usize];
         let due = if kind == TIMER_RTO {
             f.snd.rto_timer.fire(now)
         } else {
@@ -577,92 +633,62 @@ impl Sim {
             && kind == TIMER_RTO
             && self.l2.is_some()
             && crate::engine::l2::una_held_in_limiter(self, fid);
-        let f = &mut self.flows[fid as usize];
+        let h = &mut self.hosts;
+        let f = &mut h.flows[fid as usize];
         let timeouts0 = f.stats.timeouts;
         if due {
-            let mut out = std::mem::take(&mut self.out);
             let host = if kind == TIMER_RTO {
-                f.on_rto(now, &mut out);
+                f.on_rto(now, &mut h.out);
                 f.src
             } else {
-                f.on_delack(now, &mut out);
+                f.on_delack(now, &mut h.out);
                 f.dst
             };
-            self.flush_out(host, &mut out);
-            self.out = out;
-            if held && self.flows[fid as usize].stats.timeouts > timeouts0 {
+            self.flush_out(host);
+            if held && self.hosts.flows[fid as usize].stats.timeouts > timeouts0 {
                 crate::engine::l2::count_held_rto(self, fid);
             }
         }
         self.sync_timers(fid);
     }
 
-    // -------------------------------------------------------------------- apps
-
-    fn app_event(&mut self, app: u32, ev: AppEvent) {
-        // Temporarily take the app out of the arena so it can drive the simulation.
-        let mut a = std::mem::replace(&mut self.apps[app as usize], App::Placeholder);
-        a.handle(self, app, ev);
-        self.apps[app as usize] = a;
-    }
-
     fn on_sample(&mut self, kind: u32) {
         let now = self.now;
         match kind {
             SAMPLE_QUEUE => {
-                for &pid in &self.samplers.queue_ports {
-                    let q = self.ports[pid as usize].queued_bytes;
-                    self.samplers.queue.push((now, pid, q));
+                for &pid in &self.obs.samplers.queue_ports {
+                    let q = self.net.ports[pid as usize].queued_bytes;
+                    self.obs.samplers.queue.push((now, pid, q));
                 }
-                let next = now + self.samplers.queue_interval;
+                let next = now + self.obs.samplers.queue_interval;
                 self.events.schedule(next, Event::Sample(SAMPLE_QUEUE));
             }
             SAMPLE_CWND => {
-                for &fid in &self.samplers.cwnd_flows {
-                    let f = &self.flows[fid as usize];
-                    self.samplers.cwnd.push((
+                for &fid in &self.obs.samplers.cwnd_flows {
+                    let f = &self.hosts.flows[fid as usize];
+                    self.obs.samplers.cwnd.push((
                         now,
                         fid,
                         f.snd.cwnd,
                         f.snd.ssthresh,
                         f.alpha_or_none(),
                     ));
-                    self.samplers.rtt.push((f.snd.srtt, f.snd.rto));
+                    self.obs.samplers.rtt.push((f.snd.srtt, f.snd.rto));
                 }
-                let next = now + self.samplers.cwnd_interval;
+                let next = now + self.obs.samplers.cwnd_interval;
                 self.events.schedule(next, Event::Sample(SAMPLE_CWND));
             }
             SAMPLE_TPUT => {
-                for (fid, f) in self.flows.iter().enumerate() {
-                    self.samplers.tput.push((now, fid as u32, f.delivered()));
+                for (fid, f) in self.hosts.flows.iter().enumerate() {
+                    self.obs
+                        .samplers
+                        .tput
+                        .push((now, fid as u32, f.delivered()));
                 }
-                let next = now + self.samplers.tput_interval;
+                let next = now + self.obs.samplers.tput_interval;
                 self.events.schedule(next, Event::Sample(SAMPLE_TPUT));
             }
             _ => {}
-        }
-    }
-
-    #[inline]
-    fn dispatch(&mut self, ev: Event) {
-        let r = ev.encode();
-        self.dispatch_raw(r.head, r.a, r.b);
-    }
-
-    /// Handle one event given as its stored words (see `event::RawEvent`).
-    #[inline(never)]
-    fn dispatch_raw(&mut self, head: u32, a: u32, b: u32) {
-        match Event::decode(crate::engine::event::RawEvent { head, a, b }) {
-            Event::PortTxDone(p) => {
-                self.on_port_tx_done(p);
-                debug_assert_eq!(self.ports[p as usize].conservation(), Ok(()));
-            }
-            Event::LinkArrive(p) => self.on_link_arrive(p),
-            Event::TcpTimer { flow, kind } => self.on_tcp_timer(flow, kind),
-            Event::App { app, arg } => self.app_event(app, AppEvent::Timer(arg)),
-            Event::Sample(k) => self.on_sample(k),
-            Event::L2 { idx, kind } => crate::engine::l2::on_event(self, idx, kind),
-            Event::Stop => {}
         }
     }
 
@@ -676,7 +702,7 @@ impl Sim {
         if kind > 1 {
             return;
         }
-        let Some(port) = self.ports.get(n.a as usize) else {
+        let Some(port) = self.net.ports.get(n.a as usize) else {
             return;
         };
         if kind == 1 {
@@ -684,7 +710,7 @@ impl Sim {
                 prefetch(w as *const _ as *const u8);
                 prefetch((w as *const _ as *const u8).wrapping_add(64));
             }
-            if let Some(o) = self.ports.get(port.head_out as usize) {
+            if let Some(o) = self.net.ports.get(port.head_out as usize) {
                 // The whole output port (a few lines) and its multi-queue state.
                 let base = o as *const Port as *const u8;
                 let mut off = 0;
@@ -700,6 +726,62 @@ impl Sim {
             prefetch(m as *const _ as *const u8);
         }
     }
+}
+
+impl Sim {
+    // -------------------------------------------------------------------- apps
+
+    fn app_event(&mut self, app: u32, ev: AppEvent) {
+        if let Some(a) = self.apps.get_mut(app as usize) {
+            a.handle(&mut self.core, app, ev);
+        }
+    }
+
+    /// Hand the applications the events that the last delivery raised (`Hosts::app_calls`).
+    #[inline]
+    fn deliver_app_calls(&mut self) {
+        if self.core.hosts.app_calls.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        while i < self.core.hosts.app_calls.len() {
+            let (app, ev) = self.core.hosts.app_calls[i];
+            self.app_event(app, ev);
+            i += 1;
+        }
+        self.core.hosts.app_calls.clear();
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        let r = ev.encode();
+        self.dispatch_raw(r.head, r.a, r.b);
+    }
+
+    /// Handle one event given as its stored words (see `event::RawEvent`).
+    #[inline(never)]
+    fn dispatch_raw(&mut self, head: u32, a: u32, b: u32) {
+        match Event::decode(crate::engine::event::RawEvent { head, a, b }) {
+            Event::PortTxDone(p) => {
+                self.on_port_tx_done(p);
+                debug_assert_eq!(self.net.ports[p as usize].conservation(), Ok(()));
+            }
+            Event::LinkArrive(p) => {
+                self.core.on_link_arrive(p);
+                self.deliver_app_calls();
+            }
+            Event::TcpTimer { flow, kind } => self.core.on_tcp_timer(flow, kind),
+            Event::App { app, arg } => self.app_event(app, AppEvent::Timer(arg)),
+            Event::Sample(k) => self.core.on_sample(k),
+            Event::L2 { idx, kind } => {
+                crate::engine::l2::on_event(&mut self.core, &self.apps, idx, kind);
+                self.deliver_app_calls();
+            }
+            Event::Stop => {}
+        }
+        // Only a delivery raises events for applications.
+        debug_assert!(self.core.hosts.app_calls.is_empty());
+    }
 
     /// Process the next event (tests and debugging); returns it with its time.
     pub fn step(&mut self) -> Option<(SimTime, Event)> {
@@ -714,6 +796,7 @@ impl Sim {
     /// it after each run.
     pub fn check_conservation(&self) -> Result<(), String> {
         let bad: Vec<String> = self
+            .net
             .ports
             .iter()
             .filter_map(|p| p.conservation().err())
@@ -727,7 +810,8 @@ impl Sim {
 
     /// Packets waiting in queues or on wires.
     pub fn packets_in_network(&self) -> u64 {
-        self.ports
+        self.net
+            .ports
             .iter()
             .map(|p| {
                 (p.queue.len() + p.wire.len() + p.mq.as_ref().map_or(0, |m| m.mq.len())) as u64
@@ -741,15 +825,19 @@ impl Sim {
         for i in 0..self.apps.len() {
             self.app_event(i as u32, AppEvent::Start);
         }
-        if !self.samplers.queue_ports.is_empty() && self.samplers.queue_interval > SimTime::ZERO {
+        if !self.obs.samplers.queue_ports.is_empty()
+            && self.obs.samplers.queue_interval > SimTime::ZERO
+        {
             self.events
                 .schedule(SimTime::ZERO, Event::Sample(SAMPLE_QUEUE));
         }
-        if !self.samplers.cwnd_flows.is_empty() && self.samplers.cwnd_interval > SimTime::ZERO {
+        if !self.obs.samplers.cwnd_flows.is_empty()
+            && self.obs.samplers.cwnd_interval > SimTime::ZERO
+        {
             self.events
                 .schedule(SimTime::ZERO, Event::Sample(SAMPLE_CWND));
         }
-        if self.samplers.tput_interval > SimTime::ZERO {
+        if self.obs.samplers.tput_interval > SimTime::ZERO {
             self.events
                 .schedule(SimTime::ZERO, Event::Sample(SAMPLE_TPUT));
         }
@@ -779,7 +867,7 @@ impl Sim {
         }
         self.now = end;
         crate::engine::l2::finish(self);
-        for p in self.ports.iter_mut() {
+        for p in self.net.ports.iter_mut() {
             if let Some(s) = p.silent.as_mut() {
                 s.finish(end);
             }

@@ -31,7 +31,7 @@ pub fn tables(sim: &Sim) -> Vec<Table> {
 /// `l2_ports`: one row per port with a congestion point or PAUSE traffic.
 fn ports(sim: &Sim, l: &L2) -> Table {
     let end = sim.end;
-    let idx: Vec<usize> = (0..sim.ports.len())
+    let idx: Vec<usize> = (0..sim.net.ports.len())
         .filter(|&i| {
             l.cp[i].is_some() || l.pause_sent[i] > 0 || l.pause_rcvd[i] > 0 || l.cnm_port[i] > 0
         })
@@ -41,7 +41,7 @@ fn ports(sim: &Sim, l: &L2) -> Table {
     let mut t = Table::new("l2_ports");
     t.str(
         "port",
-        idx.iter().map(|&i| sim.ports[i].name.clone()).collect(),
+        idx.iter().map(|&i| sim.net.ports[i].name.clone()).collect(),
     )
     .i64("cnms_sent", int(&|i| l.cnm_port[i]))
     .i64("cp_samples", int(&|i| cp_stat(i, |c| c.stats.samples)))
@@ -69,7 +69,7 @@ fn limiters(sim: &Sim, l: &L2) -> Table {
         .str(
             "host",
             r.iter()
-                .map(|x| sim.nodes[x.host as usize].name.clone())
+                .map(|x| sim.net.nodes[x.host as usize].name.clone())
                 .collect(),
         )
         .i64("flows", int(|x| x.flows as u64))
@@ -116,7 +116,7 @@ fn rate_series(sim: &Sim, l: &L2) -> Vec<Table> {
         let s = &l.app_samples;
         let ends = |x: &(SimTime, u32, f64), src: bool| -> String {
             match &sim.apps[x.1 as usize] {
-                crate::engine::apps::App::Cbr(c) => sim.nodes
+                crate::engine::apps::App::Cbr(c) => sim.net.nodes
                     [if src { c.src } else { c.dst } as usize]
                     .name
                     .clone(),
@@ -165,7 +165,7 @@ pub fn priority_table(sim: &Sim, l: &L2) -> Table {
     let end = sim.end;
     let (mut port, mut prio, mut sent, mut rcvd, mut paused) =
         (vec![], vec![], vec![], vec![], vec![]);
-    for (i, p) in sim.ports.iter().enumerate() {
+    for (i, p) in sim.net.ports.iter().enumerate() {
         for c in 0..PFC_PRIORITIES {
             let s = l.mqp.sent_prio[i][c];
             let r = l.mqp.rcvd_prio[i][c];

@@ -60,8 +60,8 @@ struct AppGoodput {
 fn app_goodput(sim: &Sim) -> AppGoodput {
     let dur = sim.end.as_secs_f64();
     let mut app_bytes = vec![0u64; sim.apps.len()];
-    for (i, f) in sim.flows.iter().enumerate() {
-        let a = sim.targets[i].app;
+    for (i, f) in sim.hosts.flows.iter().enumerate() {
+        let a = sim.hosts.targets[i].app;
         if (a as usize) < app_bytes.len() {
             app_bytes[a as usize] += f.delivered();
         }
@@ -80,14 +80,13 @@ fn app_goodput(sim: &Sim) -> AppGoodput {
             App::Ping(_) => (0, 0),
             App::Transactions(_) => (app_bytes[i], 0),
             App::Workload(_) => (app_bytes[i], 0),
-            App::Placeholder => (0, 0),
         };
         rounds_total += r;
         kinds.push(a.kind().to_string());
         goodputs.push(bytes as f64 * 8.0 / dur / 1e6);
         rounds.push(r as i64);
     }
-    let delivered: u64 = sim.flows.iter().map(|f| f.delivered()).sum::<u64>()
+    let delivered: u64 = sim.hosts.flows.iter().map(|f| f.delivered()).sum::<u64>()
         + sim
             .apps
             .iter()
@@ -116,23 +115,29 @@ fn app_goodput(sim: &Sim) -> AppGoodput {
 fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Table {
     let dur = sim.end.as_secs_f64();
     let (app_bytes, rounds_total, delivered) = (&g.app_bytes, g.rounds_total, g.delivered);
-    let timeouts: u64 = sim.flows.iter().map(|f| f.stats.timeouts).sum();
-    let retx: u64 = sim.flows.iter().map(|f| f.stats.retransmits).sum();
-    let frs: u64 = sim.flows.iter().map(|f| f.stats.fast_recoveries).sum();
+    let timeouts: u64 = sim.hosts.flows.iter().map(|f| f.stats.timeouts).sum();
+    let retx: u64 = sim.hosts.flows.iter().map(|f| f.stats.retransmits).sum();
+    let frs: u64 = sim
+        .hosts
+        .flows
+        .iter()
+        .map(|f| f.stats.fast_recoveries)
+        .sum();
     let mut drops = 0u64;
-    for p in &sim.ports {
-        if sim.nodes[p.node as usize].kind == NodeKind::Switch {
+    for p in &sim.net.ports {
+        if sim.net.nodes[p.node as usize].kind == NodeKind::Switch {
             drops += p.stats.drops();
         }
     }
     let silent_s: f64 = sim
+        .net
         .ports
         .iter()
         .filter_map(|p| p.silent.as_ref())
         .fold(0.0, |acc, s| acc + s.total.as_secs_f64());
     let bottleneck_pkts = info
         .bottleneck_port
-        .map(|p| sim.ports[p as usize].stats.tx_data_pkts)
+        .map(|p| sim.net.ports[p as usize].stats.tx_data_pkts)
         .unwrap_or(0);
     let id = loaded.scenario.meta.id.clone().unwrap_or_default();
     let mut summary = Table::new("summary");
@@ -140,7 +145,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .str("id", vec![id])
         .i64("seed", vec![clamp_i64(sim.seed)])
         .f64("duration_s", vec![dur])
-        .i64("flows", vec![sim.flows.len() as i64])
+        .i64("flows", vec![sim.hosts.flows.len() as i64])
         .i64("servers", vec![info.servers as i64])
         .i64(
             "switch_buffer_bytes",
@@ -157,7 +162,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .i64("bottleneck_pkts", vec![bottleneck_pkts as i64])
         .i64("events", vec![sim.events.popped as i64])
         .i64("peak_pending", vec![sim.events.peak_len as i64]);
-    if sim.samplers.tput_interval > crate::base::units::SimTime::ZERO {
+    if sim.obs.samplers.tput_interval > crate::base::units::SimTime::ZERO {
         let after = loaded
             .scenario
             .measure
@@ -189,16 +194,19 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
 
 /// One row per TCP flow.
 fn flows(sim: &Sim) -> Table {
-    let fl = &sim.flows;
+    let fl = &sim.hosts.flows;
     let int = |g: fn(&TcpFlow) -> i64| fl.iter().map(g).collect::<Vec<i64>>();
     let name = |g: fn(&TcpFlow) -> u32| {
         fl.iter()
-            .map(|f| sim.nodes[g(f) as usize].name.clone())
+            .map(|f| sim.net.nodes[g(f) as usize].name.clone())
             .collect::<Vec<String>>()
     };
     let mut t = Table::new("flows");
     t.i64("flow", int(|f| f.id as i64))
-        .i64("app", sim.targets.iter().map(|t| t.app as i64).collect())
+        .i64(
+            "app",
+            sim.hosts.targets.iter().map(|t| t.app as i64).collect(),
+        )
         .str("src", name(|f| f.src))
         .str("dst", name(|f| f.dst))
         .i64("delivered_bytes", int(|f| clamp_i64(f.delivered())))
@@ -222,9 +230,10 @@ fn flows(sim: &Sim) -> Table {
 /// One row per switch port.
 fn ports(sim: &Sim) -> Table {
     let ps: Vec<&Port> = sim
+        .net
         .ports
         .iter()
-        .filter(|p| sim.nodes[p.node as usize].kind == NodeKind::Switch)
+        .filter(|p| sim.net.nodes[p.node as usize].kind == NodeKind::Switch)
         .collect();
     let int = |g: fn(&Port) -> u64| ps.iter().map(|p| g(p) as i64).collect::<Vec<i64>>();
     let mut t = Table::new("ports");
@@ -277,15 +286,15 @@ fn pings(sim: &Sim) -> Option<Table> {
 /// One row per completed transfer.
 fn completions(sim: &Sim) -> Table {
     let mut comp = Table::new("completions");
-    let c = &sim.completions;
+    let c = &sim.hosts.completions;
     comp.i64("flow", c.iter().map(|x| x.flow as i64).collect())
         .i64("bytes", c.iter().map(|x| x.bytes as i64).collect())
         .f64("start_s", c.iter().map(|x| x.start.as_secs_f64()).collect())
         .f64("end_s", c.iter().map(|x| x.end.as_secs_f64()).collect());
-    if !sim.completion_service.is_empty() {
+    if !sim.hosts.completion_service.is_empty() {
         // Service of workload messages (`engine/apps/workload.rs`); -1 for other completions.
         let mut svc = vec![-1i64; c.len()];
-        for &(i, s) in &sim.completion_service {
+        for &(i, s) in &sim.hosts.completion_service {
             if let Some(v) = svc.get_mut(i as usize) {
                 *v = s as i64;
             }
@@ -297,28 +306,28 @@ fn completions(sim: &Sim) -> Table {
 
 /// The `queue` and `cwnd` sampler tables, when sampling was asked for.
 fn samplers(sim: &Sim, tables: &mut Vec<Table>) {
-    if !sim.samplers.queue_ports.is_empty() {
-        let q = &sim.samplers.queue;
+    if !sim.obs.samplers.queue_ports.is_empty() {
+        let q = &sim.obs.samplers.queue;
         let mut t = Table::new("queue");
         t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
             .str(
                 "port",
                 q.iter()
-                    .map(|x| sim.ports[x.1 as usize].name.clone())
+                    .map(|x| sim.net.ports[x.1 as usize].name.clone())
                     .collect(),
             )
             .i64("bytes", q.iter().map(|x| x.2 as i64).collect());
         tables.push(t);
     }
-    if !sim.samplers.cwnd_flows.is_empty() {
-        let q = &sim.samplers.cwnd;
+    if !sim.obs.samplers.cwnd_flows.is_empty() {
+        let q = &sim.obs.samplers.cwnd;
         let mut t = Table::new("cwnd");
         t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
             .i64("flow", q.iter().map(|x| x.1 as i64).collect())
             .i64("cwnd_bytes", q.iter().map(|x| clamp_i64(x.2)).collect())
             .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect())
             .f64("alpha", q.iter().map(|x| x.4).collect());
-        let r = &sim.samplers.rtt;
+        let r = &sim.obs.samplers.rtt;
         t.f64("srtt_s", r.iter().map(|x| x.0.as_secs_f64()).collect())
             .f64("rto_s", r.iter().map(|x| x.1.as_secs_f64()).collect());
         tables.push(t);
@@ -328,6 +337,7 @@ fn samplers(sim: &Sim, tables: &mut Vec<Table>) {
 /// Silent periods of the tracked ports, if any.
 fn silent(sim: &Sim) -> Option<Table> {
     let silent: Vec<_> = sim
+        .net
         .ports
         .iter()
         .filter_map(|p| p.silent.as_ref().map(|s| (p.name.clone(), s)))

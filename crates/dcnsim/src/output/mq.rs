@@ -15,7 +15,7 @@ pub fn result_tables(sim: &Sim) -> Vec<Table> {
     let mut reasons = Vec::new();
     let mut est = Table::new("estimates");
     let (mut et, mut ep, mut eq, mut es, mut ea) = (vec![], vec![], vec![], vec![], vec![]);
-    for p in &sim.ports {
+    for p in &sim.net.ports {
         let Some(m) = p.mq.as_ref() else { continue };
         for (i, s) in m.qstats.iter().enumerate() {
             port.push(p.name.clone());

@@ -7,8 +7,8 @@ use crate::engine::sim::Sim;
 /// still waiting at the end are counted up to the end on single-FIFO ports (on multi-queue
 /// ports only the packets that left are counted).
 pub fn summary_columns(sim: &Sim, t: &mut Table) {
-    if let Some(m) = sim.queue_mean.as_ref() {
-        let port = &sim.ports[m.port as usize];
+    if let Some(m) = sim.obs.queue_mean.as_ref() {
+        let port = &sim.net.ports[m.port as usize];
         let (bytes, pkts) = m.means(sim.end, port.queue.iter());
         t.f64("mean_queue_bytes", vec![bytes])
             .f64("mean_queue_pkts", vec![pkts]);

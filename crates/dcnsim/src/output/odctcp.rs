@@ -27,8 +27,8 @@ pub struct Fairness {
 /// Per-flow throughput (b/s) between consecutive sample times ≥ `after`:
 /// one Vec per interval, indexed by flow, with the interval's start and end.
 pub fn interval_rates(sim: &Sim, after: SimTime) -> Vec<(SimTime, SimTime, Vec<f64>)> {
-    let n = sim.flows.len();
-    let s = &sim.samplers.tput;
+    let n = sim.hosts.flows.len();
+    let s = &sim.obs.samplers.tput;
     let mut out = Vec::new();
     if n == 0 {
         return out;
@@ -67,7 +67,7 @@ pub fn fairness(sim: &Sim, after: SimTime) -> Fairness {
         };
     };
     let span = (last.1 - first.0).as_secs_f64();
-    let n = sim.flows.len();
+    let n = sim.hosts.flows.len();
     let mut total = vec![0.0; n];
     for (t0, t1, r) in &iv {
         let dt = (*t1 - *t0).as_secs_f64();
@@ -86,8 +86,8 @@ pub fn fairness(sim: &Sim, after: SimTime) -> Fairness {
 
 /// Append the `seq` and `throughput` tables when their measurements are on.
 pub fn tables(sim: &Sim, tables: &mut Vec<Table>) {
-    let rows = &sim.samplers.seq.rows;
-    if sim.samplers.seq.on {
+    let rows = &sim.obs.samplers.seq.rows;
+    if sim.obs.samplers.seq.on {
         let mut t = Table::new("seq");
         t.f64(
             "time_s",
@@ -107,7 +107,7 @@ pub fn tables(sim: &Sim, tables: &mut Vec<Table>) {
         .i64("retx", rows.iter().map(|r| r.retx as i64).collect());
         tables.push(t);
     }
-    if sim.samplers.tput_interval > SimTime::ZERO {
+    if sim.obs.samplers.tput_interval > SimTime::ZERO {
         let iv = interval_rates(sim, SimTime::ZERO);
         let mut time = Vec::new();
         let mut flow = Vec::new();

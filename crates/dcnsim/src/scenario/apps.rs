@@ -236,7 +236,7 @@ impl Default for TransactionsCfg {
 /// A host named `name` (the error names `apps.key`).
 pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, ScenarioError> {
     match sim.node_by_name(name) {
-        Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+        Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Host => Ok(id),
         Some(_) => Err(ctx.err(
             "apps",
             key,
@@ -244,6 +244,7 @@ pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, S
         )),
         None => {
             let hosts: Vec<&str> = sim
+                .net
                 .nodes
                 .iter()
                 .filter(|n| n.kind == NodeKind::Host)
@@ -260,7 +261,7 @@ pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, S
 }
 
 fn reachable(sim: &Sim, src: u32, dst: u32) -> bool {
-    sim.nodes[src as usize].route[dst as usize] != u32::MAX
+    sim.net.nodes[src as usize].route[dst as usize] != u32::MAX
 }
 
 /// A required `src` or `dst` key of app `ai` of kind `kind`, resolved to a host.
@@ -328,9 +329,13 @@ fn app_incast(args: &AppArgs, a: &IncastCfg, sim: &mut Sim) -> Result<(), Scenar
             .iter()
             .map(|n| host(ctx, sim, n, "servers"))
             .collect::<Result<_, _>>()?,
-        None => (0..sim.nodes.len() as u32)
-            .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
-            .filter(|&i| !s.topology.extra_hosts.contains(&sim.nodes[i as usize].name))
+        None => (0..sim.net.nodes.len() as u32)
+            .filter(|&i| i != client && sim.net.nodes[i as usize].kind == NodeKind::Host)
+            .filter(|&i| {
+                !s.topology
+                    .extra_hosts
+                    .contains(&sim.net.nodes[i as usize].name)
+            })
             .collect(),
     };
     if servers.is_empty() {
@@ -354,7 +359,7 @@ fn app_incast(args: &AppArgs, a: &IncastCfg, sim: &mut Sim) -> Result<(), Scenar
                 "servers",
                 format!(
                     "no route from {} to {}",
-                    sim.nodes[srv as usize].name, a.client
+                    sim.net.nodes[srv as usize].name, a.client
                 ),
             ));
         }

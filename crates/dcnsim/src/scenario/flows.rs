@@ -45,7 +45,7 @@ fn hosts(
     names
         .iter()
         .map(|n| match sim.node_by_name(n) {
-            Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+            Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Host => Ok(id),
             Some(_) => Err(err(
                 file,
                 text,
@@ -270,20 +270,20 @@ fn add_schedule(
     (pairs, transfers): Transfers,
 ) -> Result<(), ScenarioError> {
     for &(s, d) in &pairs {
-        if sim.nodes[s as usize].route[d as usize] == u32::MAX || s == d {
+        if sim.net.nodes[s as usize].route[d as usize] == u32::MAX || s == d {
             return Err(err(
                 file,
                 text,
                 "dst",
                 format!(
                     "app {ai}: no route from {} to {}",
-                    sim.nodes[s as usize].name, sim.nodes[d as usize].name
+                    sim.net.nodes[s as usize].name, sim.net.nodes[d as usize].name
                 ),
             ));
         }
     }
     let app_id = sim.apps.len() as u32;
-    let first_flow = sim.flows.len() as u32;
+    let first_flow = sim.hosts.flows.len() as u32;
     for &(s, d) in &pairs {
         let mut f = TcpFlow::new(0, s, d, tcp.clone());
         f.class = class;

@@ -238,7 +238,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
         install_pause(sim, &mut l, pc, err)?;
     }
     if a.cp.is_some() || a.pause.is_some() {
-        for p in &sim.ports {
+        for p in &sim.net.ports {
             if p.aqm_at == crate::model::aqm::AqmAt::Dequeue {
                 return Err(err(
                     "topology",
@@ -301,12 +301,14 @@ fn install_cps(sim: &Sim, l: &mut L2, c: &QcnCpCfg, err: ErrFn) -> Result<(), Sc
             .iter()
             .map(|n| port_named(sim, n, "topology", "qcn", err))
             .collect::<Result<_, _>>()?,
-        None => (0..sim.ports.len() as u32)
-            .filter(|&p| sim.nodes[sim.ports[p as usize].node as usize].kind == NodeKind::Switch)
+        None => (0..sim.net.ports.len() as u32)
+            .filter(|&p| {
+                sim.net.nodes[sim.net.ports[p as usize].node as usize].kind == NodeKind::Switch
+            })
             .collect(),
     };
     for pid in ports {
-        let port = &sim.ports[pid as usize];
+        let port = &sim.net.ports[pid as usize];
         let mut cfg = base;
         if c.congestion_memory.unwrap_or(false) {
             if port.limit_bytes == u64::MAX {
@@ -370,25 +372,25 @@ fn install_pause(
         }
     };
     l.pause_mode = cfg.mode;
-    l.pause_tx = vec![PauseState::new(cfg.mode); sim.ports.len()];
+    l.pause_tx = vec![PauseState::new(cfg.mode); sim.net.ports.len()];
     cfg.validate().map_err(|e| err("topology", "pause", e))?;
     let switches: Vec<u32> = match &pc.switches {
         Some(list) => list
             .iter()
             .map(|n| match sim.node_by_name(n) {
-                Some(id) if sim.nodes[id as usize].kind == NodeKind::Switch => Ok(id),
+                Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Switch => Ok(id),
                 _ => Err(err("topology", "pause", format!("{n:?} is not a switch"))),
             })
             .collect::<Result<_, _>>()?,
-        None => (0..sim.nodes.len() as u32)
-            .filter(|&n| sim.nodes[n as usize].kind == NodeKind::Switch)
+        None => (0..sim.net.nodes.len() as u32)
+            .filter(|&n| sim.net.nodes[n as usize].kind == NodeKind::Switch)
             .collect(),
     };
     for n in switches {
-        let rates: Vec<RateBps> = sim.nodes[n as usize]
+        let rates: Vec<RateBps> = sim.net.nodes[n as usize]
             .ports
             .iter()
-            .map(|&p| sim.ports[p as usize].rate)
+            .map(|&p| sim.net.ports[p as usize].rate)
             .collect();
         let wm = PauseWatermarks::new(cfg, &rates).map_err(|e| err("topology", "pause", e))?;
         l.pause_sw[n as usize] = Some(SwitchPause {
@@ -426,8 +428,8 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
     }
     let ideal = rc.ideal.unwrap_or(false);
     let mut keys: Vec<(u32, u32, u32)> = Vec::new(); // (src, dst-or-flow key, limiter)
-    for fid in 0..sim.flows.len() {
-        let f = &sim.flows[fid];
+    for fid in 0..sim.hosts.flows.len() {
+        let f = &sim.hosts.flows[fid];
         let (src, dst) = (f.src, f.dst);
         let key = match scope {
             "flow" => fid as u32,
@@ -442,11 +444,11 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
                 let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
                 let fixed = if ideal {
                     // Destination link rate / number of flows to that destination.
-                    let n = sim.flows.iter().filter(|g| g.dst == dst).count() as u64;
-                    let down = sim.nodes[dst as usize]
+                    let n = sim.hosts.flows.iter().filter(|g| g.dst == dst).count() as u64;
+                    let down = sim.net.nodes[dst as usize]
                         .ports
                         .first()
-                        .map(|&p| sim.ports[sim.ports[p as usize].peer_port as usize].rate)
+                        .map(|&p| sim.net.ports[sim.net.ports[p as usize].peer_port as usize].rate)
                         .unwrap_or(line);
                     Some(RateBps((down.0 / n.max(1)).max(1)))
                 } else {
@@ -461,9 +463,9 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
                     "flow" => format!("flow{fid}"),
                     "destination" => format!(
                         "{}->{}",
-                        sim.nodes[src as usize].name, sim.nodes[dst as usize].name
+                        sim.net.nodes[src as usize].name, sim.net.nodes[dst as usize].name
                     ),
-                    _ => sim.nodes[src as usize].name.clone(),
+                    _ => sim.net.nodes[src as usize].name.clone(),
                 };
                 l.rls.push(Limiter::new(name, src, rp, fixed));
                 let i = (l.rls.len() - 1) as u32;

@@ -1004,7 +1004,7 @@ fn aqm_from_cfg(
         ("queue", a.queue.is_some()),
         ("mean_pkt_size", a.mean_pkt_size.is_some()),
     ];
-    let port = &sim.ports[pid as usize];
+    let port = &sim.net.ports[pid as usize];
     match a.kind.as_str() {
         "none" => Ok((Aqm::None, AqmAt::Off)),
         "step" => {
@@ -1150,14 +1150,16 @@ fn build_topology(
     }
     sim.finalize_routes();
     if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
-        sim.ecmp = crate::engine::ecmp::EcmpGroups::build(&mut sim.nodes, &sim.ports);
+        let net = &mut sim.net;
+        net.ecmp = crate::engine::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports);
     }
     if let Some(n) = t.queue_limit_pkts {
         if n == 0 {
             return Err(ctx.err("topology", "queue_limit_pkts", "expected at least 1 packet"));
         }
-        for p in sim.ports.iter_mut() {
-            if sim.nodes[p.node as usize].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
+        let net = &mut sim.net;
+        for p in net.ports.iter_mut() {
+            if net.nodes[p.node as usize].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
                 p.limit_pkts = n;
             }
         }
@@ -1332,12 +1334,12 @@ fn build_explicit(
         })?;
         let ld = l.delay.map(|d| d.0).unwrap_or(delay);
         let buf = l.buffer.map(|b| b.0).unwrap_or(sw_buf);
-        let la = if sim.nodes[a as usize].kind == NodeKind::Host {
+        let la = if sim.net.nodes[a as usize].kind == NodeKind::Host {
             nic_buf
         } else {
             buf
         };
-        let lb = if sim.nodes[b as usize].kind == NodeKind::Host {
+        let lb = if sim.net.nodes[b as usize].kind == NodeKind::Host {
             nic_buf
         } else {
             buf
@@ -1352,9 +1354,9 @@ fn build_explicit(
                 ));
             }
             for pid in [pa, pb] {
-                let node = sim.ports[pid as usize].node;
-                if sim.nodes[node as usize].kind == NodeKind::Switch {
-                    sim.ports[pid as usize].limit_pkts = n;
+                let node = sim.net.ports[pid as usize].node;
+                if sim.net.nodes[node as usize].kind == NodeKind::Switch {
+                    sim.net.ports[pid as usize].limit_pkts = n;
                 }
             }
         }
@@ -1373,11 +1375,11 @@ fn apply_aqm(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim) -> Result<(), ScenarioEr
                 "`port` belongs in [[topology.aqm_ports]] entries",
             ));
         }
-        for pid in 0..sim.ports.len() as u32 {
-            let node = sim.ports[pid as usize].node;
-            if sim.nodes[node as usize].kind == NodeKind::Switch {
+        for pid in 0..sim.net.ports.len() as u32 {
+            let node = sim.net.ports[pid as usize].node;
+            if sim.net.nodes[node as usize].kind == NodeKind::Switch {
                 let (aqm, at) = aqm_from_cfg(ctx, "topology.aqm", a, sim, pid)?;
-                let p = &mut sim.ports[pid as usize];
+                let p = &mut sim.net.ports[pid as usize];
                 p.aqm = aqm;
                 p.aqm_at = at;
             }
@@ -1399,7 +1401,7 @@ fn apply_aqm(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim) -> Result<(), ScenarioEr
             )
         })?;
         let (aqm, at) = aqm_from_cfg(ctx, "topology.aqm_ports", a, sim, pid)?;
-        let p = &mut sim.ports[pid as usize];
+        let p = &mut sim.net.ports[pid as usize];
         p.aqm = aqm;
         p.aqm_at = at;
     }
@@ -1437,7 +1439,13 @@ fn build_measure(
 ) -> Result<(), ScenarioError> {
     let port = |sim: &Sim, name: &str, key: &str| -> Result<u32, ScenarioError> {
         sim.port_by_name(name).ok_or_else(|| {
-            let names: Vec<&str> = sim.ports.iter().take(4).map(|p| p.name.as_str()).collect();
+            let names: Vec<&str> = sim
+                .net
+                .ports
+                .iter()
+                .take(4)
+                .map(|p| p.name.as_str())
+                .collect();
             ctx.err(
                 "measure",
                 key,
@@ -1451,7 +1459,7 @@ fn build_measure(
             .silent_threshold
             .map(|d| d.0)
             .unwrap_or(SimTime::from_ms(100));
-        sim.ports[pid as usize].silent = Some(crate::engine::net::SilentTracker {
+        sim.net.ports[pid as usize].silent = Some(crate::engine::net::SilentTracker {
             threshold,
             ..Default::default()
         });
@@ -1461,47 +1469,47 @@ fn build_measure(
     }
     for name in &m.queue_ports {
         let pid = port(sim, name, "queue_ports")?;
-        sim.samplers.queue_ports.push(pid);
+        sim.obs.samplers.queue_ports.push(pid);
     }
-    sim.samplers.queue_interval = m.queue_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    sim.obs.samplers.queue_interval = m.queue_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
     if let Some(name) = &m.mean_queue_port {
         let pid = port(sim, name, "mean_queue_port")?;
-        sim.queue_mean = Some(Box::new(
+        sim.obs.queue_mean = Some(Box::new(
             crate::engine::observe::queue_mean::QueueMean::new(pid),
         ));
     }
     for &f in &m.cwnd_flows {
-        if f as usize >= sim.flows.len() {
+        if f as usize >= sim.hosts.flows.len() {
             return Err(ctx.err(
                 "measure",
                 "cwnd_flows",
                 format!(
                     "flow {f} does not exist (the scenario has {} flows)",
-                    sim.flows.len()
+                    sim.hosts.flows.len()
                 ),
             ));
         }
-        sim.samplers.cwnd_flows.push(f);
+        sim.obs.samplers.cwnd_flows.push(f);
     }
-    sim.samplers.cwnd_interval = m.cwnd_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    sim.obs.samplers.cwnd_interval = m.cwnd_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
     for &f in &m.seq_flows {
-        if f as usize >= sim.flows.len() {
+        if f as usize >= sim.hosts.flows.len() {
             return Err(ctx.err(
                 "measure",
                 "seq_flows",
                 format!(
                     "flow {f} does not exist (the scenario has {} flows)",
-                    sim.flows.len()
+                    sim.hosts.flows.len()
                 ),
             ));
         }
-        sim.samplers.seq.enable(f);
+        sim.obs.samplers.seq.enable(f);
     }
     if let Some(d) = m.throughput_interval {
         if d.0 == SimTime::ZERO {
             return Err(ctx.err("measure", "throughput_interval", "must be positive"));
         }
-        sim.samplers.tput_interval = d.0;
+        sim.obs.samplers.tput_interval = d.0;
     }
     if m.fairness_after.is_some() && m.throughput_interval.is_none() {
         return Err(ctx.err(
@@ -1531,7 +1539,7 @@ fn build_l2(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioError>
     // The layer-2 hooks (CP sampling, PAUSE input accounting) read the single-FIFO queue; they
     // are not wired into multi-queue ports yet (PFC would need it), so refuse the mix.
     // Likewise the layer-2 forwarding path resolves single next hops, not ECMP groups.
-    if sim.l2.is_some() && !sim.ecmp.groups.is_empty() {
+    if sim.l2.is_some() && !sim.net.ecmp.groups.is_empty() {
         let key = if t.pause.is_some() { "pause" } else { "qcn" };
         return Err(ctx.err(
             "topology",
@@ -1545,7 +1553,7 @@ fn build_l2(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioError>
         .l2
         .as_ref()
         .is_some_and(|l| l.cp.iter().any(|c| c.is_some()));
-    if cp_on && sim.ports.iter().any(|p| p.mq.is_some()) {
+    if cp_on && sim.net.ports.iter().any(|p| p.mq.is_some()) {
         return Err(ctx.err(
             "topology",
             "qcn",

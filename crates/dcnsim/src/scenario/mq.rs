@@ -168,7 +168,7 @@ fn mark_from_cfg(
     mq: &mut MultiQueue,
 ) -> Result<QueueMark, ScenarioError> {
     let err = |key: &str, msg: String| ctx.err(what, key, msg);
-    let rate = sim.ports[pid as usize].rate;
+    let rate = sim.net.ports[pid as usize].rate;
     Ok(match m.kind.as_str() {
         "none" => QueueMark::None,
         "red" | "step" => {
@@ -322,7 +322,7 @@ fn build_port(
         _ => None,
     };
     let mut mq = MultiQueue::new(n, &cfg, DEFAULT_QUEUE_CAPACITY).map_err(|e| fail("count", e))?;
-    let policy = buffer_policy(q, n, sim.ports[pid as usize].limit_bytes, &fail)?;
+    let policy = buffer_policy(q, n, sim.net.ports[pid as usize].limit_bytes, &fail)?;
     let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
     let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;
     let mark = match &q.marking {
@@ -338,7 +338,7 @@ fn build_port(
         )?,
         None => QueueMark::None,
     };
-    let rate = sim.ports[pid as usize].rate;
+    let rate = sim.net.ports[pid as usize].rate;
     let mut mp = MqPort::new(mq, adm, mark);
     let want_est = q.record_estimates.unwrap_or(false);
     if matches!(mp.mark, QueueMark::DqRate) || want_est {
@@ -351,11 +351,11 @@ fn build_port(
     }
     if let Some(a) = &q.port_marking {
         let (aqm, at) = aqm_from_cfg(ctx, &format!("{what}.port_marking"), a, sim, pid)?;
-        let port = &mut sim.ports[pid as usize];
+        let port = &mut sim.net.ports[pid as usize];
         port.aqm = aqm;
         port.aqm_at = at;
     }
-    let port = &mut sim.ports[pid as usize];
+    let port = &mut sim.net.ports[pid as usize];
     port.mq = Some(Box::new(mp));
     Ok(())
 }
@@ -414,7 +414,7 @@ fn shared_pool(
     fail: &Fail,
 ) -> Result<u32, ScenarioError> {
     // One pool per switch; the sources give no default size, so `pool` is required.
-    let node = sim.ports[pid as usize].node;
+    let node = sim.net.ports[pid as usize].node;
     let cap = q.pool.map(|s| s.0 .0).ok_or_else(|| {
         fail(
             "pool",
@@ -424,9 +424,10 @@ fn shared_pool(
     let idx = match pools.iter().find(|(n, _)| *n == node) {
         Some(&(_, i)) => i,
         None => {
-            sim.pools
+            sim.net
+                .pools
                 .push(SharedPool::new(cap).map_err(|e| fail("pool", e))?);
-            let i = (sim.pools.len() - 1) as u32;
+            let i = (sim.net.pools.len() - 1) as u32;
             pools.push((node, i));
             i
         }
@@ -451,9 +452,9 @@ pub(super) fn apply(
             ));
         }
         let hosts = q.hosts.unwrap_or(false);
-        for pid in 0..sim.ports.len() as u32 {
-            let node = sim.ports[pid as usize].node;
-            let kind = sim.nodes[node as usize].kind;
+        for pid in 0..sim.net.ports.len() as u32 {
+            let node = sim.net.ports[pid as usize].node;
+            let kind = sim.net.nodes[node as usize].kind;
             if kind == NodeKind::Switch || (hosts && kind == NodeKind::Host) {
                 build_port(ctx, "topology.queues", q, sim, pid, &mut pools)?;
             }
@@ -502,9 +503,9 @@ mod tests {
     fn nic_has_queues(sim: &crate::engine::sim::Sim) -> (usize, usize) {
         let mut host = 0;
         let mut switch = 0;
-        for p in &sim.ports {
+        for p in &sim.net.ports {
             if p.mq.is_some() {
-                if sim.nodes[p.node as usize].kind == crate::engine::net::NodeKind::Host {
+                if sim.net.nodes[p.node as usize].kind == crate::engine::net::NodeKind::Host {
                     host += 1;
                 } else {
                     switch += 1;

@@ -109,7 +109,7 @@ fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
 
 fn host(file: &str, text: &str, sim: &Sim, key: &str, name: &str) -> Result<u32, ScenarioError> {
     match sim.node_by_name(name) {
-        Some(id) if sim.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+        Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Host => Ok(id),
         Some(_) => Err(err(
             file,
             text,
@@ -158,15 +158,15 @@ pub fn build_workload(
         Pattern::AllToAll { hosts } => hosts.clone(),
     };
     for &h in &endpoints {
-        if sim.nodes[h as usize].ports.is_empty() {
+        if sim.net.nodes[h as usize].ports.is_empty() {
             return Err(e(
                 "pattern",
-                format!("host {:?} has no link", sim.nodes[h as usize].name),
+                format!("host {:?} has no link", sim.net.nodes[h as usize].name),
             ));
         }
     }
-    let edge_port = sim.nodes[edge_host as usize].ports[0];
-    let rate_bps = sim.ports[edge_port as usize].rate.0 as f64;
+    let edge_port = sim.net.nodes[edge_host as usize].ports[0];
+    let rate_bps = sim.net.ports[edge_port as usize].rate.0 as f64;
     let mean = match a.mean_bytes {
         Some(m) => m,
         None => Workload::mean_bytes(&services),
@@ -281,8 +281,8 @@ fn pattern(
                     .iter()
                     .map(|n| host(file, text, sim, "servers", n))
                     .collect::<Result<_, _>>()?,
-                None => (0..sim.nodes.len() as u32)
-                    .filter(|&i| i != client && sim.nodes[i as usize].kind == NodeKind::Host)
+                None => (0..sim.net.nodes.len() as u32)
+                    .filter(|&i| i != client && sim.net.nodes[i as usize].kind == NodeKind::Host)
                     .collect(),
             };
             if servers.is_empty() || servers.contains(&client) {
@@ -299,8 +299,8 @@ fn pattern(
                     .iter()
                     .map(|n| host(file, text, sim, "srcs", n))
                     .collect::<Result<_, _>>()?,
-                None => (0..sim.nodes.len() as u32)
-                    .filter(|&i| sim.nodes[i as usize].kind == NodeKind::Host)
+                None => (0..sim.net.nodes.len() as u32)
+                    .filter(|&i| sim.net.nodes[i as usize].kind == NodeKind::Host)
                     .collect(),
             };
             if hosts.len() < 2 || hosts.len() > 10_000 {

@@ -19,7 +19,7 @@ fn run(overrides: &[(&str, &str)], pass_through: bool) -> String {
     );
     let loaded = crate::scenario::load(text, "tcn-fig10.toml", &ov).unwrap();
     let (mut sim, info) = crate::scenario::build(&loaded).unwrap();
-    sim.mq_pass_through = pass_through;
+    sim.net.mq_pass_through = pass_through;
     sim.start();
     sim.run(&mut |_| true);
     sim.check_conservation().expect("packet conservation");

@@ -22,12 +22,12 @@ fn head_out_is_the_route_of_every_wire_head() {
     sim.start();
     let (mut checked, mut via_group) = (0u64, 0u64);
     for _ in 0..200_000 {
-        for p in &sim.ports {
+        for p in &sim.net.ports {
             if let Some((_, head)) = p.wire.front() {
-                let want = route_hint(&sim.nodes, &sim.ecmp, p.peer_node, head);
+                let want = route_hint(&sim.net.nodes, &sim.net.ecmp, p.peer_node, head);
                 assert_eq!(p.head_out, want, "port {}", p.name);
                 checked += 1;
-                let n = &sim.nodes[p.peer_node as usize];
+                let n = &sim.net.nodes[p.peer_node as usize];
                 if n.kind == crate::engine::net::NodeKind::Switch
                     && crate::engine::ecmp::EcmpGroups::is_group(n.route[head.dst as usize])
                 {

@@ -54,14 +54,14 @@ fn conservation_and_ack_invariants_hold() {
         sim.run(&mut |_| true);
         sim.check_conservation()
             .expect("conservation at every port");
-        let drops: u64 = sim.ports.iter().map(|p| p.stats.drops()).sum();
+        let drops: u64 = sim.net.ports.iter().map(|p| p.stats.drops()).sum();
         // Every packet a host sent was absorbed by a host, dropped, or is still in the network.
         assert_eq!(
-            sim.injected,
-            sim.absorbed + drops + sim.unroutable + sim.packets_in_network()
+            sim.net.injected,
+            sim.net.absorbed + drops + sim.net.unroutable + sim.packets_in_network()
         );
-        assert_eq!(sim.unroutable, 0);
-        for f in &sim.flows {
+        assert_eq!(sim.net.unroutable, 0);
+        for f in &sim.hosts.flows {
             assert!(f.snd.snd_una <= f.snd.snd_max);
             assert!(f.snd.snd_max <= f.snd.app_limit);
             assert!(f.delivered() <= f.snd.snd_max);
@@ -70,7 +70,7 @@ fn conservation_and_ack_invariants_hold() {
                 "acked bytes never exceed bytes received"
             );
         }
-        for p in &sim.ports {
+        for p in &sim.net.ports {
             assert!(
                 p.stats.max_queue_bytes <= p.limit_bytes,
                 "queue never exceeds its buffer"

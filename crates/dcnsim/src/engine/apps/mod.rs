@@ -8,7 +8,7 @@ use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::event::Event;
-use crate::engine::sim::Sim;
+use crate::engine::sim::Core;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppEvent {
@@ -18,6 +18,8 @@ pub enum AppEvent {
     /// A flow owned by this app delivered everything written so far.
     FlowDone(u32),
     UdpReceived(u64),
+    /// A ping reply came back after this round-trip time (`Ping`).
+    PingReply(SimTime),
 }
 
 /// Barrier-synchronized reads: the client asks all servers for one SRU each; the next
@@ -92,8 +94,6 @@ pub enum App {
     Transactions(Transactions),
     /// Poisson workload over persistent connections (`engine/apps/workload.rs`).
     Workload(Box<crate::engine::apps::workload::Workload>),
-    /// Stands in for an app while its handler runs.
-    Placeholder,
 }
 
 impl App {
@@ -106,11 +106,10 @@ impl App {
             App::Ping(_) => "ping",
             App::Transactions(_) => "transactions",
             App::Workload(_) => "workload",
-            App::Placeholder => "none",
         }
     }
 
-    pub fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    pub fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match self {
             App::Incast(a) => a.handle(sim, id, ev),
             App::Bulk(a) => a.handle(sim, id, ev),
@@ -119,13 +118,12 @@ impl App {
             App::Ping(a) => a.handle(sim, id, ev),
             App::Transactions(a) => a.handle(sim, id, ev),
             App::Workload(a) => a.handle(sim, id, ev),
-            App::Placeholder => {}
         }
     }
 }
 
 impl Incast {
-    fn request_all(&mut self, sim: &mut Sim, id: u32) {
+    fn request_all(&mut self, sim: &mut Core, id: u32) {
         self.round_start = sim.now;
         self.pending = self.flows.len();
         for (i, &f) in self.flows.iter().enumerate() {
@@ -147,7 +145,7 @@ impl Incast {
         }
     }
 
-    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => self.request_all(sim, id),
             AppEvent::Timer(i) => {
@@ -165,13 +163,13 @@ impl Incast {
                     }
                 }
             }
-            AppEvent::UdpReceived(_) => {}
+            AppEvent::UdpReceived(_) | AppEvent::PingReply(_) => {}
         }
     }
 }
 
 impl Bulk {
-    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 if self.start == SimTime::ZERO {
@@ -183,7 +181,7 @@ impl Bulk {
             }
             AppEvent::Timer(_) => sim.flow_write(self.flow, self.bytes, self.bytes != u64::MAX),
             AppEvent::FlowDone(_) => self.finished = Some(sim.now),
-            AppEvent::UdpReceived(_) => {}
+            AppEvent::UdpReceived(_) | AppEvent::PingReply(_) => {}
         }
     }
 }
@@ -222,7 +220,7 @@ impl Cbr {
         self.rate.tx_time(self.packet_size)
     }
 
-    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 sim.events
@@ -247,13 +245,13 @@ impl Cbr {
                 sim.events.schedule(next, Event::App { app: id, arg: 0 });
             }
             AppEvent::UdpReceived(b) => self.received_bytes += b,
-            AppEvent::FlowDone(_) => {}
+            AppEvent::FlowDone(_) | AppEvent::PingReply(_) => {}
         }
     }
 }
 
 impl Ping {
-    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 sim.events
@@ -277,12 +275,13 @@ impl Ping {
                 let next = sim.now + self.interval;
                 sim.events.schedule(next, Event::App { app: id, arg: 0 });
             }
+            AppEvent::PingReply(rtt) => self.rtts.push(rtt),
             _ => {}
         }
     }
 }
 
-impl Sim {
+impl Core {
     /// A ping request or reply reached `host`: echo a request, record a reply's RTT.
     pub(crate) fn ping_receive(&mut self, host: u32, p: Packet) {
         use crate::base::packet::flags::{PING_REPLY, PING_REQ};
@@ -292,8 +291,11 @@ impl Sim {
             r.dst = p.src;
             r.flags = PING_REPLY;
             self.host_send(host, r);
-        } else if let Some(App::Ping(a)) = self.apps.get_mut(p.flow as usize) {
-            a.rtts.push(self.now - p.sent_time);
+        } else {
+            let rtt = self.now - p.sent_time;
+            self.hosts
+                .app_calls
+                .push((p.flow, AppEvent::PingReply(rtt)));
         }
     }
 }
@@ -314,7 +316,7 @@ pub struct Transactions {
 }
 
 impl Transactions {
-    fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 sim.events
@@ -331,7 +333,7 @@ impl Transactions {
                 sim.events
                     .schedule(sim.now + gap, Event::App { app: id, arg: 0 });
             }
-            AppEvent::FlowDone(_) | AppEvent::UdpReceived(_) => {}
+            AppEvent::FlowDone(_) | AppEvent::UdpReceived(_) | AppEvent::PingReply(_) => {}
         }
     }
 }

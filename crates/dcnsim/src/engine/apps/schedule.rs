@@ -10,7 +10,7 @@
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
 use crate::engine::event::Event;
-use crate::engine::sim::Sim;
+use crate::engine::sim::Core;
 
 /// One transfer: `bytes` (u64::MAX: unlimited) on one flow from `start`, written `chunk`
 /// bytes at a time with `pause` of idle between chunks.
@@ -32,7 +32,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    fn write_next(&mut self, sim: &mut Sim, i: usize) {
+    fn write_next(&mut self, sim: &mut Core, i: usize) {
         let t = &mut self.transfers[i];
         let left = t.bytes.saturating_sub(t.written);
         if left == 0 {
@@ -45,7 +45,7 @@ impl Schedule {
         sim.flow_write(self.first_flow + i as u32, n, notify);
     }
 
-    pub fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    pub fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 for i in 0..self.transfers.len() {
@@ -83,7 +83,7 @@ impl Schedule {
                     );
                 }
             }
-            AppEvent::UdpReceived(_) => {}
+            AppEvent::UdpReceived(_) | AppEvent::PingReply(_) => {}
         }
     }
 

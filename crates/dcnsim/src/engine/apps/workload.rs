@@ -28,7 +28,7 @@ use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
 use crate::engine::event::Event;
-use crate::engine::sim::Sim;
+use crate::engine::sim::{Core, Sim};
 use crate::model::tcp::{TcpConfig, TcpFlow};
 use crate::model::workload::{FlowSizeDist, PoissonArrivals};
 
@@ -171,7 +171,7 @@ impl Workload {
 
     /// Out of line: keeps the event loop's app dispatch small for other scenarios.
     #[inline(never)]
-    pub fn handle(&mut self, sim: &mut Sim, id: u32, ev: AppEvent) {
+    pub fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 if self.limit > 0 {
@@ -187,12 +187,12 @@ impl Workload {
                 }
             }
             AppEvent::FlowDone(fid) => self.flow_done(sim, fid),
-            AppEvent::UdpReceived(_) => {}
+            AppEvent::UdpReceived(_) | AppEvent::PingReply(_) => {}
         }
     }
 
     /// A new message arrives: choose service, size, endpoints and connection.
-    fn arrive(&mut self, sim: &mut Sim, id: u32) {
+    fn arrive(&mut self, sim: &mut Core, id: u32) {
         let si = self.rng.below(self.services.len() as u64) as usize;
         let bytes = self.services[si].dist.sample_bytes(&mut self.rng);
         let (src, dst, pair) = match &self.pattern {
@@ -228,7 +228,7 @@ impl Workload {
         }
     }
 
-    fn pick_conn(&mut self, sim: &mut Sim, id: u32, pair: usize, src: u32, dst: u32) -> u32 {
+    fn pick_conn(&mut self, sim: &mut Core, id: u32, pair: usize, src: u32, dst: u32) -> u32 {
         let k0 = pair * self.connections as usize;
         let mut best: Option<(usize, u32)> = None;
         for k in 0..self.connections as usize {
@@ -247,8 +247,8 @@ impl Workload {
                     self.conn_of_flow.resize(fid as usize + 1, u32::MAX);
                 }
                 self.conn_of_flow[fid as usize] = ci;
-                if self.pias_threshold.is_some() && sim.pias.len() <= fid as usize {
-                    sim.pias.resize(fid as usize + 1, PiasTag::default());
+                if self.pias_threshold.is_some() && sim.hosts.pias.len() <= fid as usize {
+                    sim.hosts.pias.resize(fid as usize + 1, PiasTag::default());
                 }
                 self.pair_conns[k0 + k] = ci;
                 return ci;
@@ -265,7 +265,7 @@ impl Workload {
     }
 
     /// Write the connection's next queued message.
-    fn start_next(&mut self, sim: &mut Sim, ci: u32) {
+    fn start_next(&mut self, sim: &mut Core, ci: u32) {
         let conn = &mut self.conns[ci as usize];
         let Some(&mi) = conn.queue.front() else {
             conn.busy = false;
@@ -274,12 +274,12 @@ impl Workload {
         conn.busy = true;
         let fid = conn.flow;
         let m = self.messages[mi as usize];
-        let f = &mut sim.flows[fid as usize];
+        let f = &mut sim.hosts.flows[fid as usize];
         self.messages[mi as usize].timeouts_base = f.stats.timeouts;
         f.class = m.class;
         let msg_start = f.snd.app_limit;
         if let Some(th) = self.pias_threshold {
-            sim.pias[fid as usize] = PiasTag {
+            sim.hosts.pias[fid as usize] = PiasTag {
                 on: true,
                 threshold: th,
                 msg_start,
@@ -289,7 +289,7 @@ impl Workload {
         sim.flow_write_at(fid, m.bytes, m.arrival);
     }
 
-    fn flow_done(&mut self, sim: &mut Sim, fid: u32) {
+    fn flow_done(&mut self, sim: &mut Core, fid: u32) {
         let Some(&ci) = self.conn_of_flow.get(fid as usize) else {
             return;
         };
@@ -301,10 +301,10 @@ impl Workload {
         };
         let m = &mut self.messages[mi as usize];
         m.end = Some(sim.now);
-        let n = sim.flows[fid as usize].stats.timeouts - m.timeouts_base;
+        let n = sim.hosts.flows[fid as usize].stats.timeouts - m.timeouts_base;
         m.timeouts = n.min(u32::MAX as u64) as u32;
-        sim.completion_service.push((
-            sim.completions.len().saturating_sub(1) as u32,
+        sim.hosts.completion_service.push((
+            sim.hosts.completions.len().saturating_sub(1) as u32,
             m.service as u32,
         ));
         self.done += 1;
