@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -122,6 +123,11 @@ def test_run_writes_tables(fake_core: FakeCore, capsys: Capture, fig08: Path,
     assert "goodput_mbps" in out
     assert sorted(p.name for p in out_dir.iterdir()) == ["flows.csv", "ports.csv", "run.json",
                                                          "summary.csv"]
+    meta = json.loads((out_dir / "run.json").read_text())
+    assert meta["overrides"] == {"sim.duration": "0.5s", "topology.servers": 4}
+    assert (meta["seed"], meta["events"], meta["engine"]) == (1, 4000, "fake-0.0")
+    assert len(meta["scenario_sha256"]) == 64 and len(meta["point_id"]) == 16
+    assert {"dcnsim", "git_commit", "wall_s", "host", "python", "platform"} <= set(meta)
 
 
 def test_output_dir_not_writable(fake_core: FakeCore, capsys: Capture, fig08: Path,

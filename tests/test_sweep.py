@@ -409,3 +409,51 @@ def test_shards_merge_into_the_whole_sweep(fake_core: FakeCore, fig08: Path, tmp
     assert len(lines) == runs_whole
     index, pid, label = lines[1].split("\t")
     assert index == "1" and len(pid) == 16 and "topology" in label
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def test_every_point_and_the_sweep_write_run_json(fake_core: FakeCore, fig08: Path,
+                                                  tmp_path: Path) -> None:
+    from dcnsim.provenance import git_commit
+
+    plan = make_plan(load(fig08), quick=True)
+    out = tmp_path / "out"
+    _sweep(plan, out)
+    records = {json.loads(line)["index"]: json.loads(line)
+               for line in (out / RUNS_FILE).read_text().splitlines()}
+    for point in plan.points:
+        meta = json.loads((out / "points" / f"{point.index:04d}" / "run.json").read_text())
+        rec = records[point.index]
+        assert meta["point_id"] == rec["point_id"]
+        assert meta["overrides"] == point.overrides == rec["overrides"]
+        assert meta["scenario_sha256"] == plan.scenario.sha256
+        assert meta["engine"] == "fake-0.0" and meta["git_commit"] == git_commit()
+        assert meta["seed"] == 1 and meta["events"] == rec["summary"]["events"]
+        assert meta["wall_s"] >= 0 and meta["host"] and meta["platform"]
+    whole = json.loads((out / "run.json").read_text())
+    assert (whole["status"], whole["points"], whole["ran"], whole["reused"]) == (
+        "complete", 16, 16, 0)
+    assert whole["events"] == sum(r["summary"]["events"] for r in records.values())
+    assert whole["quick"] is True and whole["overrides"] == {"sim.duration": "2s"}
+    assert whole["axes"]["topology.servers"] == [1, 4, 16, 64]
+
+    _sweep(plan, out)  # resumed: nothing ran
+    again = json.loads((out / "run.json").read_text())
+    assert (again["ran"], again["reused"], again["events"]) == (0, 16, 0)
+
+
+def test_git_commit_of_this_checkout() -> None:
+    import subprocess
+
+    from dcnsim import provenance
+
+    commit = provenance.git_commit()
+    try:
+        head = subprocess.run(["git", "-C", str(provenance.PACKAGE_DIR), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        assert commit is None  # an installed copy: no commit to tell
+        return
+    assert commit is not None and commit.removesuffix("+dirty") == head

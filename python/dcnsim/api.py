@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from . import _toml, reports
 from ._native import core
 from ._tables import write_text_atomic
+from .provenance import run_metadata
+from .runs import run_id
 from .scenario import load_validated, read_text, validate_all_points
 
 if TYPE_CHECKING:
@@ -58,17 +59,14 @@ class Result:
                 for k, v in self.tables["summary"].iloc[0].items()}
 
     def metadata(self) -> dict[str, Any]:
-        """What ``run.json`` records of this run: versions, scenario, overrides, wall time."""
-        from importlib import metadata
-
-        try:
-            version = metadata.version("dcnsim")
-        except metadata.PackageNotFoundError:  # running from a source tree
-            version = "0+unknown"
-        return {"dcnsim": version, "engine": str(core().version()),
-                "scenario": self.scenario, "scenario_sha256": self.scenario_sha256,
-                "overrides": self.overrides, "wall_s": round(self.wall_s, 6),
-                "python": platform.python_version(), "platform": platform.platform()}
+        """What ``run.json`` records of this run (``provenance.run_metadata``): versions and
+        git commit, scenario and its SHA-256, overrides, seed, wall time, events, platform."""
+        engine = str(core().version())
+        return run_metadata(scenario=self.scenario, scenario_sha256=self.scenario_sha256,
+                            engine=engine, overrides=self.overrides,
+                            summary=self.summary_row if "summary" in self.tables else {},
+                            wall_s=self.wall_s,
+                            point_id=run_id(self.scenario_sha256, engine, self.overrides))
 
     def to_dir(self, path: str | PathLike[str]) -> list[Path]:
         """Write each table as ``<path>/<name>.csv`` and the run's metadata as

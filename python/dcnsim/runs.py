@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -66,7 +66,12 @@ def save_tables(directory: Path, tables: Tables, names: Sequence[str]) -> None:
 def point_id(scn: Scenario, engine_version: str, point: Point) -> str:
     """A stable name of a sweep point: a hash of the scenario text, the point's overrides
     (seed included) and the engine version, so shards and reruns agree on it."""
-    key = json.dumps([scn.sha256, engine_version, overrides_key(point.overrides)])
+    return run_id(scn.sha256, engine_version, point.overrides)
+
+
+def run_id(scenario_sha256: str, engine_version: str, overrides: Mapping[str, Any]) -> str:
+    """``point_id`` from its parts (also names a single ``dcnsim run``)."""
+    key = json.dumps([scenario_sha256, engine_version, overrides_key(overrides)])
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

@@ -11,6 +11,7 @@ files of a sweep directory are described in ``runs``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -23,7 +24,10 @@ from typing import IO, Any
 
 from . import _toml
 from ._native import core, is_scenario_error, scenario_error
-from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, save_tables
+from ._tables import write_text_atomic
+from .errors import UserError
+from .provenance import RUN_JSON, dcnsim_version, git_commit, machine, now, run_metadata
+from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, point_id, save_tables
 from .scenario import Plan, Point
 
 PROGRESS_EVERY_S = 2.0
@@ -55,6 +59,28 @@ class SweepOutcome:
     ran: int
     reused: int
     runs_path: Path
+
+
+@dataclass
+class PointResult:
+    """What running one point returns to the sweep (from a thread, a process or a cluster
+    worker): the engine's tables and where and how long it ran."""
+
+    tables: Tables
+    wall_s: float
+    engine: str  # the engine version that ran it
+    where: dict[str, str]  # provenance.machine() of the process that ran it
+
+
+def run_point(text: str, path: str, overrides: list[tuple[str, str]]) -> PointResult:
+    """Run one point: the task an executor runs. It takes only plain data (the scenario
+    text and the overrides as TOML literals), so it can run in another process or on
+    another machine that has dcnsim installed."""
+    engine = core()
+    start = time.perf_counter()
+    tables = engine.run(text, path, overrides)
+    return PointResult(tables=tables, wall_s=time.perf_counter() - start,
+                       engine=str(engine.version()), where=machine())
 
 
 def summary_row(tables: Tables) -> dict[str, Any]:
@@ -144,14 +170,60 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
     scn = plan.scenario
     store = RunStore(out_dir / RUNS_FILE, scn.sha256)
     store.lock()
+    log = SweepLog(plan, f"{_plural(jobs, 'thread')}")
     try:
-        return _run_locked(plan, out_dir, store, jobs, keep, fresh, stream)
+        outcome = _run_locked(plan, out_dir, store, jobs, keep, fresh, stream, log)
+        log.status = "complete"
+        return outcome
     finally:
-        store.close()
+        try:
+            log.write(out_dir / RUN_JSON)
+        finally:
+            store.close()
+
+
+@dataclass
+class SweepLog:
+    """The sweep's own ``run.json``: what ran, where, for how long (written at its end,
+    also when it is interrupted or fails)."""
+
+    plan: Plan
+    executor: str
+    status: str = "failed"
+    ran: int = 0
+    reused: int = 0
+    events: int = 0
+    started_at: str = ""
+    start: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.started_at = now()
+        self.start = time.perf_counter()
+
+    def add(self, result: PointResult, summary: dict[str, Any]) -> None:
+        self.ran += 1
+        events = summary.get("events")
+        if isinstance(events, int) and not isinstance(events, bool):
+            self.events += events
+
+    def write(self, path: Path) -> None:
+        scn = self.plan.scenario
+        sim = scn.data.get("sim")
+        seed = self.plan.fixed.get("sim.seed", sim.get("seed") if isinstance(sim, dict) else None)
+        meta = {"dcnsim": dcnsim_version(), "git_commit": git_commit(),
+                "engine": str(core().version()), "scenario": str(scn.path),
+                "scenario_sha256": scn.sha256, "quick": self.plan.quick,
+                "overrides": self.plan.fixed, "axes": dict(self.plan.axes),
+                "seed": seed if isinstance(seed, int) else None, "status": self.status,
+                "points": len(self.plan.points), "ran": self.ran, "reused": self.reused,
+                "events": self.events, "executor": self.executor,
+                "wall_s": round(time.perf_counter() - self.start, 6),
+                **machine(), "started_at": self.started_at, "finished_at": now()}
+        write_text_atomic(path, json.dumps(meta, indent=1, default=str) + "\n")
 
 
 def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Sequence[str],
-                fresh: bool, stream: IO[str]) -> SweepOutcome:
+                fresh: bool, stream: IO[str], log: SweepLog) -> SweepOutcome:
     scn = plan.scenario
     known = {} if fresh else store.load()
     records: list[Record | None] = [known.get(p.key()) for p in plan.points]
@@ -161,6 +233,7 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
                 records[i] = None
     pending = [p for p, rec in zip(plan.points, records, strict=True) if rec is None]
     reused = len(plan.points) - len(pending)
+    log.reused = reused
     store.open()
     try:
         if store.unreadable:
@@ -172,7 +245,7 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
         print(f"dcnsim: {scn.id}{mode}: {_plural(len(plan.points), 'point')}{note}; "
               f"running {len(pending)} on {_plural(workers, 'thread')}", file=stream, flush=True)
         if pending:
-            _execute(plan, pending, records, store, workers, keep, stream)
+            _execute(plan, pending, records, store, workers, keep, stream, log)
     finally:
         store.close()
     complete = [rec for rec in records if rec is not None]
@@ -182,31 +255,42 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
 
 
 def _execute(plan: Plan, pending: list[Point], records: list[Record | None], store: RunStore,
-             workers: int, keep: Sequence[str], stream: IO[str]) -> None:
+             workers: int, keep: Sequence[str], stream: IO[str], log: SweepLog) -> None:
     scn = plan.scenario
-    engine = core()
-    version = str(engine.version())
+    version = str(core().version())
     text, path = scn.text, str(scn.path)
     out_dir = store.path.parent
     # A shard's plan holds some points of the grid: records follow the plan's order, while
     # point.index (folder names, records) is the point's place in the whole grid.
     position = {p.index: i for i, p in enumerate(plan.points)}
 
-    def work(point: Point) -> tuple[dict[str, Any], float]:
-        start = time.perf_counter()
-        tables = engine.run(text, path, _toml.literal_pairs(point.overrides))
+    def save(point: Point, result: PointResult) -> dict[str, Any]:
+        """Write a finished point's files (before its record: a recorded point has them)."""
+        if result.engine != version:
+            raise UserError(f"point {point.label()} ran on engine {result.engine} (on "
+                            f"{result.where.get('host')}) but this sweep uses {version}: "
+                            "install the same dcnsim everywhere")
+        summary = summary_row(result.tables)
         if keep:
-            save_tables(point_dir(out_dir, point.index), tables, keep)
-        return summary_row(tables), time.perf_counter() - start
+            save_tables(point_dir(out_dir, point.index), result.tables, keep)
+        meta = run_metadata(scenario=path, scenario_sha256=scn.sha256, engine=result.engine,
+                            overrides=point.overrides, summary=summary, wall_s=result.wall_s,
+                            point_id=point_id(scn, version, point), where=result.where)
+        folder = point_dir(out_dir, point.index)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(folder / RUN_JSON, json.dumps(meta, indent=1, default=str) + "\n")
+        log.add(result, summary)
+        return summary
 
     progress = Progress(len(plan.points), len(plan.points) - len(pending), scn.id, stream)
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dcnsim")
-    futures: dict[Future[tuple[dict[str, Any], float]], Point] = {
-        executor.submit(work, point): point for point in pending}
+    futures: dict[Future[PointResult], Point] = {
+        executor.submit(run_point, text, path, _toml.literal_pairs(point.overrides)): point
+        for point in pending}
     failures: list[tuple[Point, BaseException]] = []
-    handled: set[Future[tuple[dict[str, Any], float]]] = set()
+    handled: set[Future[PointResult]] = set()
 
-    def collect(waiting: Iterable[Future[tuple[dict[str, Any], float]]]) -> None:
+    def collect(waiting: Iterable[Future[PointResult]]) -> None:
         for fut in as_completed(list(waiting)):
             if fut.cancelled() or fut in handled:
                 continue
@@ -219,12 +303,13 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
                 failures.append((point, exc))
                 handled.add(fut)
                 continue
-            summary, wall_s = fut.result()
+            result = fut.result()
+            summary = save(point, result)  # OSError, UserError: the sweep stops here
             record = make_record(scn, version, plan.quick, point, summary)
             store.append(record)
             records[position[point.index]] = record
             handled.add(fut)  # only now: a Ctrl-C before this line saves the point again
-            progress.advance(point, summary, wall_s)
+            progress.advance(point, summary, result.wall_s)
 
     try:
         try:
