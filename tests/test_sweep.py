@@ -457,3 +457,57 @@ def test_git_commit_of_this_checkout() -> None:
         assert commit is None  # an installed copy: no commit to tell
         return
     assert commit is not None and commit.removesuffix("+dirty") == head
+
+
+# ---------------------------------------------------------------------------- executors
+
+
+def test_api_sweep_runs_on_the_callers_executor(fake_core: FakeCore, fig08: Path,
+                                                 tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dcnsim
+
+    used: list[str] = []
+
+    class Counting(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            used.append(fn.__name__)
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(max_workers=3) as pool:
+        stream = io.StringIO()
+        outcome = dcnsim.run_sweep(fig08, tmp_path / "api", quick=True, executor=pool,
+                                   stream=stream)
+        assert pool.submit(lambda: 7).result() == 7, "the caller's executor stays usable"
+    assert (outcome.ran, len(outcome.records)) == (16, 16)
+    assert used.count("run_point") == 16
+    assert "running 16 on Counting" in stream.getvalue()
+    meta = json.loads((tmp_path / "api" / "run.json").read_text())
+    assert meta["executor"] == "Counting"
+    local = tmp_path / "local"
+    dcnsim.run_sweep(fig08, local, quick=True, jobs=1, stream=io.StringIO())
+    assert (sorted((tmp_path / "api" / RUNS_FILE).read_text().splitlines())
+            == sorted((local / RUNS_FILE).read_text().splitlines()))
+
+
+def test_cluster_errors_are_one_line(fake_core: FakeCore, fig08: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from dcnsim.cli import main
+
+    base = ["sweep", str(fig08), "--quick", "--out", str(tmp_path)]
+    assert main(base + ["--cluster", "tcp://127.0.0.1:1", "--jobs", "2"]) == 2
+    assert "--jobs is for this machine's threads" in capsys.readouterr().err
+    monkeypatch.setattr("dcnsim.executors.CONNECT_TIMEOUT_S", 0.5)
+    assert main(base + ["--cluster", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dcnsim: error: cannot connect to the Dask scheduler at "
+                          "tcp://127.0.0.1:1: ") and err.count("\n") == 1
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    assert main(base + ["--cluster", "tcp://127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err == ("dcnsim: error: --cluster needs distributed, which is not "
+                                       "installed: pip install 'dcnsim[cluster]'\n")
+    assert fake_core.runs == []

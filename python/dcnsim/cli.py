@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from . import __version__, _toml, reports
+from . import __version__, _toml, executors, reports
 from ._native import core, is_scenario_error
 from ._tables import format_mapping, format_table, human
 from .api import run, validate
@@ -185,13 +185,18 @@ def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Name
     if args.list_points:
         return _list_points(plan)
     shard = _shard_points(plan, args.shard)
+    if args.cluster and args.jobs:
+        raise UserError("--jobs is for this machine's threads; with --cluster each Dask worker "
+                        "runs as many points as it has threads (dask worker --nthreads)")
     validate_points(plan)
     if report.note:
         print(f"dcnsim: note: {report.note}", file=sys.stderr)
     out = _output_dir(out_root / (scn.id + ("-quick" if args.quick else "")))
     try:
-        outcome = run_sweep(shard or plan, out, jobs=args.jobs, keep=report.tables,
-                            fresh=args.fresh)
+        with executors.choose(cluster=args.cluster) as pool:
+            outcome = run_sweep(shard or plan, out, jobs=args.jobs or executors.cpu_count(),
+                                keep=report.tables, fresh=args.fresh, executor=pool.executor,
+                                where=pool.description)
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     if shard is not None:
@@ -356,8 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
     def add_sweep_opts(p: argparse.ArgumentParser, out_default: str) -> None:
         p.add_argument("--out", metavar="DIR",
                        help=f"results go to DIR/<id>/ (default: {out_default})")
-        p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                       help="points run in parallel (default: number of CPUs)")
+        p.add_argument("--jobs", type=_jobs, metavar="N",
+                       help="points run in parallel on this machine (default: number of CPUs)")
+        p.add_argument("--cluster", metavar="ADDRESS",
+                       help="run the points on the Dask scheduler at ADDRESS, e.g. "
+                            "tcp://host:8786 (needs pip install 'dcnsim[cluster]' here and "
+                            "dcnsim on every worker)")
         p.add_argument("--quick", action="store_true",
                        help="apply the scenario's [quick] table: same experiment, smaller "
                             "scale; results go to DIR/<id>-quick/")

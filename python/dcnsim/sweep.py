@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -26,6 +26,7 @@ from . import _toml
 from ._native import core, is_scenario_error, scenario_error
 from ._tables import write_text_atomic
 from .errors import UserError
+from .executors import Pool
 from .provenance import RUN_JSON, dcnsim_version, git_commit, machine, now, run_metadata
 from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, point_id, save_tables
 from .scenario import Plan, Point
@@ -157,11 +158,14 @@ def _plural(n: int, word: str) -> str:
 
 
 def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
-              fresh: bool = False, stream: IO[str] | None = None) -> SweepOutcome:
+              fresh: bool = False, stream: IO[str] | None = None,
+              executor: Executor | None = None, where: str | None = None) -> SweepOutcome:
     """Run the points of ``plan`` not yet in ``out_dir/runs.jsonl``; return all records.
 
     ``keep`` names the result tables saved from every point (``runs.point_dir``) for the
-    report; a recorded point whose tables are missing is run again.
+    report; a recorded point whose tables are missing is run again. The points run on
+    ``executor`` (named ``where`` in messages; it is left running), else on a pool of
+    ``jobs`` threads (see ``executors``); each result is written as it arrives.
 
     Raises ``SweepInterrupted`` on Ctrl-C and ``PointFailed`` (or the engine's
     ``ScenarioError``) when a point fails; finished points are always saved first.
@@ -170,9 +174,10 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
     scn = plan.scenario
     store = RunStore(out_dir / RUNS_FILE, scn.sha256)
     store.lock()
-    log = SweepLog(plan, f"{_plural(jobs, 'thread')}")
+    pool = Pool(executor, where or (type(executor).__name__ if executor else None))
+    log = SweepLog(plan, pool.description or _plural(jobs, "thread"))
     try:
-        outcome = _run_locked(plan, out_dir, store, jobs, keep, fresh, stream, log)
+        outcome = _run_locked(plan, out_dir, store, jobs, pool, keep, fresh, stream, log)
         log.status = "complete"
         return outcome
     finally:
@@ -222,8 +227,9 @@ class SweepLog:
         write_text_atomic(path, json.dumps(meta, indent=1, default=str) + "\n")
 
 
-def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Sequence[str],
-                fresh: bool, stream: IO[str], log: SweepLog) -> SweepOutcome:
+def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, pool: Pool,
+                keep: Sequence[str], fresh: bool, stream: IO[str], log: SweepLog
+                ) -> SweepOutcome:
     scn = plan.scenario
     known = {} if fresh else store.load()
     records: list[Record | None] = [known.get(p.key()) for p in plan.points]
@@ -242,10 +248,14 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
         mode = " (quick)" if plan.quick else ""
         note = f", {reused} already done in {store.path}" if reused else ""
         workers = max(1, min(jobs, len(pending)))
+        where = pool.description or _plural(workers, "thread")
         print(f"dcnsim: {scn.id}{mode}: {_plural(len(plan.points), 'point')}{note}; "
-              f"running {len(pending)} on {_plural(workers, 'thread')}", file=stream, flush=True)
+              f"running {len(pending)} on {where}", file=stream, flush=True)
         if pending:
-            _execute(plan, pending, records, store, workers, keep, stream, log)
+            owned = pool.executor is None
+            executor = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dcnsim")
+                        if pool.executor is None else pool.executor)
+            _execute(plan, pending, records, store, executor, owned, keep, stream, log)
     finally:
         store.close()
     complete = [rec for rec in records if rec is not None]
@@ -255,7 +265,8 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
 
 
 def _execute(plan: Plan, pending: list[Point], records: list[Record | None], store: RunStore,
-             workers: int, keep: Sequence[str], stream: IO[str], log: SweepLog) -> None:
+             executor: Executor, owned: bool, keep: Sequence[str], stream: IO[str],
+             log: SweepLog) -> None:
     scn = plan.scenario
     version = str(core().version())
     text, path = scn.text, str(scn.path)
@@ -283,7 +294,6 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
         return summary
 
     progress = Progress(len(plan.points), len(plan.points) - len(pending), scn.id, stream)
-    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dcnsim")
     futures: dict[Future[PointResult], Point] = {
         executor.submit(run_point, text, path, _toml.literal_pairs(point.overrides)): point
         for point in pending}
@@ -331,9 +341,16 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
             raise _interrupted(records, store, 0) from None
     finally:
         progress.close()
-        executor.shutdown(wait=False, cancel_futures=True)
+        if owned:
+            executor.shutdown(wait=False, cancel_futures=True)
+        else:  # the caller's executor goes on: take back what this sweep left in it
+            for fut in futures:
+                fut.cancel()
     if failures:
         point, exc = failures[0]
+        if isinstance(exc, ImportError):  # e.g. a cluster worker without dcnsim
+            raise UserError(f"sweep point {point.label()} could not run: {exc} (install the "
+                            "same dcnsim where the points run)") from None
         if is_scenario_error(exc):
             raise scenario_error(f"{exc} (in sweep point {point.label()})") from None
         raise PointFailed(point, exc) from exc
