@@ -71,6 +71,7 @@ def test_cluster_sweep_gives_the_local_bytes(client: Client, scenario: Path,
     local = _files(tmp_path / "local" / scenario.stem)
     remote = _files(tmp_path / "cluster" / scenario.stem)
     assert "results.csv" in local
+    assert len([k for k in local if k.startswith("store/summary/experiment=fig08-small/")]) == 8
     assert local == remote
     lines = (tmp_path / "cluster" / scenario.stem / "runs.jsonl").read_text().splitlines()
     assert len(lines) == 8

@@ -403,6 +403,10 @@ def test_shards_merge_into_the_whole_sweep(fake_core: FakeCore, fig08: Path, tmp
     assert fake_core.runs == [], "the merged folder holds every point"
     assert ((target / "results.csv").read_bytes()
             == (whole / "devkota-fig08-quick" / "results.csv").read_bytes())
+    stored = sorted(p.relative_to(target).as_posix() for p in target.rglob("*.parquet"))
+    assert len(stored) == 3 * runs_whole  # summary, flows, ports of every point, once
+    assert stored == sorted(p.relative_to(whole / "devkota-fig08-quick").as_posix()
+                            for p in (whole / "devkota-fig08-quick").rglob("*.parquet"))
     capsys.readouterr()
     assert main(["sweep", str(fig08), "--quick", "--list-points"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from . import _toml, reports
 from ._native import core
 from ._tables import write_text_atomic
-from .provenance import run_metadata
+from .provenance import RUN_JSON, run_metadata
 from .runs import run_id
 from .scenario import load_validated, read_text, validate_all_points
+from .store import params, write_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,8 +70,9 @@ class Result:
                             point_id=run_id(self.scenario_sha256, engine, self.overrides))
 
     def to_dir(self, path: str | PathLike[str]) -> list[Path]:
-        """Write each table as ``<path>/<name>.csv`` and the run's metadata as
-        ``<path>/run.json``; returns the files written."""
+        """Write each table as ``<path>/<name>.csv``, the run's metadata as
+        ``<path>/run.json`` and the tables to the Parquet store ``<path>/store/`` (see
+        ``dcnsim.store``; skipped without pyarrow); returns the files (and store) written."""
         out = Path(path)
         out.mkdir(parents=True, exist_ok=True)
         written = []
@@ -79,10 +81,15 @@ class Result:
             # Through a temporary file and a rename: a killed run leaves whole files only.
             write_text_atomic(target, frame.to_csv(index=False, lineterminator="\n"))
             written.append(target)
-        meta = out / "run.json"
-        write_text_atomic(meta, json.dumps(self.metadata(), indent=1, default=str) + "\n")
-        written.append(meta)
-        return written
+        meta = self.metadata()
+        meta_path = out / RUN_JSON
+        write_text_atomic(meta_path, json.dumps(meta, indent=1, default=str) + "\n")
+        written.append(meta_path)
+        columns = params(meta["point_id"], 0, False, meta["seed"], self.scenario_sha256,
+                         self.overrides)
+        store = write_run(out, Path(self.scenario).stem, 0, meta["point_id"], columns,
+                          self.tables)
+        return written + ([store] if store is not None else [])
 
 
 def _tables_to_frames(raw: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, pd.DataFrame]:

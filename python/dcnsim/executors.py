@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UserError
+from .errors import UserError, missing_extra
 
 
 def cpu_count() -> int:
@@ -40,13 +40,6 @@ class Pool:
 
     executor: Executor | None
     description: str | None
-
-
-def missing_extra(what: str, extra: str, exc: ImportError) -> UserError:
-    """The one-line error for an optional dependency that is not installed."""
-    name = exc.name or str(exc)
-    return UserError(f"{what} needs {name}, which is not installed: "
-                     f"pip install 'dcnsim[{extra}]'")
 
 
 @contextmanager

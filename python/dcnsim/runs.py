@@ -4,6 +4,9 @@
 
     <dir>/runs.jsonl               one JSON record per finished point (append-only)
     <dir>/points/0007/<table>.csv  the result tables a report keeps from point 7
+    <dir>/points/0007/run.json     provenance of point 7 (``provenance``)
+    <dir>/run.json                 provenance of the sweep's last run
+    <dir>/store/<table>/...        every point's tables as Parquet (``store``)
     <dir>/.dcnsim.lock             the pid of the sweep writing here (an flock while it runs)
 
 A record holds the point's overrides and the engine's summary row, with the scenario
@@ -25,6 +28,7 @@ from typing import IO, Any
 from ._tables import write_csv
 from .errors import UserError
 from .scenario import Point, Scenario, overrides_key
+from .store import copy_missing
 
 RUNS_FILE = "runs.jsonl"
 LOCK_FILE = ".dcnsim.lock"
@@ -87,7 +91,8 @@ def make_record(scn: Scenario, engine_version: str, quick: bool, point: Point,
 def merge_dirs(target: Path, sources: Sequence[Path]) -> tuple[int, int]:
     """Join the sweep folders ``sources`` (shards of one sweep, e.g. from ``--shard``) into
     ``target``: their ``runs.jsonl`` records (a record already in ``target`` is not added
-    twice) and their kept point tables. Returns (records added, point folders copied)."""
+    twice), their point folders (kept tables, run.json) and their store files. Returns
+    (records added, point folders copied)."""
     target.mkdir(parents=True, exist_ok=True)
     store = RunStore(target / RUNS_FILE, "")
     store.lock()
@@ -109,6 +114,7 @@ def merge_dirs(target: Path, sources: Sequence[Path]) -> tuple[int, int]:
                 if not dest.exists():
                     shutil.copytree(folder, dest)
                     copied += 1
+            copy_missing(src, target)
     finally:
         store.close()
     return added, copied

@@ -29,7 +29,8 @@ from .errors import UserError
 from .executors import Pool
 from .provenance import RUN_JSON, dcnsim_version, git_commit, machine, now, run_metadata
 from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, point_id, save_tables
-from .scenario import Plan, Point
+from .scenario import VARIANTS_AXIS, Plan, Point
+from .store import EXTRA, params, write_run
 
 PROGRESS_EVERY_S = 2.0
 
@@ -198,6 +199,7 @@ class SweepLog:
     ran: int = 0
     reused: int = 0
     events: int = 0
+    warned: bool = False  # the note that the store cannot be written is printed
     started_at: str = ""
     start: float = 0.0
 
@@ -290,6 +292,14 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
         folder = point_dir(out_dir, point.index)
         folder.mkdir(parents=True, exist_ok=True)
         write_text_atomic(folder / RUN_JSON, json.dumps(meta, indent=1, default=str) + "\n")
+        label = point.axis_values.get(VARIANTS_AXIS)
+        columns = params(meta["point_id"], point.index, plan.quick, meta["seed"], scn.sha256,
+                         {**point.overrides, **({VARIANTS_AXIS: label} if label else {})})
+        if write_run(out_dir, scn.id, point.index, meta["point_id"], columns,
+                     result.tables) is None and not log.warned:
+            log.warned = True
+            progress.say(f"dcnsim: note: pyarrow is not installed, so the Parquet results "
+                         f"store is not written (pip install 'dcnsim[{EXTRA}]')")
         log.add(result, summary)
         return summary
 
