@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import signal
 import threading
 import time
@@ -515,3 +516,33 @@ def test_cluster_errors_are_one_line(fake_core: FakeCore, fig08: Path, tmp_path:
     assert capsys.readouterr().err == ("dcnsim: error: --cluster needs distributed, which is not "
                                        "installed: pip install 'dcnsim[cluster]'\n")
     assert fake_core.runs == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_one_progress_bar_fed_by_any_executor(fake_core: FakeCore, fig08: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dcnsim
+
+    monkeypatch.delenv("CI")
+    terminal = _Terminal()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        dcnsim.run_sweep(fig08, tmp_path / "a", quick=True, executor=pool, stream=terminal)
+    bar = terminal.getvalue()
+    assert bar.count("devkota-fig08:") >= 2 and bar.rstrip().endswith("run/s]")
+    assert "16/16 [" in bar and "<00:00" in bar  # tqdm's elapsed<remaining
+    assert "[1/16]" not in bar  # no log lines on a terminal
+
+    # a log (not a terminal): a line per point at most every 2 s, with the ETA
+    log = io.StringIO()
+    (tmp_path / "a" / RUNS_FILE).write_text(
+        "\n".join((tmp_path / "a" / RUNS_FILE).read_text().splitlines()[:4]) + "\n")
+    dcnsim.run_sweep(fig08, tmp_path / "a", quick=True, jobs=1, stream=log)
+    lines = [line for line in log.getvalue().splitlines() if line.startswith("[")]
+    assert lines[0].startswith("[5/16] ") and re.search(r"; eta \d+:\d\d$", lines[0])
+    assert lines[-1].startswith("[16/16] ") and "eta" not in lines[-1]

@@ -109,12 +109,16 @@ def _interactive(stream: IO[str]) -> bool:
 
 
 class Progress:
-    """A tqdm bar on a terminal; otherwise a short line per point, at most every ~2 s."""
+    """One progress bar per sweep, advanced as results arrive from whatever executor runs
+    the points: a tqdm bar with ETA on a terminal; otherwise (a log, CI) a short line per
+    point with the ETA, at most every ~2 s."""
 
     def __init__(self, total: int, initial: int, desc: str, stream: IO[str]) -> None:
         self.total = total
         self.count = initial
+        self.initial = initial
         self.stream = stream
+        self._start = time.monotonic()
         self._last = -math.inf
         self._bar: Any = None
         if _interactive(stream):
@@ -126,6 +130,7 @@ class Progress:
                 known_width = False
             size: dict[str, Any] = ({"dynamic_ncols": True} if known_width
                                      else {"ncols": 80, "nrows": 24})  # tqdm hides bars at nrows=0
+            # the ETA is from the points run now (tqdm's rate leaves out ``initial``)
             self._bar = tqdm(total=total, initial=initial, desc=desc, unit="run",
                              file=stream, leave=True, **size)
 
@@ -140,7 +145,19 @@ class Progress:
         self._last = now
         goodput = summary.get("goodput_mbps")
         result = f": {goodput:.1f} Mb/s" if isinstance(goodput, (int, float)) else ""
-        self.say(f"[{self.count}/{self.total}] {point.label()}{result} ({wall_s:.1f} s)")
+        self.say(f"[{self.count}/{self.total}] {point.label()}{result} ({wall_s:.1f} s)"
+                 f"{self.eta(now)}")
+
+    def eta(self, now: float) -> str:
+        """``; eta 1:05`` from the rate of the points finished so far in this run."""
+        done, left = self.count - self.initial, self.total - self.count
+        if done <= 0 or left <= 0:
+            return ""
+        seconds = round((now - self._start) / done * left)
+        hours, rest = divmod(seconds, 3600)
+        clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else \
+            f"{rest // 60}:{rest % 60:02d}"
+        return f"; eta {clock}"
 
     def say(self, text: str) -> None:
         if self._bar is not None:
