@@ -163,13 +163,19 @@ def query(directory: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         con.close()
 
 
+def _views(con: Any) -> list[str]:
+    """The names of the store's views in a ``connect`` connection, sorted."""
+    rows = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                       "ORDER BY view_name").fetchall()
+    return [str(name) for (name,) in rows]
+
+
 def describe(directory: Path) -> list[tuple[str, int, Sequence[str]]]:
     """Each table of the store: name, rows, column names."""
     con = connect(directory)
     try:
         out: list[tuple[str, int, Sequence[str]]] = []
-        for (name,) in con.execute("SELECT view_name FROM duckdb_views() "
-                                   "WHERE NOT internal ORDER BY view_name").fetchall():
+        for name in _views(con):
             cursor = con.execute(f'SELECT * FROM "{name}" LIMIT 0')
             columns = [str(d[0]) for d in cursor.description]
             count = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
@@ -192,11 +198,8 @@ def open_store(directory: str | os.PathLike[str], *, polars: bool = False
                             "(or leave out polars=True for pandas)") from None
     con = connect(Path(directory))
     try:
-        names = [str(n) for (n,) in con.execute(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
-        ).fetchall()]
         frames = {}
-        for name in names:
+        for name in _views(con):
             relation = con.sql(f'SELECT * FROM "{name}"')
             frames[name] = relation.pl() if polars else relation.df()
         return frames
