@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -121,7 +122,12 @@ def test_run_writes_tables(fake_core: FakeCore, capsys: Capture, fig08: Path,
     assert fake_core.runs == [{"sim.duration": '"0.5s"', "topology.servers": "4"}]
     assert "goodput_mbps" in out
     assert sorted(p.name for p in out_dir.iterdir()) == ["flows.csv", "ports.csv", "run.json",
-                                                         "summary.csv"]
+                                                         "store", "summary.csv"]
+    meta = json.loads((out_dir / "run.json").read_text())
+    assert meta["overrides"] == {"sim.duration": "0.5s", "topology.servers": 4}
+    assert (meta["seed"], meta["events"], meta["engine"]) == (1, 4000, "fake-0.0")
+    assert len(meta["scenario_sha256"]) == 64 and len(meta["point_id"]) == 16
+    assert {"dcnsim", "git_commit", "wall_s", "host", "python", "platform"} <= set(meta)
 
 
 def test_output_dir_not_writable(fake_core: FakeCore, capsys: Capture, fig08: Path,
@@ -202,7 +208,8 @@ def test_api_result(fake_core: FakeCore, fig08: Path, tmp_path: Path) -> None:
     with pytest.raises(AttributeError, match="no table 'queue'"):
         _ = res.queue
     written = res.to_dir(tmp_path / "t")
-    assert [p.name for p in written] == ["summary.csv", "flows.csv", "ports.csv", "run.json"]
+    assert [p.name for p in written] == ["summary.csv", "flows.csv", "ports.csv", "run.json",
+                                         "store"]
     assert dcnsim.ScenarioError is FakeCore.ScenarioError
     with pytest.raises(dcnsim.ScenarioError):
         dcnsim.validate(fig08, {"topology.servers": 0})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import dcnsim._core  # noqa: F401 -- fails loudly (not a skip) when the extension is missing
 import pytest
 
-from .conftest import SCENARIOS
+from .conftest import REPO, SCENARIOS
 
 
 def dcnsim_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -228,3 +229,42 @@ def test_identical_runs_give_identical_tables_and_time_goes_to_run_json(tmp_path
     assert meta["wall_s"] > 0 and meta["overrides"]["topology.servers"] == 4
     assert len(meta["scenario_sha256"]) == 64
     assert "wall_s" not in (outs[0] / "summary.csv").read_text()
+
+
+def _doc_tables(heading: str) -> list[list[str]]:
+    """The rows of the markdown table that starts with ``heading`` in docs/design.md, each
+    cell as the backquoted names in it."""
+    import re
+
+    text = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
+    rows = []
+    for line in text[text.index(heading):].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([" ".join(re.findall(r"`([^`]+)`", cell)) for cell in line.split("|")[1:-1]])
+    return rows
+
+
+def test_store_schema_is_the_documented_one(tmp_path: Path) -> None:
+    import dcnsim
+
+    out = tmp_path / "run"
+    proc = dcnsim_cli("run", str(SCENARIOS / "devkota-fig08.toml"), "--set", 'sim.duration="0.2s"',
+                      "--set", "topology.servers=4", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    tables = dcnsim.open(out)
+    params = [row[0] for row in _doc_tables("| column | type | meaning |")]
+    assert params == ["point_id", "point_index", "quick", "seed", "scenario_sha256",
+                      "<dotted.key>", "experiment"]
+    documented = {row[0]: row[2].split()
+                  for row in _doc_tables("| table | rows | engine columns |")}
+    assert sorted(documented) == sorted(tables)
+    for name, frame in tables.items():
+        own = documented[name]
+        expected = own + [p for p in params[:5] if p not in own] + [
+            "sim.duration", "topology.servers", "experiment"]
+        assert list(frame.columns) == expected, name
+        csv_header = (out / f"{name}.csv").read_text().splitlines()[0].split(",")
+        assert csv_header == own, name  # the engine's columns, as in the CSV file
+    assert tables["summary"]["point_id"][0] == json.loads((out / "run.json").read_text())[
+        "point_id"]

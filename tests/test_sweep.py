@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import signal
 import threading
 import time
@@ -403,9 +404,145 @@ def test_shards_merge_into_the_whole_sweep(fake_core: FakeCore, fig08: Path, tmp
     assert fake_core.runs == [], "the merged folder holds every point"
     assert ((target / "results.csv").read_bytes()
             == (whole / "devkota-fig08-quick" / "results.csv").read_bytes())
+    stored = sorted(p.relative_to(target).as_posix() for p in target.rglob("*.parquet"))
+    assert len(stored) == 3 * runs_whole  # summary, flows, ports of every point, once
+    assert stored == sorted(p.relative_to(whole / "devkota-fig08-quick").as_posix()
+                            for p in (whole / "devkota-fig08-quick").rglob("*.parquet"))
     capsys.readouterr()
     assert main(["sweep", str(fig08), "--quick", "--list-points"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == runs_whole
     index, pid, label = lines[1].split("\t")
     assert index == "1" and len(pid) == 16 and "topology" in label
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def test_every_point_and_the_sweep_write_run_json(fake_core: FakeCore, fig08: Path,
+                                                  tmp_path: Path) -> None:
+    from dcnsim.provenance import git_commit
+
+    plan = make_plan(load(fig08), quick=True)
+    out = tmp_path / "out"
+    _sweep(plan, out)
+    records = {json.loads(line)["index"]: json.loads(line)
+               for line in (out / RUNS_FILE).read_text().splitlines()}
+    for point in plan.points:
+        meta = json.loads((out / "points" / f"{point.index:04d}" / "run.json").read_text())
+        rec = records[point.index]
+        assert meta["point_id"] == rec["point_id"]
+        assert meta["overrides"] == point.overrides == rec["overrides"]
+        assert meta["scenario_sha256"] == plan.scenario.sha256
+        assert meta["engine"] == "fake-0.0" and meta["git_commit"] == git_commit()
+        assert meta["seed"] == 1 and meta["events"] == rec["summary"]["events"]
+        assert meta["wall_s"] >= 0 and meta["host"] and meta["platform"]
+    whole = json.loads((out / "run.json").read_text())
+    assert (whole["status"], whole["points"], whole["ran"], whole["reused"]) == (
+        "complete", 16, 16, 0)
+    assert whole["events"] == sum(r["summary"]["events"] for r in records.values())
+    assert whole["quick"] is True and whole["overrides"] == {"sim.duration": "2s"}
+    assert whole["axes"]["topology.servers"] == [1, 4, 16, 64]
+
+    _sweep(plan, out)  # resumed: nothing ran
+    again = json.loads((out / "run.json").read_text())
+    assert (again["ran"], again["reused"], again["events"]) == (0, 16, 0)
+
+
+def test_git_commit_of_this_checkout() -> None:
+    import subprocess
+
+    from dcnsim import provenance
+
+    commit = provenance.git_commit()
+    try:
+        head = subprocess.run(["git", "-C", str(provenance.PACKAGE_DIR), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        assert commit is None  # an installed copy: no commit to tell
+        return
+    assert commit is not None and commit.removesuffix("+dirty") == head
+
+
+# ---------------------------------------------------------------------------- executors
+
+
+def test_api_sweep_runs_on_the_callers_executor(fake_core: FakeCore, fig08: Path,
+                                                 tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dcnsim
+
+    used: list[str] = []
+
+    class Counting(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            used.append(fn.__name__)
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(max_workers=3) as pool:
+        stream = io.StringIO()
+        outcome = dcnsim.run_sweep(fig08, tmp_path / "api", quick=True, executor=pool,
+                                   stream=stream)
+        assert pool.submit(lambda: 7).result() == 7, "the caller's executor stays usable"
+    assert (outcome.ran, len(outcome.records)) == (16, 16)
+    assert used.count("run_point") == 16
+    assert "running 16 on Counting" in stream.getvalue()
+    meta = json.loads((tmp_path / "api" / "run.json").read_text())
+    assert meta["executor"] == "Counting"
+    local = tmp_path / "local"
+    dcnsim.run_sweep(fig08, local, quick=True, jobs=1, stream=io.StringIO())
+    assert (sorted((tmp_path / "api" / RUNS_FILE).read_text().splitlines())
+            == sorted((local / RUNS_FILE).read_text().splitlines()))
+
+
+def test_cluster_errors_are_one_line(fake_core: FakeCore, fig08: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from dcnsim.cli import main
+
+    base = ["sweep", str(fig08), "--quick", "--out", str(tmp_path)]
+    assert main(base + ["--cluster", "tcp://127.0.0.1:1", "--jobs", "2"]) == 2
+    assert "--jobs is for this machine's threads" in capsys.readouterr().err
+    monkeypatch.setattr("dcnsim.executors.CONNECT_TIMEOUT_S", 0.5)
+    assert main(base + ["--cluster", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dcnsim: error: cannot connect to the Dask scheduler at "
+                          "tcp://127.0.0.1:1: ") and err.count("\n") == 1
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    assert main(base + ["--cluster", "tcp://127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err == ("dcnsim: error: --cluster needs distributed, which is not "
+                                       "installed: pip install 'dcnsim[cluster]'\n")
+    assert fake_core.runs == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_one_progress_bar_fed_by_any_executor(fake_core: FakeCore, fig08: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dcnsim
+
+    monkeypatch.delenv("CI")
+    terminal = _Terminal()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        dcnsim.run_sweep(fig08, tmp_path / "a", quick=True, executor=pool, stream=terminal)
+    bar = terminal.getvalue()
+    assert bar.count("devkota-fig08:") >= 2 and bar.rstrip().endswith("run/s]")
+    assert "16/16 [" in bar and "<00:00" in bar  # tqdm's elapsed<remaining
+    assert "[1/16]" not in bar  # no log lines on a terminal
+
+    # a log (not a terminal): a line per point at most every 2 s, with the ETA
+    log = io.StringIO()
+    (tmp_path / "a" / RUNS_FILE).write_text(
+        "\n".join((tmp_path / "a" / RUNS_FILE).read_text().splitlines()[:4]) + "\n")
+    dcnsim.run_sweep(fig08, tmp_path / "a", quick=True, jobs=1, stream=log)
+    lines = [line for line in log.getvalue().splitlines() if line.startswith("[")]
+    assert lines[0].startswith("[5/16] ") and re.search(r"; eta \d+:\d\d$", lines[0])
+    assert lines[-1].startswith("[16/16] ") and "eta" not in lines[-1]

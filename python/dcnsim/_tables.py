@@ -24,14 +24,19 @@ def csv_cell(value: Any) -> str:
     return str(value)
 
 
-def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write rows (missing cells empty) to ``path`` atomically, ``\\n`` line ends."""
+def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """Rows as CSV text (missing cells empty), ``\\n`` line ends."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow([csv_cell(row.get(col)) for col in columns])
-    write_text_atomic(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write rows (missing cells empty) to ``path`` atomically, ``\\n`` line ends."""
+    write_text_atomic(path, csv_text(columns, rows))
 
 
 def write_text_atomic(path: Path, text: str) -> None:

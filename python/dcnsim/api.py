@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +17,10 @@ from typing import TYPE_CHECKING, Any
 from . import _toml, reports
 from ._native import core
 from ._tables import write_text_atomic
+from .provenance import RUN_JSON, run_metadata
+from .runs import run_id
 from .scenario import load_validated, read_text, validate_all_points
+from .store import params, write_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,21 +60,19 @@ class Result:
                 for k, v in self.tables["summary"].iloc[0].items()}
 
     def metadata(self) -> dict[str, Any]:
-        """What ``run.json`` records of this run: versions, scenario, overrides, wall time."""
-        from importlib import metadata
-
-        try:
-            version = metadata.version("dcnsim")
-        except metadata.PackageNotFoundError:  # running from a source tree
-            version = "0+unknown"
-        return {"dcnsim": version, "engine": str(core().version()),
-                "scenario": self.scenario, "scenario_sha256": self.scenario_sha256,
-                "overrides": self.overrides, "wall_s": round(self.wall_s, 6),
-                "python": platform.python_version(), "platform": platform.platform()}
+        """What ``run.json`` records of this run (``provenance.run_metadata``): versions and
+        git commit, scenario and its SHA-256, overrides, seed, wall time, events, platform."""
+        engine = str(core().version())
+        return run_metadata(scenario=self.scenario, scenario_sha256=self.scenario_sha256,
+                            engine=engine, overrides=self.overrides,
+                            summary=self.summary_row if "summary" in self.tables else {},
+                            wall_s=self.wall_s,
+                            point_id=run_id(self.scenario_sha256, engine, self.overrides))
 
     def to_dir(self, path: str | PathLike[str]) -> list[Path]:
-        """Write each table as ``<path>/<name>.csv`` and the run's metadata as
-        ``<path>/run.json``; returns the files written."""
+        """Write each table as ``<path>/<name>.csv``, the run's metadata as
+        ``<path>/run.json`` and the tables to the Parquet store ``<path>/store/`` (see
+        ``dcnsim.store``; skipped without pyarrow); returns the files (and store) written."""
         out = Path(path)
         out.mkdir(parents=True, exist_ok=True)
         written = []
@@ -81,10 +81,15 @@ class Result:
             # Through a temporary file and a rename: a killed run leaves whole files only.
             write_text_atomic(target, frame.to_csv(index=False, lineterminator="\n"))
             written.append(target)
-        meta = out / "run.json"
-        write_text_atomic(meta, json.dumps(self.metadata(), indent=1, default=str) + "\n")
-        written.append(meta)
-        return written
+        meta = self.metadata()
+        meta_path = out / RUN_JSON
+        write_text_atomic(meta_path, json.dumps(meta, indent=1, default=str) + "\n")
+        written.append(meta_path)
+        columns = params(meta["point_id"], 0, False, meta["seed"], self.scenario_sha256,
+                         self.overrides)
+        store = write_run(out, Path(self.scenario).stem, 0, meta["point_id"], columns,
+                          self.tables)
+        return written + ([store] if store is not None else [])
 
 
 def _tables_to_frames(raw: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, pd.DataFrame]:

@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from . import __version__, _toml, reports
+from . import __version__, _toml, executors, reports, store
 from ._native import core, is_scenario_error
-from ._tables import format_mapping, format_table, human
+from ._tables import csv_text, format_mapping, format_table, human
 from .api import run, validate
 from .errors import ExtensionMissingError, UserError
 from .runs import merge_dirs, point_id
@@ -173,6 +173,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(format_mapping(result.summary_row))
     print(f"\nwrote {', '.join(p.name for p in written)} to {out} "
           f"(simulated in {result.wall_s:.2f} s)")
+    if not store.available():
+        print("dcnsim: note: pyarrow is not installed, so the Parquet results store is not "
+              f"written (pip install 'dcnsim[{store.EXTRA}]')", file=sys.stderr)
     return 0
 
 
@@ -185,13 +188,18 @@ def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Name
     if args.list_points:
         return _list_points(plan)
     shard = _shard_points(plan, args.shard)
+    if args.cluster and args.jobs:
+        raise UserError("--jobs is for this machine's threads; with --cluster each Dask worker "
+                        "runs as many points as it has threads (dask worker --nthreads)")
     validate_points(plan)
     if report.note:
         print(f"dcnsim: note: {report.note}", file=sys.stderr)
     out = _output_dir(out_root / (scn.id + ("-quick" if args.quick else "")))
     try:
-        outcome = run_sweep(shard or plan, out, jobs=args.jobs, keep=report.tables,
-                            fresh=args.fresh)
+        with executors.choose(cluster=args.cluster) as pool:
+            outcome = run_sweep(shard or plan, out, jobs=args.jobs or executors.cpu_count(),
+                                keep=report.tables, fresh=args.fresh, executor=pool.executor,
+                                where=pool.description)
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     if shard is not None:
@@ -278,6 +286,20 @@ def _list_scenarios() -> int:
     return 0
 
 
+def cmd_results(args: argparse.Namespace) -> int:
+    directory = Path(args.dir)
+    if args.query is None:
+        for name, count, columns in store.describe(directory):
+            print(f"{name} ({count} rows): {', '.join(columns)}")
+        return 0
+    header, rows = store.query(directory, args.query)
+    if args.csv:
+        sys.stdout.write(csv_text(header, [dict(zip(header, r, strict=True)) for r in rows]))
+    else:
+        print(format_table(header, [[human(v) for v in r] for r in rows]))
+    return 0
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     sets = _toml.parse_sets(args.set)
     text = _scenario_text(args.file)
@@ -356,8 +378,12 @@ def build_parser() -> argparse.ArgumentParser:
     def add_sweep_opts(p: argparse.ArgumentParser, out_default: str) -> None:
         p.add_argument("--out", metavar="DIR",
                        help=f"results go to DIR/<id>/ (default: {out_default})")
-        p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                       help="points run in parallel (default: number of CPUs)")
+        p.add_argument("--jobs", type=_jobs, metavar="N",
+                       help="points run in parallel on this machine (default: number of CPUs)")
+        p.add_argument("--cluster", metavar="ADDRESS",
+                       help="run the points on the Dask scheduler at ADDRESS, e.g. "
+                            "tcp://host:8786 (needs pip install 'dcnsim[cluster]' here and "
+                            "dcnsim on every worker)")
         p.add_argument("--quick", action="store_true",
                        help="apply the scenario's [quick] table: same experiment, smaller "
                             "scale; results go to DIR/<id>-quick/")
@@ -391,6 +417,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the experiment ids and titles")
     add_sweep_opts(p, "results")
     p.set_defaults(func=cmd_reproduce, wants_argv=True)
+
+    p = sub.add_parser("results", help="query the Parquet results store of run and sweep "
+                                        "folders with SQL (DuckDB)")
+    p.add_argument("dir", metavar="DIR",
+                   help="a run or sweep folder, or a folder of them (e.g. results/)")
+    p.add_argument("--query", metavar="SQL",
+                   help='e.g. "SELECT servers, avg(goodput_mbps) FROM summary GROUP BY 1"; '
+                        "each table is a view named after it; without --query: the tables, "
+                        "their row counts and columns")
+    p.add_argument("--csv", action="store_true",
+                   help="print the answer as CSV with every digit (default: an aligned table, "
+                        "6 significant digits)")
+    p.set_defaults(func=cmd_results)
 
     p = sub.add_parser("validate", help="check a scenario file without running it")
     p.add_argument("file", metavar="FILE", help="scenario file (TOML)")

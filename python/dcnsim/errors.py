@@ -20,3 +20,10 @@ class UserError(DcnsimError):
 
 class ExtensionMissingError(ImportError):
     """The compiled extension ``dcnsim._core`` cannot be imported."""
+
+
+def missing_extra(what: str, extra: str, exc: ImportError) -> UserError:
+    """The one-line error for an optional dependency that is not installed."""
+    name = exc.name or str(exc)
+    return UserError(f"{what} needs {name}, which is not installed: "
+                     f"pip install 'dcnsim[{extra}]'")

@@ -4,6 +4,9 @@
 
     <dir>/runs.jsonl               one JSON record per finished point (append-only)
     <dir>/points/0007/<table>.csv  the result tables a report keeps from point 7
+    <dir>/points/0007/run.json     provenance of point 7 (``provenance``)
+    <dir>/run.json                 provenance of the sweep's last run
+    <dir>/store/<table>/...        every point's tables as Parquet (``store``)
     <dir>/.dcnsim.lock             the pid of the sweep writing here (an flock while it runs)
 
 A record holds the point's overrides and the engine's summary row, with the scenario
@@ -18,13 +21,14 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from ._tables import write_csv
 from .errors import UserError
 from .scenario import Point, Scenario, overrides_key
+from .store import copy_missing
 
 RUNS_FILE = "runs.jsonl"
 LOCK_FILE = ".dcnsim.lock"
@@ -66,7 +70,12 @@ def save_tables(directory: Path, tables: Tables, names: Sequence[str]) -> None:
 def point_id(scn: Scenario, engine_version: str, point: Point) -> str:
     """A stable name of a sweep point: a hash of the scenario text, the point's overrides
     (seed included) and the engine version, so shards and reruns agree on it."""
-    key = json.dumps([scn.sha256, engine_version, overrides_key(point.overrides)])
+    return run_id(scn.sha256, engine_version, point.overrides)
+
+
+def run_id(scenario_sha256: str, engine_version: str, overrides: Mapping[str, Any]) -> str:
+    """``point_id`` from its parts (also names a single ``dcnsim run``)."""
+    key = json.dumps([scenario_sha256, engine_version, overrides_key(overrides)])
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -82,7 +91,8 @@ def make_record(scn: Scenario, engine_version: str, quick: bool, point: Point,
 def merge_dirs(target: Path, sources: Sequence[Path]) -> tuple[int, int]:
     """Join the sweep folders ``sources`` (shards of one sweep, e.g. from ``--shard``) into
     ``target``: their ``runs.jsonl`` records (a record already in ``target`` is not added
-    twice) and their kept point tables. Returns (records added, point folders copied)."""
+    twice), their point folders (kept tables, run.json) and their store files. Returns
+    (records added, point folders copied)."""
     target.mkdir(parents=True, exist_ok=True)
     store = RunStore(target / RUNS_FILE, "")
     store.lock()
@@ -104,6 +114,7 @@ def merge_dirs(target: Path, sources: Sequence[Path]) -> tuple[int, int]:
                 if not dest.exists():
                     shutil.copytree(folder, dest)
                     copied += 1
+            copy_missing(src, target)
     finally:
         store.close()
     return added, copied

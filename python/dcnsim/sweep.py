@@ -11,20 +11,26 @@ files of a sweep directory are described in ``runs``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from . import _toml
 from ._native import core, is_scenario_error, scenario_error
-from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, save_tables
-from .scenario import Plan, Point
+from ._tables import write_text_atomic
+from .errors import UserError
+from .executors import Pool
+from .provenance import RUN_JSON, dcnsim_version, git_commit, machine, now, run_metadata
+from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, point_id, save_tables
+from .scenario import VARIANTS_AXIS, Plan, Point
+from .store import EXTRA, params, write_run
 
 PROGRESS_EVERY_S = 2.0
 
@@ -57,6 +63,28 @@ class SweepOutcome:
     runs_path: Path
 
 
+@dataclass
+class PointResult:
+    """What running one point returns to the sweep (from a thread, a process or a cluster
+    worker): the engine's tables and where and how long it ran."""
+
+    tables: Tables
+    wall_s: float
+    engine: str  # the engine version that ran it
+    where: dict[str, str]  # provenance.machine() of the process that ran it
+
+
+def run_point(text: str, path: str, overrides: list[tuple[str, str]]) -> PointResult:
+    """Run one point: the task an executor runs. It takes only plain data (the scenario
+    text and the overrides as TOML literals), so it can run in another process or on
+    another machine that has dcnsim installed."""
+    engine = core()
+    start = time.perf_counter()
+    tables = engine.run(text, path, overrides)
+    return PointResult(tables=tables, wall_s=time.perf_counter() - start,
+                       engine=str(engine.version()), where=machine())
+
+
 def summary_row(tables: Tables) -> dict[str, Any]:
     """The single row of the engine's ``summary`` table as a dict."""
     summary = tables.get("summary")
@@ -81,12 +109,16 @@ def _interactive(stream: IO[str]) -> bool:
 
 
 class Progress:
-    """A tqdm bar on a terminal; otherwise a short line per point, at most every ~2 s."""
+    """One progress bar per sweep, advanced as results arrive from whatever executor runs
+    the points: a tqdm bar with ETA on a terminal; otherwise (a log, CI) a short line per
+    point with the ETA, at most every ~2 s."""
 
     def __init__(self, total: int, initial: int, desc: str, stream: IO[str]) -> None:
         self.total = total
         self.count = initial
+        self.initial = initial
         self.stream = stream
+        self._start = time.monotonic()
         self._last = -math.inf
         self._bar: Any = None
         if _interactive(stream):
@@ -98,6 +130,7 @@ class Progress:
                 known_width = False
             size: dict[str, Any] = ({"dynamic_ncols": True} if known_width
                                      else {"ncols": 80, "nrows": 24})  # tqdm hides bars at nrows=0
+            # the ETA is from the points run now (tqdm's rate leaves out ``initial``)
             self._bar = tqdm(total=total, initial=initial, desc=desc, unit="run",
                              file=stream, leave=True, **size)
 
@@ -112,7 +145,19 @@ class Progress:
         self._last = now
         goodput = summary.get("goodput_mbps")
         result = f": {goodput:.1f} Mb/s" if isinstance(goodput, (int, float)) else ""
-        self.say(f"[{self.count}/{self.total}] {point.label()}{result} ({wall_s:.1f} s)")
+        self.say(f"[{self.count}/{self.total}] {point.label()}{result} ({wall_s:.1f} s)"
+                 f"{self.eta(now)}")
+
+    def eta(self, now: float) -> str:
+        """``; eta 1:05`` from the rate of the points finished so far in this run."""
+        done, left = self.count - self.initial, self.total - self.count
+        if done <= 0 or left <= 0:
+            return ""
+        seconds = round((now - self._start) / done * left)
+        hours, rest = divmod(seconds, 3600)
+        clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else \
+            f"{rest // 60}:{rest % 60:02d}"
+        return f"; eta {clock}"
 
     def say(self, text: str) -> None:
         if self._bar is not None:
@@ -131,11 +176,14 @@ def _plural(n: int, word: str) -> str:
 
 
 def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
-              fresh: bool = False, stream: IO[str] | None = None) -> SweepOutcome:
+              fresh: bool = False, stream: IO[str] | None = None,
+              executor: Executor | None = None, where: str | None = None) -> SweepOutcome:
     """Run the points of ``plan`` not yet in ``out_dir/runs.jsonl``; return all records.
 
     ``keep`` names the result tables saved from every point (``runs.point_dir``) for the
-    report; a recorded point whose tables are missing is run again.
+    report; a recorded point whose tables are missing is run again. The points run on
+    ``executor`` (named ``where`` in messages; it is left running), else on a pool of
+    ``jobs`` threads (see ``executors``); each result is written as it arrives.
 
     Raises ``SweepInterrupted`` on Ctrl-C and ``PointFailed`` (or the engine's
     ``ScenarioError``) when a point fails; finished points are always saved first.
@@ -144,14 +192,63 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
     scn = plan.scenario
     store = RunStore(out_dir / RUNS_FILE, scn.sha256)
     store.lock()
+    pool = Pool(executor, where or (type(executor).__name__ if executor else None))
+    log = SweepLog(plan, pool.description or _plural(jobs, "thread"))
     try:
-        return _run_locked(plan, out_dir, store, jobs, keep, fresh, stream)
+        outcome = _run_locked(plan, out_dir, store, jobs, pool, keep, fresh, stream, log)
+        log.status = "complete"
+        return outcome
     finally:
-        store.close()
+        try:
+            log.write(out_dir / RUN_JSON)
+        finally:
+            store.close()
 
 
-def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Sequence[str],
-                fresh: bool, stream: IO[str]) -> SweepOutcome:
+@dataclass
+class SweepLog:
+    """The sweep's own ``run.json``: what ran, where, for how long (written at its end,
+    also when it is interrupted or fails)."""
+
+    plan: Plan
+    executor: str
+    status: str = "failed"
+    ran: int = 0
+    reused: int = 0
+    events: int = 0
+    warned: bool = False  # the note that the store cannot be written is printed
+    started_at: str = ""
+    start: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.started_at = now()
+        self.start = time.perf_counter()
+
+    def add(self, result: PointResult, summary: dict[str, Any]) -> None:
+        self.ran += 1
+        events = summary.get("events")
+        if isinstance(events, int) and not isinstance(events, bool):
+            self.events += events
+
+    def write(self, path: Path) -> None:
+        scn = self.plan.scenario
+        sim = scn.data.get("sim")
+        seed = self.plan.fixed.get("sim.seed", sim.get("seed") if isinstance(sim, dict) else None)
+        meta = {"dcnsim": dcnsim_version(), "git_commit": git_commit(),
+                "engine": str(core().version()), "scenario": str(scn.path),
+                "scenario_sha256": scn.sha256, "quick": self.plan.quick,
+                "overrides": self.plan.fixed, "axes": dict(self.plan.axes),
+                "seed": seed if isinstance(seed, int) else None, "status": self.status,
+                "points": len(self.plan.points), "ran": self.ran, "reused": self.reused,
+                "events": self.events, "executor": self.executor,
+                "wall_s": round(time.perf_counter() - self.start, 6),
+                **machine(), "started_at": self.started_at, "finished_at": now()}
+        write_text_atomic(path, json.dumps(meta, indent=1, default=str) + "\n")
+
+
+def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, pool: Pool,
+                keep: Sequence[str], fresh: bool, stream: IO[str], log: SweepLog
+                ) -> SweepOutcome:
     scn = plan.scenario
     known = {} if fresh else store.load()
     records: list[Record | None] = [known.get(p.key()) for p in plan.points]
@@ -161,6 +258,7 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
                 records[i] = None
     pending = [p for p, rec in zip(plan.points, records, strict=True) if rec is None]
     reused = len(plan.points) - len(pending)
+    log.reused = reused
     store.open()
     try:
         if store.unreadable:
@@ -169,10 +267,14 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
         mode = " (quick)" if plan.quick else ""
         note = f", {reused} already done in {store.path}" if reused else ""
         workers = max(1, min(jobs, len(pending)))
+        where = pool.description or _plural(workers, "thread")
         print(f"dcnsim: {scn.id}{mode}: {_plural(len(plan.points), 'point')}{note}; "
-              f"running {len(pending)} on {_plural(workers, 'thread')}", file=stream, flush=True)
+              f"running {len(pending)} on {where}", file=stream, flush=True)
         if pending:
-            _execute(plan, pending, records, store, workers, keep, stream)
+            owned = pool.executor is None
+            executor = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dcnsim")
+                        if pool.executor is None else pool.executor)
+            _execute(plan, pending, records, store, executor, owned, keep, stream, log)
     finally:
         store.close()
     complete = [rec for rec in records if rec is not None]
@@ -182,31 +284,50 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, keep: Seq
 
 
 def _execute(plan: Plan, pending: list[Point], records: list[Record | None], store: RunStore,
-             workers: int, keep: Sequence[str], stream: IO[str]) -> None:
+             executor: Executor, owned: bool, keep: Sequence[str], stream: IO[str],
+             log: SweepLog) -> None:
     scn = plan.scenario
-    engine = core()
-    version = str(engine.version())
+    version = str(core().version())
     text, path = scn.text, str(scn.path)
     out_dir = store.path.parent
     # A shard's plan holds some points of the grid: records follow the plan's order, while
     # point.index (folder names, records) is the point's place in the whole grid.
     position = {p.index: i for i, p in enumerate(plan.points)}
 
-    def work(point: Point) -> tuple[dict[str, Any], float]:
-        start = time.perf_counter()
-        tables = engine.run(text, path, _toml.literal_pairs(point.overrides))
+    def save(point: Point, result: PointResult) -> dict[str, Any]:
+        """Write a finished point's files (before its record: a recorded point has them)."""
+        if result.engine != version:
+            raise UserError(f"point {point.label()} ran on engine {result.engine} (on "
+                            f"{result.where.get('host')}) but this sweep uses {version}: "
+                            "install the same dcnsim everywhere")
+        summary = summary_row(result.tables)
         if keep:
-            save_tables(point_dir(out_dir, point.index), tables, keep)
-        return summary_row(tables), time.perf_counter() - start
+            save_tables(point_dir(out_dir, point.index), result.tables, keep)
+        meta = run_metadata(scenario=path, scenario_sha256=scn.sha256, engine=result.engine,
+                            overrides=point.overrides, summary=summary, wall_s=result.wall_s,
+                            point_id=point_id(scn, version, point), where=result.where)
+        folder = point_dir(out_dir, point.index)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(folder / RUN_JSON, json.dumps(meta, indent=1, default=str) + "\n")
+        label = point.axis_values.get(VARIANTS_AXIS)
+        columns = params(meta["point_id"], point.index, plan.quick, meta["seed"], scn.sha256,
+                         {**point.overrides, **({VARIANTS_AXIS: label} if label else {})})
+        if write_run(out_dir, scn.id, point.index, meta["point_id"], columns,
+                     result.tables) is None and not log.warned:
+            log.warned = True
+            progress.say(f"dcnsim: note: pyarrow is not installed, so the Parquet results "
+                         f"store is not written (pip install 'dcnsim[{EXTRA}]')")
+        log.add(result, summary)
+        return summary
 
     progress = Progress(len(plan.points), len(plan.points) - len(pending), scn.id, stream)
-    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dcnsim")
-    futures: dict[Future[tuple[dict[str, Any], float]], Point] = {
-        executor.submit(work, point): point for point in pending}
+    futures: dict[Future[PointResult], Point] = {
+        executor.submit(run_point, text, path, _toml.literal_pairs(point.overrides)): point
+        for point in pending}
     failures: list[tuple[Point, BaseException]] = []
-    handled: set[Future[tuple[dict[str, Any], float]]] = set()
+    handled: set[Future[PointResult]] = set()
 
-    def collect(waiting: Iterable[Future[tuple[dict[str, Any], float]]]) -> None:
+    def collect(waiting: Iterable[Future[PointResult]]) -> None:
         for fut in as_completed(list(waiting)):
             if fut.cancelled() or fut in handled:
                 continue
@@ -219,12 +340,13 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
                 failures.append((point, exc))
                 handled.add(fut)
                 continue
-            summary, wall_s = fut.result()
+            result = fut.result()
+            summary = save(point, result)  # OSError, UserError: the sweep stops here
             record = make_record(scn, version, plan.quick, point, summary)
             store.append(record)
             records[position[point.index]] = record
             handled.add(fut)  # only now: a Ctrl-C before this line saves the point again
-            progress.advance(point, summary, wall_s)
+            progress.advance(point, summary, result.wall_s)
 
     try:
         try:
@@ -246,9 +368,16 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
             raise _interrupted(records, store, 0) from None
     finally:
         progress.close()
-        executor.shutdown(wait=False, cancel_futures=True)
+        if owned:
+            executor.shutdown(wait=False, cancel_futures=True)
+        else:  # the caller's executor goes on: take back what this sweep left in it
+            for fut in futures:
+                fut.cancel()
     if failures:
         point, exc = failures[0]
+        if isinstance(exc, ImportError):  # e.g. a cluster worker without dcnsim
+            raise UserError(f"sweep point {point.label()} could not run: {exc} (install the "
+                            "same dcnsim where the points run)") from None
         if is_scenario_error(exc):
             raise scenario_error(f"{exc} (in sweep point {point.label()})") from None
         raise PointFailed(point, exc) from exc

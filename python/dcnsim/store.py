@@ -1,0 +1,207 @@
+"""The results store: every finished run's tables as Parquet, queried with DuckDB.
+
+::
+
+    <dir>/store/<table>/experiment=<scenario id>/<NNNN>-<point_id>.parquet
+
+One dataset per result table (``summary``, ``flows``, ``ports``, ...), partitioned by
+experiment (hive style: DuckDB and pyarrow read ``experiment`` as a column), one file per
+run, written whole (temporary file, then rename) as soon as the run is finished, by
+``dcnsim run`` and by every sweep point. ``NNNN`` is the point's place in the grid (so files
+sort in grid order) and ``point_id`` its stable id (``runs.point_id``), so a rerun of a point
+replaces its file and shards never collide. Each row carries the run's parameters as
+columns (``PARAM_COLUMNS`` and one column per override, named by its dotted key).
+
+Writing needs pyarrow, reading DuckDB (the ``store`` extra); without pyarrow a run writes
+its CSV files only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import _toml
+from .errors import UserError, missing_extra
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STORE_DIR = "store"
+EXTRA = "store"
+#: Columns added to every row (besides the overrides and the ``experiment`` partition).
+PARAM_COLUMNS = ("point_id", "point_index", "quick", "seed", "scenario_sha256")
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def available() -> bool:
+    """Whether runs can write the store (pyarrow is installed)."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_file(out_dir: Path, table: str, experiment: str, index: int, point_id: str) -> Path:
+    """Where one run's rows of ``table`` are stored."""
+    return (out_dir / STORE_DIR / table / f"experiment={experiment}"
+            / f"{index:04d}-{point_id}.parquet")
+
+
+def params(point_id: str, index: int, quick: bool, seed: Any, scenario_sha256: str,
+           overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameter columns of one run: ``PARAM_COLUMNS``, then the overrides (a value
+    that is not a string, number or boolean is stored as its TOML spelling)."""
+    out: dict[str, Any] = {"point_id": point_id, "point_index": index, "quick": quick,
+                           "seed": seed, "scenario_sha256": scenario_sha256}
+    for key, value in overrides.items():
+        out[key] = value if isinstance(value, (str, int, float, bool)) else _toml.to_toml(value)
+    return out
+
+
+def write_run(out_dir: Path, experiment: str, index: int, point_id: str,
+              parameters: Mapping[str, Any], tables: Mapping[str, Any]) -> Path | None:
+    """Write every table of one run (engine columns, or DataFrames) with ``parameters``
+    as extra columns (a table's own column of the same name wins). Returns the store's
+    folder, or None if pyarrow is not installed."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return None
+    for name, table in tables.items():
+        if not _TABLE_NAME.fullmatch(name):
+            raise ValueError(f"table name {name!r} cannot name a store dataset")
+        if hasattr(table, "columns") and hasattr(table, "to_dict"):  # a pandas DataFrame
+            arrow = pa.Table.from_pandas(table, preserve_index=False)
+        else:
+            arrow = pa.table({col: pa.array(values) for col, values in table.items()})
+        for key, value in parameters.items():
+            if key not in arrow.column_names:
+                kind = pa.array([value]).type
+                arrow = arrow.append_column(key, pa.array([value] * arrow.num_rows, type=kind))
+        target = run_file(out_dir, name, experiment, index, point_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        pq.write_table(arrow, tmp)
+        os.replace(tmp, target)
+    return out_dir / STORE_DIR
+
+
+def copy_missing(source: Path, target: Path) -> int:
+    """Copy the store files of sweep folder ``source`` that ``target`` lacks (``dcnsim
+    merge``); returns how many."""
+    copied = 0
+    root = source / STORE_DIR
+    for path in sorted(root.glob("*/*/*.parquet")) if root.is_dir() else []:
+        dest = target / STORE_DIR / path.relative_to(root)
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.tmp")
+            tmp.write_bytes(path.read_bytes())
+            os.replace(tmp, dest)
+            copied += 1
+    return copied
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def datasets(directory: Path) -> dict[str, list[Path]]:
+    """The store's tables under ``directory`` (a run or sweep folder, or a folder of them)
+    -> their dataset folders."""
+    if not directory.is_dir():
+        raise UserError(f"{directory} is not a folder")
+    roots = [directory / STORE_DIR] + sorted(directory.glob(f"*/{STORE_DIR}"))
+    found: dict[str, list[Path]] = {}
+    for root in roots:
+        for folder in sorted(root.iterdir()) if root.is_dir() else []:
+            if _TABLE_NAME.fullmatch(folder.name) and any(folder.glob("*/*.parquet")):
+                found.setdefault(folder.name, []).append(folder)
+    if not found:
+        raise UserError(f"no results store in {directory} (dcnsim run and dcnsim sweep write "
+                        f"one under {STORE_DIR}/ when pyarrow is installed: "
+                        f"pip install 'dcnsim[{EXTRA}]')")
+    return found
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def connect(directory: Path) -> Any:
+    """A DuckDB connection with one view per table of the store under ``directory``."""
+    try:
+        import duckdb
+    except ImportError as exc:
+        raise missing_extra("reading the results store", EXTRA, exc) from None
+    con = duckdb.connect()
+    for name, folders in datasets(directory).items():
+        globs = ", ".join(_sql_text(str(f / "*" / "*.parquet")) for f in folders)
+        con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{globs}], '
+                    "hive_partitioning = true, union_by_name = true)")
+    return con
+
+
+def query(directory: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run ``sql`` over the store's views; returns the column names and the rows."""
+    import duckdb
+
+    con = connect(directory)
+    try:
+        cursor = con.execute(sql)
+        if cursor.description is None:
+            return [], []
+        return [d[0] for d in cursor.description], cursor.fetchall()
+    except duckdb.Error as exc:
+        raise UserError(f"query failed: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
+
+
+def _views(con: Any) -> list[str]:
+    """The names of the store's views in a ``connect`` connection, sorted."""
+    rows = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                       "ORDER BY view_name").fetchall()
+    return [str(name) for (name,) in rows]
+
+
+def describe(directory: Path) -> list[tuple[str, int, Sequence[str]]]:
+    """Each table of the store: name, rows, column names."""
+    con = connect(directory)
+    try:
+        out: list[tuple[str, int, Sequence[str]]] = []
+        for name in _views(con):
+            cursor = con.execute(f'SELECT * FROM "{name}" LIMIT 0')
+            columns = [str(d[0]) for d in cursor.description]
+            count = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
+            out.append((str(name), int(count[0]) if count else 0, columns))
+        return out
+    finally:
+        con.close()
+
+
+def open_store(directory: str | os.PathLike[str], *, polars: bool = False
+               ) -> dict[str, pd.DataFrame]:
+    """The tables of the results store under ``directory`` (a run or sweep folder, or a
+    folder of them) as pandas DataFrames (polars with ``polars=True``), rows in grid order.
+    ``dcnsim.open`` is this function."""
+    if polars:
+        try:
+            import polars as _  # noqa: F401
+        except ImportError:
+            raise UserError("polars is not installed: pip install polars "
+                            "(or leave out polars=True for pandas)") from None
+    con = connect(Path(directory))
+    try:
+        frames = {}
+        for name in _views(con):
+            relation = con.sql(f'SELECT * FROM "{name}"')
+            frames[name] = relation.pl() if polars else relation.df()
+        return frames
+    finally:
+        con.close()
