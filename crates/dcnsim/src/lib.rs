@@ -13,11 +13,16 @@
 //!    congestion and reaction points, PAUSE/PFC state), [`model::workload`] (flow sizes and
 //!    arrivals). Each takes `now` and a packet and returns packets, verdicts, frames and
 //!    deadlines; none knows the event queue.
-//! 3. [`engine`] — the discrete-event simulation: [`engine::event`] (calendar queue in front
-//!    of a 4-ary heap), [`engine::sim`] (`Sim`: nodes, ports, flows, apps; the dispatch
-//!    loop), [`engine::net`] (ports, links, routes), [`engine::mq_port`] (multi-queue
-//!    ports), [`engine::apps`], the layer-2 glue ([`engine::l2`], [`engine::pfc`]) and the
-//!    observers ([`engine::observe`]). The hot path: no serde, no result tables.
+//! 3. [`engine`] — the discrete-event simulation, itself in layers: [`engine::event`]
+//!    (calendar queue in front of a 4-ary heap) and [`engine::observe`] (samplers, traces,
+//!    queue means); [`engine::net`] (nodes, ports and their transmitters, links, routes,
+//!    ECMP groups, the multi-queue port's state); [`engine::datapath`] (`Core`: the
+//!    network, the hosts' transports, the observers and optional layer 2, and the path of a
+//!    packet through ports, switches and hosts, with the layer-2 glue in
+//!    [`engine::datapath::l2`]); [`engine::apps`] (applications, each driving a
+//!    `&mut Core`); [`engine::sim`] (`Sim`: the core plus the applications, the event loop
+//!    and dispatch). No module names a sibling that names it back (`tests/layers.rs`). The
+//!    hot path: no serde, no result tables.
 //! 4. [`scenario`] — TOML text → checked configuration → a ready `Sim` (errors name file,
 //!    line and field).
 //! 5. [`output`] — a finished `&Sim` → named column tables.
@@ -27,19 +32,20 @@
 //! # One packet through a switch
 //!
 //! A sender's [`model::tcp::TcpFlow`] appends a segment to an output vector;
-//! `Sim::host_send` offers it to the host's NIC port with `Sim::enqueue`, which says what
+//! `Core::host_send` offers it to the host's NIC port with `Core::enqueue`, which says what
 //! became of it (`net::Enqueued`). An idle port starts sending at once
 //! (`Port::begin_service` puts it on the wire); a busy one queues it, and its
 //! `net::Transmitter` keeps one pending `PortTxDone` event while anything waits. When the
 //! packet becomes the head of its wire, the engine computes where the next switch will forward it
-//! (`engine::sim::route_hint`, from the routes of `engine::net` and the ECMP groups of
-//! `engine::ecmp`) and schedules one `LinkArrive` for the wire. On arrival at the switch,
-//! `Sim::receive` hands it to the layer-2 glue first when layer 2 is configured (QCN
-//! sampling, PAUSE/PFC thresholds, `engine::l2::receive`), then enqueues it at the egress
+//! (`engine::net::route_hint`, from the routes of `engine::net` and the ECMP groups of
+//! `engine::net::ecmp`) and schedules one `LinkArrive` for the wire. On arrival at the switch,
+//! `Core::receive` hands it to the layer-2 glue first when layer 2 is configured (QCN
+//! sampling, PAUSE/PFC thresholds, `engine::datapath::l2`), then enqueues it at the egress
 //! port: the port's AQM or multi-queue model decides pass, mark or drop, the byte limit or
 //! the shared buffer admits it or drops it, and the scheduler picks the next packet when the
-//! port finishes a transmission. At the receiving host, `Sim::host_receive` gives it to the
-//! flow's receiver, whose ACK takes the same path back; the flow's timers (RTO, delayed
+//! port finishes a transmission. At the receiving host, `Core::host_receive` gives it to the
+//! flow's receiver, whose ACK takes the same path back (a finished transfer is queued for
+//! its application, which `Sim` calls as soon as the delivery returns); the flow's timers (RTO, delayed
 //! ACK, RACK and TLP share the retransmission timer) are armed lazily, one pending event per
 //! timer.
 

@@ -26,10 +26,10 @@ pub enum Kind {
     /// UDP datagram (constant-bit-rate sources).
     Udp = 4,
     /// QCN congestion notification message (64 B), from a switch to the source host of the
-    /// sampled frame: `flow` = sampled frame's flow (or app for UDP), `seq` = quantised
-    /// feedback q, `ack` = sampled frame's destination, `flags` = sampled frame's kind.
+    /// sampled frame: build with [`Packet::cnm`], read with `Packet::cnm_*`.
     Cnm = 5,
-    /// IEEE 802.3x PAUSE frame (64 B MAC control, one hop): `seq` = pause quanta.
+    /// IEEE 802.3x PAUSE or 802.1Qbb PFC frame (64 B MAC control, one hop): build with
+    /// [`Packet::pause`], read with [`Packet::pause_quanta`] / [`Packet::pause_priority`].
     Pause = 6,
 }
 
@@ -51,6 +51,8 @@ pub mod flags {
     /// UDP echo request / reply of the ping app (`engine/apps/mod.rs` `Ping`).
     pub const PING_REQ: u8 = 8;
     pub const PING_REPLY: u8 = 16;
+    /// On a `Kind::Pause` frame: an 802.1Qbb PFC frame for priority `class` (else 802.3x).
+    pub const PFC_FRAME: u8 = 1;
 }
 
 /// Up to three SACK blocks, each `[ack + start, ack + end)`; an empty block has
@@ -149,6 +151,80 @@ impl Packet {
     pub fn is_ect(&self) -> bool {
         self.ecn != Ecn::NotEct
     }
+
+    /// A layer-2 control frame of `size` bytes from node `src` to `dst`, stamped `now`.
+    fn control(kind: Kind, (src, dst): (u32, u32), size: u32, now: SimTime) -> Packet {
+        Packet {
+            flow: u32::MAX,
+            src,
+            dst,
+            seq: 0,
+            ack: 0,
+            size,
+            payload: 0,
+            kind,
+            flags: 0,
+            ecn: Ecn::NotEct,
+            class: 0,
+            enq_time: now,
+            sent_time: now,
+            sack: SackBlocks::EMPTY,
+        }
+    }
+
+    // Control frames travel as packets; these constructors and accessors are the only code
+    // that knows which fields carry their contents.
+
+    /// An 802.3x PAUSE frame (`prio` None) or an 802.1Qbb PFC frame for priority `prio`,
+    /// asking the link partner to stop for `quanta` pause quanta (IEEE 802.3 Annex 31B).
+    pub fn pause(
+        ends: (u32, u32),
+        size: u32,
+        quanta: u16,
+        prio: Option<u8>,
+        now: SimTime,
+    ) -> Packet {
+        let mut p = Packet::control(Kind::Pause, ends, size, now);
+        p.seq = quanta as u64;
+        if let Some(c) = prio {
+            p.flags = flags::PFC_FRAME;
+            p.class = c;
+        }
+        p
+    }
+
+    /// The pause time of a PAUSE/PFC frame, in quanta.
+    pub fn pause_quanta(&self) -> u16 {
+        self.seq.min(u16::MAX as u64) as u16
+    }
+
+    /// The priority a PFC frame pauses; None for an 802.3x PAUSE frame.
+    pub fn pause_priority(&self) -> Option<u8> {
+        (self.flags & flags::PFC_FRAME != 0).then_some(self.class)
+    }
+
+    /// A QCN congestion notification (IEEE 802.1Qau) from switch `switch` about the sampled
+    /// frame `sampled`, carrying the quantised feedback `q`, back to the sampled frame's
+    /// source. It keeps the sampled frame's flow (the app for UDP) and class.
+    pub fn cnm(sampled: &Packet, switch: u32, size: u32, q: u8, now: SimTime) -> Packet {
+        let mut p = Packet::control(Kind::Cnm, (switch, sampled.src), size, now);
+        p.flow = sampled.flow;
+        p.seq = q as u64;
+        p.ack = sampled.dst as u64;
+        p.flags = sampled.kind as u8;
+        p.class = sampled.class;
+        p
+    }
+
+    /// The quantised feedback a CNM carries.
+    pub fn cnm_feedback(&self) -> u64 {
+        self.seq
+    }
+
+    /// Whether the frame a CNM was sampled from was of kind `k`.
+    pub fn cnm_sampled(&self, k: Kind) -> bool {
+        self.flags == k as u8
+    }
 }
 
 #[cfg(test)]
@@ -156,6 +232,25 @@ mod tests {
     #[test]
     fn packet_is_small() {
         assert!(std::mem::size_of::<super::Packet>() <= 80);
+    }
+
+    #[test]
+    fn control_frames_round_trip() {
+        use super::{Kind, Packet};
+        use crate::base::units::SimTime;
+        let t = SimTime::from_us(5);
+        let pause = Packet::pause((3, 4), 64, 0xFFFF, None, t);
+        assert_eq!((pause.kind, pause.pause_quanta()), (Kind::Pause, 0xFFFF));
+        assert_eq!(pause.pause_priority(), None);
+        let pfc = Packet::pause((3, 4), 64, 7, Some(5), t);
+        assert_eq!((pfc.pause_quanta(), pfc.pause_priority()), (7, Some(5)));
+        let mut data = pause;
+        (data.kind, data.flow, data.src, data.dst, data.class) = (Kind::Udp, 9, 1, 2, 3);
+        let cnm = Packet::cnm(&data, 7, 64, 42, t);
+        assert_eq!((cnm.kind, cnm.src, cnm.dst, cnm.flow), (Kind::Cnm, 7, 1, 9));
+        assert_eq!((cnm.cnm_feedback(), cnm.class), (42, 3));
+        assert!(cnm.cnm_sampled(Kind::Udp) && !cnm.cnm_sampled(Kind::Data));
+        assert_eq!((cnm.enq_time, cnm.sent_time), (t, t));
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub enum Event {
     App { app: u32, arg: u32 },
     /// A periodic measurement sample.
     Sample(u32),
-    /// A layer-2 event (`engine/l2.rs`): rate-limiter release or timer, PAUSE refresh, service
+    /// A layer-2 event (`engine/datapath/l2/mod.rs`): rate-limiter release or timer, PAUSE refresh, service
     /// rate change, L2 sampler. `kind` says which, `idx` names the target.
     L2 { idx: u32, kind: u8 },
     /// End of the simulation.

@@ -1,6 +1,6 @@
 //! Active queue management at a switch egress port: accept, ECN-mark or drop a packet at
 //! enqueue (or, as an option, at dequeue). One small enum, `Aqm`, called from
-//! `Sim::enqueue` / `Sim::on_port_tx_done`.
+//! `Core::enqueue` / `Core::on_port_tx_done`.
 //!
 //! [`Verdict`] is the one answer of every AQM of the crate (RED and step here; TCN, CoDel,
 //! MQ-ECN and the dequeue-rate threshold in `model/mq/`). As in ns-3's queue discs, an AQM
@@ -20,7 +20,7 @@
 //!   `q > 1` guard.
 //!
 //! Queue occupancy is the port's waiting queue (the packet being serialized has left it,
-//! see `engine/net.rs`), in packets or bytes as the thresholds are given.
+//! see `engine/net/mod.rs`), in packets or bytes as the thresholds are given.
 
 use crate::base::packet::Packet;
 use crate::base::rng::Rng;

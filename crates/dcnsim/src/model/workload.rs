@@ -38,6 +38,7 @@
 //! [`EmpiricalCdf::mean_ceil`] is the exact mean of the ceil sampler (about half a unit more
 //! per segment of non-zero width).
 
+use crate::base::packet::{Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 
@@ -647,9 +648,43 @@ impl PiasThresholds {
     }
 }
 
+/// Per-flow PIAS state, indexed by flow id in `Hosts::pias` (`engine/datapath`) (empty vector: PIAS off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PiasTag {
+    pub on: bool,
+    /// Bytes a message may send at high priority (class 0).
+    pub threshold: u64,
+    /// Sequence number of the current message's first byte.
+    pub msg_start: u64,
+    /// Class of the message's later packets.
+    pub service_class: u8,
+}
+
+/// Classify a packet leaving a host by PIAS (called only when `Hosts::pias` is non-empty;
+/// kept out of line so that `Core::host_send` stays small for scenarios without PIAS).
+#[inline(never)]
+pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
+    let Some(t) = tags.get(p.flow as usize) else {
+        return;
+    };
+    if !t.on {
+        return;
+    }
+    match p.kind {
+        Kind::Data | Kind::Syn => {
+            let sent = p.seq.saturating_sub(t.msg_start);
+            p.class = pias_two_priority(sent, t.threshold, t.service_class as usize) as u8;
+        }
+        Kind::Ack | Kind::SynAck => p.class = 0,
+        // UDP and layer-2 control frames (CNM, PAUSE) keep their class.
+        Kind::Udp | Kind::Cnm | Kind::Pause => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::packet::{Ecn, SackBlocks};
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs()
@@ -903,5 +938,54 @@ mod tests {
         for (load, _) in PIAS_WEBSEARCH_THRESHOLDS_PKTS {
             assert!(PiasThresholds::websearch(load).is_ok());
         }
+    }
+
+    fn pias_pkt(kind: Kind, seq: u64) -> Packet {
+        Packet {
+            flow: 1,
+            src: 0,
+            dst: 1,
+            seq,
+            ack: 0,
+            size: 1500,
+            payload: 1460,
+            kind,
+            flags: 0,
+            ecn: Ecn::NotEct,
+            class: 7,
+            enq_time: SimTime::ZERO,
+            sent_time: SimTime::ZERO,
+            sack: SackBlocks::EMPTY,
+        }
+    }
+
+    #[test]
+    fn pias_tag_by_bytes_sent_of_the_message() {
+        let on = PiasTag {
+            on: true,
+            threshold: 100_000,
+            msg_start: 50_000,
+            service_class: 3,
+        };
+        let tags = [PiasTag::default(), on];
+        let class = |kind, seq| {
+            let mut p = pias_pkt(kind, seq);
+            pias_tag(&tags, &mut p);
+            p.class
+        };
+        // 0 and exactly 100 000 bytes sent before the packet: high; one byte more: service.
+        assert_eq!(class(Kind::Data, 50_000), 0);
+        assert_eq!(class(Kind::Data, 150_000), 0);
+        assert_eq!(class(Kind::Data, 150_001), 3);
+        assert_eq!(class(Kind::Ack, 0), 0);
+        assert_eq!(class(Kind::Udp, 0), 7);
+        // Flow without a tag (or off) keeps its class.
+        let mut p = pias_pkt(Kind::Data, 0);
+        p.flow = 0;
+        pias_tag(&tags, &mut p);
+        assert_eq!(p.class, 7);
+        p.flow = 9;
+        pias_tag(&tags, &mut p);
+        assert_eq!(p.class, 7);
     }
 }

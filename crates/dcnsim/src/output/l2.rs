@@ -2,7 +2,7 @@
 
 use crate::base::table::Table;
 use crate::base::units::SimTime;
-use crate::engine::l2::*;
+use crate::engine::datapath::l2::*;
 use crate::engine::sim::Sim;
 use crate::model::l2::*;
 

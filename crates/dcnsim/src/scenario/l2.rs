@@ -1,8 +1,8 @@
 //! Layer-2 keys of a scenario (`[topology] qcn`, `pause`, `[[rate_changes]]`, `[qcn]`) and
-//! the builder that installs the engine's layer-2 state (`engine/l2.rs`) from them.
+//! the builder that installs the engine's layer-2 state (`engine/datapath/l2/mod.rs`) from them.
 
 use crate::base::units::{RateBps, SimTime};
-use crate::engine::l2::*;
+use crate::engine::datapath::l2::*;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 use crate::model::l2::*;
@@ -230,7 +230,15 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
     {
         return Ok(());
     }
-    let mut l = L2::new(sim);
+    let cbr_src = sim
+        .apps
+        .iter()
+        .map(|a| match a {
+            crate::engine::apps::App::Cbr(c) => c.src,
+            _ => u32::MAX,
+        })
+        .collect();
+    let mut l = L2::new(sim, cbr_src);
     if let Some(c) = a.cp {
         install_cps(sim, &mut l, c, err)?;
     }

@@ -8,7 +8,7 @@
 //! `host_delay` (default 0) sits on the host links (each traversed 4 times per RTT):
 //! fabric links get d = (base_rtt − host_delay)/8, host links d + host_delay/4. Without
 //! `base_rtt` every link gets `link_delay` (default 0). Serialization is not part of
-//! `base_rtt`. ECMP (`engine/ecmp.rs`) spreads inter-leaf flows over the spines.
+//! `base_rtt`. ECMP (`engine/net/ecmp.rs`) spreads inter-leaf flows over the spines.
 
 use super::{BuildInfo, Ctx, ScenarioError, TopologyCfg};
 use crate::base::units::SimTime;

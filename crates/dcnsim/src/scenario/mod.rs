@@ -262,9 +262,9 @@ pub struct TopologyCfg {
     /// Per-port multi-queue overrides (`port = "A->B"` plus the keys of `queues`).
     #[serde(default)]
     pub queue_ports: Vec<mq::QueuesCfg>,
-    /// QCN congestion points on switch egress ports (`engine/l2.rs`).
+    /// QCN congestion points on switch egress ports (`engine/datapath/l2/mod.rs`).
     pub qcn: Option<crate::scenario::l2::QcnCpCfg>,
-    /// IEEE 802.3x PAUSE at switches (`engine/l2.rs`).
+    /// IEEE 802.3x PAUSE at switches (`engine/datapath/l2/mod.rs`).
     pub pause: Option<crate::scenario::l2::PauseCfgFile>,
     /// Service-rate changes at set times.
     #[serde(default)]
@@ -283,7 +283,7 @@ pub struct TopologyCfg {
     /// sets the per-link delays, with `host_delay` of it spent in the hosts.
     pub base_rtt: Option<Dur>,
     pub host_delay: Option<Dur>,
-    /// ECMP over equal-cost next hops (`engine/ecmp.rs`; default on for leafspine, off otherwise).
+    /// ECMP over equal-cost next hops (`engine/net/ecmp.rs`; default on for leafspine, off otherwise).
     pub ecmp: Option<bool>,
 }
 
@@ -512,7 +512,7 @@ pub struct Scenario {
     pub apps: Vec<AppCfg>,
     #[serde(default)]
     pub measure: MeasureCfg,
-    /// QCN reaction points in the hosts (`[qcn] rp = { ... }`, `engine/l2.rs`).
+    /// QCN reaction points in the hosts (`[qcn] rp = { ... }`, `engine/datapath/l2/mod.rs`).
     pub qcn: Option<crate::scenario::l2::QcnCfg>,
     /// Python-side tables, accepted unread.
     pub sweep: Option<toml::Value>,
@@ -1151,7 +1151,7 @@ fn build_topology(
     sim.finalize_routes();
     if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
         let net = &mut sim.net;
-        net.ecmp = crate::engine::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports);
+        net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports);
     }
     if let Some(n) = t.queue_limit_pkts {
         if n == 0 {
@@ -1547,7 +1547,7 @@ fn build_l2(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioError>
             "QCN/PAUSE together with ECMP (topology.ecmp) is not supported yet",
         ));
     }
-    // PAUSE and PFC work on multi-queue ports (`engine/pfc.rs`); the QCN congestion point is
+    // PAUSE and PFC work on multi-queue ports (`engine/datapath/l2/pfc.rs`); the QCN congestion point is
     // still wired to the single FIFO only.
     let cp_on = sim
         .l2

@@ -5,7 +5,7 @@
 use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, MarkCfg, ScenarioError, Size};
 use crate::base::rng::Rng;
 use crate::base::units::RateBps;
-use crate::engine::mq_port::{MqPort, QueueMark};
+use crate::engine::net::mq_port::{MqPort, QueueMark};
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 use crate::model::aqm::{Aqm, AqmAt};

@@ -1,4 +1,4 @@
-//! Whole-scenario tests of the layer-2 glue (`engine/l2.rs`): QCN, PAUSE, rate changes: scenario text in, result tables out.
+//! Whole-scenario tests of the layer-2 glue (`engine/datapath/l2/mod.rs`): QCN, PAUSE, rate changes: scenario text in, result tables out.
 
 use super::{col_f64, get, run};
 use crate::output::{Column, Table};

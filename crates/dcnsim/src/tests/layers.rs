@@ -164,3 +164,168 @@ fn the_length_check_counts_a_long_function() {
         vec![(3, "long".to_string(), 132)]
     );
 }
+
+/// The module path of a source file (`engine/net/mod.rs` → `engine::net`), or `None` for
+/// files that hold only tests or a binary.
+fn module_of(rel: &Path) -> Option<Vec<String>> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().to_string())
+        .collect();
+    let file = parts.pop()?;
+    if parts.first().is_some_and(|p| p == "tests" || p == "bin") || file == "tests.rs" {
+        return None;
+    }
+    let stem = file.trim_end_matches(".rs");
+    if stem != "mod" && stem != "lib" {
+        parts.push(stem.to_string());
+    }
+    Some(parts)
+}
+
+/// The modules a file's code (before its `#[cfg(test)]` module, outside comments) names
+/// by `crate::…` or `super::…` paths, as absolute paths.
+fn named_modules(text: &str, me: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("crate::").or_else(|| rest.find("super::")) {
+            let tail = &rest[i..];
+            let (mut path, body) = if let Some(b) = tail.strip_prefix("crate::") {
+                (Vec::new(), b)
+            } else {
+                // `super` of module `f::x` (file `f/x.rs` or `f/x/mod.rs`) is `f`.
+                (
+                    me[..me.len().saturating_sub(1)].to_vec(),
+                    &tail["super::".len()..],
+                )
+            };
+            for seg in body.split("::") {
+                let name: String = seg
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if name.is_empty() || !name.starts_with(|c: char| c.is_lowercase()) {
+                    break;
+                }
+                path.push(name.clone());
+                if name.len() != seg.len() {
+                    break;
+                }
+            }
+            out.push(path);
+            rest = &tail[7..];
+        }
+    }
+    out
+}
+
+/// Edges between sibling modules: `a → b` under `parent` when a file inside `a` names
+/// something inside `b`. A module naming its own ancestors or descendants adds no edge:
+/// the files of a folder module are one unit.
+fn sibling_edges() -> Vec<(Vec<String>, String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut modules = std::collections::BTreeSet::new();
+    let mut texts = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&root).expect("under src").to_path_buf();
+        if let Some(m) = module_of(&rel) {
+            modules.insert(m.clone());
+            texts.push((m, std::fs::read_to_string(&f).expect("readable")));
+        }
+    }
+    let mut edges = Vec::new();
+    for (me, text) in &texts {
+        for mut target in named_modules(text, me) {
+            // Cut the path to the longest prefix that is a module (the rest names items).
+            while !target.is_empty() && !modules.contains(&target) {
+                target.pop();
+            }
+            let common = me.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            if common < me.len() && common < target.len() {
+                let edge = (
+                    me[..common].to_vec(),
+                    me[common].clone(),
+                    target[common].clone(),
+                );
+                if !edges.contains(&edge) {
+                    edges.push(edge);
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// A cycle among the sibling edges, if any (as the modules along it).
+fn find_cycle(edges: &[(Vec<String>, String, String)]) -> Option<Vec<String>> {
+    fn visit(
+        n: &(Vec<String>, String),
+        edges: &[(Vec<String>, String, String)],
+        stack: &mut Vec<(Vec<String>, String)>,
+        done: &mut Vec<(Vec<String>, String)>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = stack.iter().position(|s| s == n) {
+            return Some(
+                stack[i..]
+                    .iter()
+                    .map(|s| [&s.0[..], std::slice::from_ref(&s.1)].concat().join("::"))
+                    .collect(),
+            );
+        }
+        if done.contains(n) {
+            return None;
+        }
+        stack.push(n.clone());
+        for (p, a, b) in edges {
+            if *p == n.0 && *a == n.1 {
+                if let Some(c) = visit(&(p.clone(), b.clone()), edges, stack, done) {
+                    return Some(c);
+                }
+            }
+        }
+        stack.pop();
+        done.push(n.clone());
+        None
+    }
+    let mut done = Vec::new();
+    for (p, a, _) in edges {
+        let mut stack = Vec::new();
+        if let Some(c) = visit(&(p.clone(), a.clone()), edges, &mut stack, &mut done) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_import_cycle_among_sibling_modules() {
+    let edges = sibling_edges();
+    assert!(
+        edges
+            .iter()
+            .any(|(p, a, b)| p == &["engine"] && a == "sim" && b == "datapath"),
+        "the edge finder misses sim → datapath"
+    );
+    assert_eq!(find_cycle(&edges), None);
+}
+
+#[test]
+fn the_cycle_check_finds_a_cycle() {
+    let e = |a: &str, b: &str| (vec!["engine".to_string()], a.to_string(), b.to_string());
+    assert_eq!(find_cycle(&[e("a", "b"), e("b", "c")]), None);
+    assert_eq!(
+        find_cycle(&[e("a", "b"), e("b", "c"), e("c", "a")]),
+        Some(vec![
+            "engine::a".into(),
+            "engine::b".into(),
+            "engine::c".into()
+        ])
+    );
+}

@@ -1,4 +1,4 @@
-//! Whole-scenario tests of the multi-queue port (`engine/mq_port.rs`): scenario text in, result tables out.
+//! Whole-scenario tests of the multi-queue port (`engine/net/mq_port.rs`): scenario text in, result tables out.
 
 use crate::output::Column;
 

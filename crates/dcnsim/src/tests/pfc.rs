@@ -1,8 +1,7 @@
-//! Whole-scenario tests of the 802.1Qbb PFC glue (`engine/pfc.rs`): scenario text in, result tables out.
+//! Whole-scenario tests of the 802.1Qbb PFC glue (`engine/datapath/l2/pfc.rs`): scenario text in, result tables out.
 
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
-use crate::engine::pfc::PFC_FRAME;
 use crate::output::{Column, Table};
 
 use super::{col_f64 as col, get, run};
@@ -238,23 +237,14 @@ fn scripted(dur: &str, prio: Option<u8>) -> Vec<Table> {
     let (mut sim, info) = crate::scenario::build(&loaded).expect("builds");
     let h1 = sim.node_by_name("h1").unwrap();
     let link = sim.port_by_name("sw->h1").unwrap();
-    let frame = Packet {
-        flow: u32::MAX,
-        src: sim.node_by_name("sw").unwrap(),
-        dst: h1,
-        seq: 1000,
-        ack: 0,
-        size: crate::model::l2::PAUSE_FRAME_BYTES,
-        payload: 0,
-        kind: crate::base::packet::Kind::Pause,
-        flags: if prio.is_some() { PFC_FRAME } else { 0 },
-        ecn: crate::base::packet::Ecn::NotEct,
-        class: prio.unwrap_or(0),
-        enq_time: SimTime::ZERO,
-        sent_time: SimTime::ZERO,
-        sack: crate::base::packet::SackBlocks::EMPTY,
-    };
-    assert!(crate::engine::l2::receive(
+    let frame = Packet::pause(
+        (sim.node_by_name("sw").unwrap(), h1),
+        crate::model::l2::PAUSE_FRAME_BYTES,
+        1000,
+        prio,
+        SimTime::ZERO,
+    );
+    assert!(crate::engine::datapath::l2::receive(
         &mut sim,
         h1,
         frame,

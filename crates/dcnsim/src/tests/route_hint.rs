@@ -1,6 +1,6 @@
-//! Whole-scenario tests of the engine's route hint (`engine/sim.rs`): scenario text in, result tables out.
+//! Whole-scenario tests of the engine's route hint (`engine/net/mod.rs`): scenario text in, result tables out.
 
-use crate::engine::sim::route_hint;
+use crate::engine::net::route_hint;
 
 /// `Port::head_out` must always be where the peer forwards the wire's head packet (the
 /// arrival uses it instead of a route lookup). Leaf-spine with ECMP and flows between
@@ -29,7 +29,7 @@ fn head_out_is_the_route_of_every_wire_head() {
                 checked += 1;
                 let n = &sim.net.nodes[p.peer_node as usize];
                 if n.kind == crate::engine::net::NodeKind::Switch
-                    && crate::engine::ecmp::EcmpGroups::is_group(n.route[head.dst as usize])
+                    && crate::engine::net::ecmp::EcmpGroups::is_group(n.route[head.dst as usize])
                 {
                     via_group += 1;
                 }

@@ -7,20 +7,10 @@ pub mod workload;
 use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
+use crate::engine::datapath::Core;
 use crate::engine::event::Event;
-use crate::engine::sim::Core;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppEvent {
-    Start,
-    /// A scheduled timer with an app-defined argument.
-    Timer(u32),
-    /// A flow owned by this app delivered everything written so far.
-    FlowDone(u32),
-    UdpReceived(u64),
-    /// A ping reply came back after this round-trip time (`Ping`).
-    PingReply(SimTime),
-}
+pub use crate::engine::datapath::AppEvent;
 
 /// Barrier-synchronized reads: the client asks all servers for one SRU each; the next
 /// request goes out only when every SRU of the round has arrived.
@@ -277,25 +267,6 @@ impl Ping {
             }
             AppEvent::PingReply(rtt) => self.rtts.push(rtt),
             _ => {}
-        }
-    }
-}
-
-impl Core {
-    /// A ping request or reply reached `host`: echo a request, record a reply's RTT.
-    pub(crate) fn ping_receive(&mut self, host: u32, p: Packet) {
-        use crate::base::packet::flags::{PING_REPLY, PING_REQ};
-        if p.flags & PING_REQ != 0 {
-            let mut r = p;
-            r.src = host;
-            r.dst = p.src;
-            r.flags = PING_REPLY;
-            self.host_send(host, r);
-        } else {
-            let rtt = self.now - p.sent_time;
-            self.hosts
-                .app_calls
-                .push((p.flow, AppEvent::PingReply(rtt)));
         }
     }
 }

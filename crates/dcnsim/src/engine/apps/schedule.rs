@@ -9,8 +9,8 @@
 
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
+use crate::engine::datapath::Core;
 use crate::engine::event::Event;
-use crate::engine::sim::Core;
 
 /// One transfer: `bytes` (u64::MAX: unlimited) on one flow from `start`, written `chunk`
 /// bytes at a time with `pause` of idle between chunks.

@@ -18,56 +18,18 @@
 //!   the wait behind earlier messages.
 //! - PIAS (two priorities, MODELS.md §5.5): a data packet whose message has sent at most
 //!   `pias_threshold` bytes before it goes to class 0; later packets to the service class;
-//!   pure ACKs to class 0 (`Sim::pias`, applied in `Sim::host_send`).
+//!   pure ACKs to class 0 (`Hosts::pias`, applied in `Core::host_send`).
 //! - After `count` arrivals no more are generated; when all have completed the run stops.
 
 use std::collections::VecDeque;
 
-use crate::base::packet::{Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
+use crate::engine::datapath::Core;
 use crate::engine::event::Event;
-use crate::engine::sim::{Core, Sim};
 use crate::model::tcp::{TcpConfig, TcpFlow};
-use crate::model::workload::{FlowSizeDist, PoissonArrivals};
-
-/// Per-flow PIAS state, indexed by flow id in `Sim::pias` (empty vector: PIAS off).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PiasTag {
-    pub on: bool,
-    /// Bytes a message may send at high priority (class 0).
-    pub threshold: u64,
-    /// Sequence number of the current message's first byte.
-    pub msg_start: u64,
-    /// Class of the message's later packets.
-    pub service_class: u8,
-}
-
-/// Classify a packet leaving a host by PIAS (called only when `Sim::pias` is non-empty;
-/// kept out of line so that `Sim::host_send` stays small for scenarios without PIAS).
-#[inline(never)]
-pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
-    let Some(t) = tags.get(p.flow as usize) else {
-        return;
-    };
-    if !t.on {
-        return;
-    }
-    match p.kind {
-        Kind::Data | Kind::Syn => {
-            let sent = p.seq.saturating_sub(t.msg_start);
-            p.class = crate::model::workload::pias_two_priority(
-                sent,
-                t.threshold,
-                t.service_class as usize,
-            ) as u8;
-        }
-        Kind::Ack | Kind::SynAck => p.class = 0,
-        // UDP and layer-2 control frames (CNM, PAUSE) keep their class.
-        Kind::Udp | Kind::Cnm | Kind::Pause => {}
-    }
-}
+use crate::model::workload::{FlowSizeDist, PiasTag, PoissonArrivals};
 
 /// A service: sizes and the queue its messages use.
 #[derive(Clone, Debug)]
@@ -314,111 +276,5 @@ impl Workload {
             sim.end = sim.now;
             sim.events.schedule(sim.now, Event::Stop);
         }
-    }
-}
-
-/// FCT summary of all workload apps' finished messages by the TCN size bins.
-pub struct FctSummary {
-    pub messages: u64,
-    pub done: u64,
-    pub all_mean: f64,
-    /// (mean, p99) per bin: small, medium, large (NaN for an empty bin).
-    pub bins: Vec<(f64, f64)>,
-    /// Timeouts of finished small messages (the first bin) and how many of them had any.
-    pub small_timeouts: u64,
-    pub small_with_timeout: u64,
-}
-
-pub fn fct_summary(sim: &Sim) -> Option<FctSummary> {
-    let mut any = false;
-    let mut messages = 0u64;
-    let mut pairs = Vec::new();
-    let bins = crate::base::stats::SizeBins::tcn_default();
-    let (mut small_timeouts, mut small_with_timeout) = (0u64, 0u64);
-    for a in &sim.apps {
-        if let crate::engine::apps::App::Workload(w) = a {
-            any = true;
-            messages += w.messages.len() as u64;
-            for m in &w.messages {
-                if let Some(e) = m.end {
-                    pairs.push((m.bytes.max(1), (e - m.arrival).as_secs_f64()));
-                    if bins.bin_of(m.bytes.max(1)) == 0 {
-                        small_timeouts += m.timeouts as u64;
-                        small_with_timeout += (m.timeouts > 0) as u64;
-                    }
-                }
-            }
-        }
-    }
-    if !any {
-        return None;
-    }
-    let all: Vec<f64> = pairs.iter().map(|p| p.1).collect();
-    let summ = crate::base::stats::fct_by_bin(&pairs, &bins).unwrap_or_default();
-    Some(FctSummary {
-        messages,
-        done: pairs.len() as u64,
-        all_mean: crate::base::stats::mean(&all).unwrap_or(f64::NAN),
-        bins: summ
-            .iter()
-            .map(|b| (b.mean.unwrap_or(f64::NAN), b.p99.unwrap_or(f64::NAN)))
-            .collect(),
-        small_timeouts,
-        small_with_timeout,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::base::packet::{Ecn, SackBlocks};
-
-    fn pkt(kind: Kind, seq: u64) -> Packet {
-        Packet {
-            flow: 1,
-            src: 0,
-            dst: 1,
-            seq,
-            ack: 0,
-            size: 1500,
-            payload: 1460,
-            kind,
-            flags: 0,
-            ecn: Ecn::NotEct,
-            class: 7,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
-        }
-    }
-
-    #[test]
-    fn pias_tag_by_bytes_sent_of_the_message() {
-        let on = PiasTag {
-            on: true,
-            threshold: 100_000,
-            msg_start: 50_000,
-            service_class: 3,
-        };
-        let tags = [PiasTag::default(), on];
-        let class = |kind, seq| {
-            let mut p = pkt(kind, seq);
-            pias_tag(&tags, &mut p);
-            p.class
-        };
-        // 0 and exactly 100 000 bytes sent before the packet: high; one byte more: service.
-        assert_eq!(class(Kind::Data, 50_000), 0);
-        assert_eq!(class(Kind::Data, 150_000), 0);
-        assert_eq!(class(Kind::Data, 150_001), 3);
-        assert_eq!(class(Kind::Ack, 0), 0);
-        assert_eq!(class(Kind::Udp, 0), 7);
-        // Flow without a tag (or off) keeps its class.
-        let mut p = pkt(Kind::Data, 0);
-        p.flow = 0;
-        pias_tag(&tags, &mut p);
-        assert_eq!(p.class, 7);
-        p.flow = 9;
-        pias_tag(&tags, &mut p);
-        assert_eq!(p.class, 7);
     }
 }

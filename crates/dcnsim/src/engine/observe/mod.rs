@@ -2,3 +2,38 @@
 
 pub mod queue_mean;
 pub mod trace;
+
+use crate::base::units::SimTime;
+
+/// Periodic samplers.
+#[derive(Clone, Debug, Default)]
+pub struct Samplers {
+    pub queue_ports: Vec<u32>,
+    pub queue_interval: SimTime,
+    pub queue: Vec<(SimTime, u32, u64)>,
+    pub cwnd_flows: Vec<u32>,
+    pub cwnd_interval: SimTime,
+    /// (time, flow, cwnd, ssthresh, DCTCP alpha or -1)
+    pub cwnd: Vec<(SimTime, u32, u64, u64, f64)>,
+    /// (srtt, rto) of the same rows as `cwnd`.
+    pub rtt: Vec<(SimTime, SimTime)>,
+    /// Per-flow throughput samples (time, flow, delivered bytes) every `tput_interval`.
+    pub tput_interval: SimTime,
+    pub tput: Vec<(SimTime, u32, u64)>,
+    /// Sender-side time-sequence trace (`engine/observe/trace.rs`); off unless flows are chosen.
+    pub seq: crate::engine::observe::trace::SeqTrace,
+}
+
+pub const SAMPLE_QUEUE: u32 = 0;
+pub const SAMPLE_CWND: u32 = 1;
+pub const SAMPLE_TPUT: u32 = 2;
+
+/// What watches the run without changing it: periodic samplers, the sender trace, the
+/// exact time-averaged queue of one port.
+#[derive(Default)]
+pub struct Observers {
+    pub samplers: Samplers,
+    /// Exact time-averaged queue of one port (`engine/observe/queue_mean.rs`, `[measure] mean_queue_port`);
+    /// `None`: off (one pointer test per dequeue).
+    pub queue_mean: Option<Box<crate::engine::observe::queue_mean::QueueMean>>,
+}

@@ -10,7 +10,7 @@
 //! The port calls [`Admission::admit`] before `MultiQueue::enqueue`; with the dynamic
 //! threshold it also keeps the switch's [`SharedPool`] up to date (`take` on admit,
 //! `give_back` when the packet leaves the queue). Limits count bytes waiting in queues (the
-//! packet being serialised has left), as in `engine/net.rs`; a packet is refused if it would
+//! packet being serialised has left), as in `engine/net/mod.rs`; a packet is refused if it would
 //! overflow: `used + size > limit`.
 
 /// Default per-port complete-sharing buffer: 200 packets × 1500 B = 300 KB (TCN sims,

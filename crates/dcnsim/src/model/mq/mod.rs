@@ -109,7 +109,7 @@ pub struct MultiQueue {
     /// Optional MQ-ECN round-time estimator fed by the DWRR scheduler.
     mqecn: Option<mqecn::MqEcn>,
     /// IEEE 802.1Qbb priorities currently paused at this port (bit p = priority p; set by
-    /// `engine/pfc.rs`). A queue whose head frame has a paused priority is skipped by
+    /// `engine/datapath/l2/pfc.rs`). A queue whose head frame has a paused priority is skipped by
     /// [`Self::dequeue`]. 0 (the default) costs one test per dequeue.
     paused_prios: u8,
 }

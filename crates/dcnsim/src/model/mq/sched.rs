@@ -473,7 +473,7 @@ impl Scheduler {
 // skipped queue to the back of their active list without crediting it (its deficit is
 // kept, as for a queue whose head does not fit); WFQ keeps its finish tags, so a resumed
 // queue is served ahead until its tag catches up with the virtual time (documented in
-// docs/design.md). Wiring: `MultiQueue::dequeue` with paused priorities set, `engine/pfc.rs`.
+// docs/design.md). Wiring: `MultiQueue::dequeue` with paused priorities set, `engine/datapath/l2/pfc.rs`.
 
 fn first_eligible<F: Fn(&ClassQueue) -> bool>(
     queues: &[ClassQueue],

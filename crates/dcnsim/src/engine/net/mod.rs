@@ -10,20 +10,23 @@
 //!   event if it is not armed yet ([`Transmitter::arm`]). When the event fires the port
 //!   serves its next packet the same way, so the event stays armed exactly as long as
 //!   there is a backlog. (Layer 2 adds hold and wake-up events for paused ports,
-//!   [`Transmitter::hold`] and [`Transmitter::wake`]; `engine/l2.rs` discards the stale ones.)
+//!   [`Transmitter::hold`] and [`Transmitter::wake`]; `engine/datapath/l2/mod.rs` discards the stale ones.)
 //! - the wire is a FIFO of packets in flight with their arrival times (fixed delay, in
 //!   order), and only the head's arrival is in the event queue.
 //!
-//! Offering a packet to a port (`Sim::enqueue`) says what became of it: [`Enqueued`].
+//! Offering a packet to a port (`Core::enqueue`) says what became of it: [`Enqueued`].
 //!
 //! Buffer accounting: the switch buffer limit counts the bytes waiting in the queue; the
 //! packet being serialized has left the queue (as in ns-2's DropTail + link, which the
 //! seed-000 thesis used). A packet is dropped if `queued + size > limit`.
 
+pub mod ecmp;
+pub mod mq_port;
+
 use crate::base::packet::{Ecn, Packet};
 use crate::base::units::{RateBps, SimTime};
-use crate::engine::ecmp::EcmpGroups;
 use crate::engine::event::{Event, EventQueue};
+use crate::engine::net::ecmp::EcmpGroups;
 use crate::model::aqm::{Aqm, AqmAt, Verdict};
 use std::collections::VecDeque;
 
@@ -218,7 +221,7 @@ pub fn apply_verdict(
     v
 }
 
-/// What became of a packet offered to a port (`Sim::enqueue`).
+/// What became of a packet offered to a port (`Core::enqueue`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enqueued {
     /// The transmitter was idle and began serving at once (no queueing, no event).
@@ -321,7 +324,7 @@ pub struct PortStats {
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     pub tx_data_pkts: u64,
-    /// Packets offered to the port (`Sim::enqueue`, and layer-2 control frames).
+    /// Packets offered to the port (`Core::enqueue`, and layer-2 control frames).
     pub arrived: u64,
     pub drop_bytes: u64,
     pub max_queue_bytes: u64,
@@ -404,10 +407,10 @@ pub struct Port {
     /// Active queue management (`model/aqm.rs`) and where it is consulted.
     pub aqm: Aqm,
     pub aqm_at: AqmAt,
-    /// Multi-queue egress (`engine/mq_port.rs`); `None` keeps the single FIFO above.
-    pub mq: Option<Box<crate::engine::mq_port::MqPort>>,
+    /// Multi-queue egress (`engine/net/mq_port.rs`); `None` keeps the single FIFO above.
+    pub mq: Option<Box<crate::engine::net::mq_port::MqPort>>,
     /// No data frame may start before this time (IEEE 802.3x PAUSE received from the peer;
-    /// `engine/l2.rs`). Control frames (PAUSE, CNM) are not paused.
+    /// `engine/datapath/l2/mod.rs`). Control frames (PAUSE, CNM) are not paused.
     pub paused_until: SimTime,
     /// The output port the peer switch forwards the wire's head packet to (u32::MAX: the
     /// peer is a host or has no route). Kept by `Port::begin_service` and `on_link_arrive`
@@ -503,9 +506,9 @@ impl Port {
         let arrive = self.start_tx(now, p);
         if self.wire.len() == 1 {
             // Alone on the wire, so its head: note where the peer forwards it and schedule
-            // its arrival (later frames are scheduled by `Sim::on_link_arrive` in turn).
+            // its arrival (later frames are scheduled by `Core::on_link_arrive` in turn).
             self.head_out =
-                crate::engine::sim::route_hint(f.nodes, f.ecmp, self.peer_node, &self.wire[0].1);
+                crate::engine::net::route_hint(f.nodes, f.ecmp, self.peer_node, &self.wire[0].1);
             f.events.schedule(arrive, Event::LinkArrive(pid));
         }
         if more {
@@ -622,7 +625,7 @@ mod port_rate_tests {
 mod transmitter_tests {
     use super::*;
     use crate::base::packet::{Ecn, Kind, SackBlocks};
-    use crate::engine::mq_port::{MqPort, QueueMark};
+    use crate::engine::net::mq_port::{MqPort, QueueMark};
     use crate::engine::sim::Sim;
     use crate::model::mq::buffer::{Admission, BufferPolicy};
     use crate::model::mq::{MultiQueue, SchedConfig};
@@ -779,7 +782,7 @@ mod verdict_tests {
     use super::*;
     use crate::base::packet::{Kind, SackBlocks};
     use crate::base::rng::Rng;
-    use crate::engine::mq_port::{MqPort, QueueMark};
+    use crate::engine::net::mq_port::{MqPort, QueueMark};
     use crate::engine::sim::Sim;
     use crate::model::aqm::{QueueUnit, Red, RedParams};
     use crate::model::mq::buffer::{Admission, BufferPolicy};
@@ -1044,4 +1047,46 @@ mod verdict_tests {
             assert_eq!(q.marks(), want);
         }
     }
+}
+
+/// Where switch `node` forwards `p`: its route entry, resolved by the ECMP hash when the
+/// entry is a group; u32::MAX when `node` is a host or has no route. Routes are static and
+/// the hash is a pure function of the packet and the switch, so this may be computed any
+/// time before the packet arrives.
+#[inline]
+pub(crate) fn route_hint(
+    nodes: &[Node],
+    ecmp: &crate::engine::net::ecmp::EcmpGroups,
+    node: u32,
+    p: &Packet,
+) -> u32 {
+    let n = &nodes[node as usize];
+    if n.kind != NodeKind::Switch {
+        return u32::MAX;
+    }
+    let out = n.route[p.dst as usize];
+    if crate::engine::net::ecmp::EcmpGroups::is_group(out) {
+        ecmp.pick(out, p, node)
+    } else {
+        out
+    }
+}
+
+/// The network: nodes with their route tables, ports (queues, transmitters, wires), the
+/// switches' shared buffer pools, ECMP groups, and the packet counters of the whole fabric.
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    /// Switch-wide shared buffer pools (dynamic-threshold multi-queue ports, `engine/net/mq_port.rs`).
+    pub pools: Vec<crate::model::mq::buffer::SharedPool>,
+    /// ECMP groups named by switch route entries with `ecmp::ECMP_BIT` (`engine/net/ecmp.rs`).
+    pub ecmp: crate::engine::net::ecmp::EcmpGroups,
+    /// Let a packet that finds a multi-queue port idle and empty skip the FIFO round trip
+    /// (`engine/net/mq_port.rs`; results are identical either way — tested). Default true.
+    pub mq_pass_through: bool,
+    /// Packets handed to the network by hosts, and packets absorbed by hosts.
+    pub injected: u64,
+    pub absorbed: u64,
+    /// Packets discarded because no route led to their destination.
+    pub unroutable: u64,
 }

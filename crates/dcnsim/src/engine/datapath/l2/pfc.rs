@@ -2,7 +2,7 @@
 //! and per-priority PFC at any transmitter (issue 4, Build item 5 "per-priority (PFC) as an
 //! option"; `MODELS.md` §2). The pure state machines are `l2/pause.rs`
 //! ([`PauseWatermarks`](crate::model::l2::PauseWatermarks) at the switch,
-//! [`PauseState`](crate::model::l2::PauseState) at the transmitter); `engine/l2.rs` wires them for
+//! [`PauseState`](crate::model::l2::PauseState) at the transmitter); `engine/datapath/l2/mod.rs` wires them for
 //! single-FIFO ports; this module adds:
 //!
 //! - **Priority of a frame** = [`class_priority`]`(Packet::class)` = class mod 8, the same
@@ -13,7 +13,7 @@
 //!   releases the bytes of the right input × priority. Unlike the single-FIFO path, a frame
 //!   that arrives at an idle multi-queue port is counted too (it leaves within the same
 //!   picosecond: the transmitter picks it in a `PortTxDone` at `now`, after the accounting).
-//! - **PFC frames** are `Kind::Pause` with flag [`PFC_FRAME`] and the priority in `class`
+//! - **PFC frames** are `Kind::Pause` built by `Packet::pause` with a priority (`base/packet.rs`)
 //!   (802.3x frames: no flag). One priority per frame (`l2/pause.rs`).
 //! - **Transmitter side**: a multi-queue port (switch or host NIC) with paused priorities
 //!   passes over every queue whose head frame has a paused priority
@@ -26,23 +26,11 @@
 
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
-use crate::engine::l2::{arm_refresh, send_pause, L2};
+use crate::engine::datapath::l2::{arm_refresh, send_pause, L2};
+use crate::engine::datapath::Core;
 use crate::engine::net::{Enqueued, Fabric};
-use crate::engine::sim::{Core, Sim};
 use crate::model::l2::{class_priority, PauseFrame, PFC_PRIORITIES};
 use std::collections::VecDeque;
-
-/// `Packet::flags` bit of a `Kind::Pause` frame that is a PFC frame (priority in `class`).
-pub const PFC_FRAME: u8 = 1;
-
-/// Priority addressed by a received PAUSE/PFC frame: `None` for 802.3x.
-pub fn frame_priority(p: &Packet) -> Option<u8> {
-    if p.flags & PFC_FRAME != 0 {
-        Some(p.class)
-    } else {
-        None
-    }
-}
 
 /// State of PAUSE/PFC on multi-queue ports, and per-priority frame counters.
 #[derive(Clone, Debug, Default)]
@@ -50,7 +38,7 @@ pub struct MqPause {
     /// Per port: per class queue, the input ports (of this switch) of the frames it holds.
     /// Empty for ports that are not multi-queue egress ports of a pausing switch.
     inq: Vec<Vec<VecDeque<u32>>>,
-    /// Frames produced by the accounting inside `Sim::mq_enqueue` / `mq_send_next`, sent by
+    /// Frames produced by the accounting inside `Core::mq_enqueue` / `mq_send_next`, sent by
     /// [`flush`] once those return: (input port, frame).
     pending: Vec<(u32, PauseFrame)>,
     /// Per port and priority: PFC frames sent / received (802.3x frames are not counted here).
@@ -69,7 +57,7 @@ impl MqPause {
     }
 
     /// Allocate the input FIFOs of the multi-queue ports of pausing switch `node`.
-    pub(crate) fn alloc_switch(&mut self, sim: &Sim, node: u32) {
+    pub(crate) fn alloc_switch(&mut self, sim: &Core, node: u32) {
         for &pid in &sim.net.nodes[node as usize].ports {
             if let Some(m) = sim.net.ports[pid as usize].mq.as_ref() {
                 self.inq[pid as usize] = vec![VecDeque::new(); m.mq.num_queues()];
@@ -95,7 +83,7 @@ impl MqPause {
 }
 
 impl L2 {
-    /// `Sim::mq_enqueue` admitted `p`, received on switch port `inp` (u32::MAX: not from a
+    /// `Core::mq_enqueue` admitted `p`, received on switch port `inp` (u32::MAX: not from a
     /// switch input), into queue `q` of port `pid` (of `node`).
     #[inline]
     pub(crate) fn mq_arrival(
@@ -159,12 +147,12 @@ fn flush(sim: &mut Core) {
 }
 
 /// A switch with PAUSE/PFC forwards `p`, received on its port `inp`, to multi-queue port
-/// `out` (the input is accounted inside `Sim::mq_enqueue`).
+/// `out` (the input is accounted inside `Core::mq_enqueue`).
 pub(crate) fn switch_forward_mq(sim: &mut Core, out: u32, p: Packet, inp: u32) -> Enqueued {
     sim.enqueue_from(out, p, inp)
 }
 
-/// The end of `Sim::mq_enqueue` with layer 2 on: send the frames the accounting produced and
+/// The end of `Core::mq_enqueue` with layer 2 on: send the frames the accounting produced and
 /// make sure the transmitter looks at the new frame (at once if idle; a held port wakes when
 /// the new head may start).
 pub(crate) fn mq_after_enqueue(sim: &mut Core, pid: u32) {

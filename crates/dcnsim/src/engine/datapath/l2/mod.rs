@@ -22,13 +22,14 @@
 //!   in any egress queue of the switch (frames that start at once are never counted). A paused
 //!   transmitter finishes the frame in service and starts no data frame before the pause ends.
 
-use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
+pub mod pfc;
+
+use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
-use crate::engine::apps::App;
+use crate::engine::datapath::Core;
 use crate::engine::event::Event;
 use crate::engine::net::{Enqueued, Fabric, NodeKind};
-use crate::engine::sim::{Core, Sim};
 use crate::model::l2::{
     class_priority, CongestionPoint, PauseFrame, PauseMode, PauseState, PauseWatermarks,
     ReactionPoint, CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
@@ -176,17 +177,21 @@ pub struct L2 {
     pub cnm_ignored: u64,
     /// 802.3x or PFC (`[topology] pause.mode`).
     pub pause_mode: PauseMode,
-    /// PAUSE/PFC on multi-queue ports and per-priority counters (`engine/pfc.rs`).
-    pub mqp: crate::engine::pfc::MqPause,
+    /// PAUSE/PFC on multi-queue ports and per-priority counters (`engine/datapath/l2/pfc.rs`).
+    pub mqp: crate::engine::datapath::l2::pfc::MqPause,
     /// Total of `Limiter::rto_held`.
     pub rto_held: u64,
     /// Source host of every UDP CBR app by app id (u32::MAX: not a CBR app), so that a CNM
     /// for a CBR source is recognised without the application arena.
     pub cbr_src: Vec<u32>,
+    /// Bytes delivered to each CBR app so far (by app id; the `app_rate` samples).
+    pub cbr_rcvd: Vec<u64>,
 }
 
 impl L2 {
-    pub fn new(sim: &Sim) -> L2 {
+    /// Layer-2 state for the network of `sim`; `cbr_src[a]` is the source host of app `a` if
+    /// it is a UDP CBR app (u32::MAX otherwise).
+    pub fn new(sim: &Core, cbr_src: Vec<u32>) -> L2 {
         let np = sim.net.ports.len();
         let mut input_idx = vec![0u32; np];
         for n in &sim.net.nodes {
@@ -199,7 +204,7 @@ impl L2 {
             cp: vec![None; np],
             rls: Vec::new(),
             rl_of_flow: vec![u32::MAX; sim.hosts.flows.len()],
-            rl_of_app: vec![u32::MAX; sim.apps.len()],
+            rl_of_app: vec![u32::MAX; cbr_src.len()],
             notify: Notify::Off,
             pause_sw: vec![None; sim.net.nodes.len()],
             input_idx,
@@ -224,16 +229,10 @@ impl L2 {
             cnm_received: 0,
             cnm_ignored: 0,
             pause_mode: PauseMode::Pause,
-            mqp: crate::engine::pfc::MqPause::new(np),
+            mqp: crate::engine::datapath::l2::pfc::MqPause::new(np),
             rto_held: 0,
-            cbr_src: sim
-                .apps
-                .iter()
-                .map(|a| match a {
-                    App::Cbr(c) => c.src,
-                    _ => u32::MAX,
-                })
-                .collect(),
+            cbr_rcvd: vec![0; cbr_src.len()],
+            cbr_src,
         }
     }
 
@@ -295,27 +294,13 @@ fn send_control(sim: &mut Core, pid: u32, mut p: Packet) {
 
 pub(crate) fn send_pause(sim: &mut Core, pid: u32, quanta: u16, prio: Option<u8>) {
     let port = &sim.net.ports[pid as usize];
-    let p = Packet {
-        flow: u32::MAX,
-        src: port.node,
-        dst: port.peer_node,
-        seq: quanta as u64,
-        ack: 0,
-        size: PAUSE_FRAME_BYTES,
-        payload: 0,
-        kind: Kind::Pause,
-        // PFC frames carry their priority in `class` with flag bit PFC_FRAME (`engine/pfc.rs`).
-        flags: if prio.is_some() {
-            crate::engine::pfc::PFC_FRAME
-        } else {
-            0
-        },
-        ecn: Ecn::NotEct,
-        class: prio.unwrap_or(0),
-        enq_time: sim.now,
-        sent_time: sim.now,
-        sack: SackBlocks::EMPTY,
-    };
+    let p = Packet::pause(
+        (port.node, port.peer_node),
+        PAUSE_FRAME_BYTES,
+        quanta,
+        prio,
+        sim.now,
+    );
     let l = l2(sim);
     l.pause_sent[pid as usize] += 1;
     l.mqp.count_sent(pid, prio);
@@ -340,7 +325,7 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: u32) -> bool {
         return true; // duplicate of a live wake-up
     }
     if port.mq.is_some() {
-        crate::engine::pfc::mq_tx(sim, pid);
+        crate::engine::datapath::l2::pfc::mq_tx(sim, pid);
         return true;
     }
     let head = match port.queue.front() {
@@ -374,7 +359,7 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: u32) -> bool {
 
 /// A frame fully arrived at `node` (with L2 on) over the wire of port `link` (of the
 /// upstream node; u32::MAX: none). Returns true when handled here. `out` is where a switch
-/// forwards the frame (`sim::route_hint`, ECMP resolved), computed when the frame became
+/// forwards the frame (`net::route_hint`, ECMP resolved), computed when the frame became
 /// its wire's head.
 pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: u32, link: u32) -> bool {
     let is_switch = sim.net.nodes[node as usize].kind == NodeKind::Switch;
@@ -425,8 +410,8 @@ fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: u32, input: u32) {
         return;
     }
     if pause_on && sim.net.ports[oi].mq.is_some() {
-        // Multi-queue egress: the input is accounted inside `mq_enqueue` (`engine/pfc.rs`).
-        crate::engine::pfc::switch_forward_mq(sim, out, p, input);
+        // Multi-queue egress: the input is accounted inside `mq_enqueue` (`engine/datapath/l2/pfc.rs`).
+        crate::engine::datapath::l2::pfc::switch_forward_mq(sim, out, p, input);
         return;
     }
     let outcome = sim.enqueue(out, p);
@@ -451,22 +436,7 @@ fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: u32, input: u32) {
         if let Some(c) = cp.on_arrival(qlen, p.size, accepted, &mut l2s.rng) {
             l2s.cnm_sent += 1;
             l2s.cnm_port[oi] += 1;
-            let cnm = Packet {
-                flow: p.flow,
-                src: node,
-                dst: p.src,
-                seq: c.q as u64,
-                ack: p.dst as u64,
-                size: CNM_FRAME_BYTES,
-                payload: 0,
-                kind: Kind::Cnm,
-                flags: p.kind as u8,
-                ecn: Ecn::NotEct,
-                class: p.class,
-                enq_time: now,
-                sent_time: now,
-                sack: SackBlocks::EMPTY,
-            };
+            let cnm = Packet::cnm(&p, node, CNM_FRAME_BYTES, c.q, now);
             let back = sim.net.nodes[node as usize].route[p.src as usize];
             if back != u32::MAX {
                 send_control(sim, back, cnm);
@@ -535,13 +505,13 @@ fn on_pause_frame(sim: &mut Core, p: Packet, link: u32) {
     l2s.pause_rcvd[ti] += 1;
     let frame = PauseFrame {
         port: 0,
-        prio: crate::engine::pfc::frame_priority(&p),
-        quanta: p.seq.min(u16::MAX as u64) as u16,
+        prio: p.pause_priority(),
+        quanta: p.pause_quanta(),
     };
     l2s.mqp.count_rcvd(target, frame.prio);
     l2s.pause_tx[ti].on_frame(now, &frame, rate);
     if l2s.pause_mode == PauseMode::Pfc || sim.net.ports[ti].mq.is_some() {
-        crate::engine::pfc::after_pause_frame(sim, target);
+        crate::engine::datapath::l2::pfc::after_pause_frame(sim, target);
         return;
     }
     let until = l2s.pause_tx[ti].paused_until(0);
@@ -563,10 +533,10 @@ fn on_pause_frame(sim: &mut Core, p: Packet, link: u32) {
 fn on_cnm_host(sim: &mut Core, host: u32, p: Packet) {
     let now = sim.now;
     let fid = p.flow as usize;
-    let sampled_data = p.flags == Kind::Data as u8 || p.flags == Kind::Syn as u8;
+    let sampled_data = p.cnm_sampled(Kind::Data) || p.cnm_sampled(Kind::Syn);
     let ok = sampled_data && fid < sim.hosts.flows.len() && sim.hosts.flows[fid].src == host;
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let udp_ok = p.flags == Kind::Udp as u8 && l2s.cbr_src.get(fid) == Some(&host);
+    let udp_ok = p.cnm_sampled(Kind::Udp) && l2s.cbr_src.get(fid) == Some(&host);
     l2s.cnm_received += 1;
     let idx = if ok {
         l2s.rl_of_flow[fid]
@@ -586,7 +556,9 @@ fn on_cnm_host(sim: &mut Core, host: u32, p: Packet) {
         return;
     }
     rl.cnms += 1;
-    let cut = rl.rp.on_cnm(now, p.seq.min(63) as u8, &mut l2s.rng);
+    let cut = rl
+        .rp
+        .on_cnm(now, p.cnm_feedback().min(63) as u8, &mut l2s.rng);
     if cut && notify != Notify::Off && rl.flows > 1 {
         if let Some(k) = rl
             .fifo
@@ -750,7 +722,7 @@ pub(crate) fn count_held_rto(sim: &mut Core, fid: u32) {
 
 // --------------------------------------------------------------------- events
 
-pub(crate) fn on_event(sim: &mut Core, apps: &[App], idx: u32, kind: u8) {
+pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: u8) {
     let now = sim.now;
     match kind {
         EV_RL_RELEASE => on_release(sim, idx),
@@ -796,7 +768,7 @@ pub(crate) fn on_event(sim: &mut Core, apps: &[App], idx: u32, kind: u8) {
                 let mbps = (d - prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
                 l2s.flow_samples.push((now, fid as u32, mbps));
             }
-            sample_cbr_apps(sim, apps, now, dt);
+            sample_cbr_apps(sim, now, dt);
             sim.events.schedule(
                 now + dt,
                 Event::L2 {
@@ -811,17 +783,26 @@ pub(crate) fn on_event(sim: &mut Core, apps: &[App], idx: u32, kind: u8) {
 
 /// Delivered rate of every UDP CBR app over the last `dt` (CBR traffic is not a TCP flow, so
 /// `flow_rate` does not see it; seed 000's baselines plot per-source CBR throughput).
-fn sample_cbr_apps(sim: &mut Core, apps: &[App], now: SimTime, dt: SimTime) {
+fn sample_cbr_apps(sim: &mut Core, now: SimTime, dt: SimTime) {
     let l2s = sim.l2.as_mut().expect("l2 state");
-    if l2s.app_last.len() != apps.len() {
-        l2s.app_last.resize(apps.len(), 0);
+    if l2s.app_last.len() != l2s.cbr_rcvd.len() {
+        l2s.app_last.resize(l2s.cbr_rcvd.len(), 0);
     }
-    for (i, a) in apps.iter().enumerate() {
-        if let App::Cbr(c) = a {
-            let prev = std::mem::replace(&mut l2s.app_last[i], c.received_bytes);
-            let mbps = c.received_bytes.saturating_sub(prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
+    for (i, &src) in l2s.cbr_src.iter().enumerate() {
+        if src != u32::MAX {
+            let got = l2s.cbr_rcvd[i];
+            let prev = std::mem::replace(&mut l2s.app_last[i], got);
+            let mbps = got.saturating_sub(prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
             l2s.app_samples.push((now, i as u32, mbps));
         }
+    }
+}
+
+/// A UDP datagram of `payload` bytes reached app `app` (counted for CBR apps).
+pub(crate) fn on_udp_delivered(sim: &mut Core, app: u32, payload: u32) {
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    if let Some(c) = l2s.cbr_rcvd.get_mut(app as usize) {
+        *c += payload as u64;
     }
 }
 

@@ -49,7 +49,7 @@ impl EcmpGroups {
     }
 
     /// The output port of group entry `route` for packet `p` at switch `node` (out of line:
-    /// keeps `Sim::receive` small for scenarios without ECMP).
+    /// keeps `Core::receive` small for scenarios without ECMP).
     #[inline(never)]
     pub fn pick(&self, route: u32, p: &Packet, node: u32) -> u32 {
         let (start, len) = self.groups[(route & !ECMP_BIT) as usize];

@@ -1,0 +1,610 @@
+//! The per-packet path: [`Core`] (the clock, the event queue, the network, the hosts'
+//! transports, the observers and optional layer 2) and everything a packet meets on its way
+//! from a sender's transport to a receiver's: the NIC and switch ports (FIFO ports here,
+//! multi-queue ports in `mq`), forwarding, delivery to hosts, the TCP timers, and the
+//! layer-2 glue (`l2`: QCN, PAUSE, rate changes; `pfc`: PAUSE/PFC on multi-queue ports).
+//! Zero-delay hand-offs (transport → NIC, switch input → output queue) are direct calls;
+//! only time-consuming steps become events.
+//!
+//! The files of this folder are one unit: they add methods to `Core` and call each other
+//! (a switch hop with PAUSE goes port → `pfc` → port). Everything else in the engine sits
+//! on one side of it: `event`, `net` and `observe` below, `apps` and `sim` above.
+
+pub mod l2;
+mod mq;
+
+use crate::base::packet::{Kind, Packet};
+use crate::base::units::SimTime;
+use crate::engine::event::{Event, EventQueue};
+use crate::engine::net::{
+    apply_verdict, aqm_reason, resolve, route_hint, DropReason, Enqueued, Fabric, Network, Node,
+    NodeKind, Port,
+};
+use crate::engine::observe::{Observers, SAMPLE_CWND, SAMPLE_QUEUE, SAMPLE_TPUT};
+use crate::model::aqm::{AqmAt, Verdict};
+use crate::model::tcp::{TcpFlow, TIMER_DELACK, TIMER_RTO};
+
+/// What a flow's receiver is waiting for, and who to tell.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowTarget {
+    /// Owning application (u32::MAX: none).
+    pub app: u32,
+    /// Delivered-bytes mark at which the app is told (u64::MAX: nothing pending).
+    pub target: u64,
+    /// Time the current transfer started (for completion times).
+    pub started: SimTime,
+    /// Size of the current transfer.
+    pub bytes: u64,
+}
+
+/// A completed transfer (one message / SRU / flow).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Completion {
+    pub flow: u32,
+    pub bytes: u64,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
+/// What an application is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppEvent {
+    Start,
+    /// A scheduled timer with an app-defined argument.
+    Timer(u32),
+    /// A flow owned by this app delivered everything written so far.
+    FlowDone(u32),
+    UdpReceived(u64),
+    /// A ping reply came back after this round-trip time (`Ping`).
+    PingReply(SimTime),
+}
+
+/// The hosts' transport state: TCP flows, what each flow's receiver waits for, finished
+/// transfers, and the notifications owed to applications.
+#[derive(Default)]
+pub struct Hosts {
+    pub flows: Vec<TcpFlow>,
+    pub targets: Vec<FlowTarget>,
+    pub completions: Vec<Completion>,
+    /// Two-priority PIAS tags per flow (`engine/apps/workload.rs`); empty: PIAS off.
+    pub pias: Vec<crate::model::workload::PiasTag>,
+    /// (index into `completions`, service) of workload messages (`engine/apps/workload.rs`).
+    pub completion_service: Vec<(u32, u32)>,
+    /// Events for applications raised while a packet was delivered (a transfer done, a
+    /// datagram or ping reply received). [`Sim`] hands them to the applications, in order,
+    /// as soon as the delivery returns: the same instant and order as a direct call.
+    pub(crate) app_calls: Vec<(u32, AppEvent)>,
+    /// Scratch buffer for packets produced by a transport call.
+    out: Vec<Packet>,
+}
+
+impl Hosts {
+    pub fn new() -> Hosts {
+        Hosts {
+            out: Vec::with_capacity(64),
+            ..Hosts::default()
+        }
+    }
+}
+
+/// Everything applications and layer-2 glue drive: the clock, the event queue, the network,
+/// the hosts' transports, the observers and optional layer 2 — the simulation without its
+/// application arena. Applications get `&mut Core`, so none needs the whole [`Sim`].
+pub struct Core {
+    pub now: SimTime,
+    pub end: SimTime,
+    pub seed: u64,
+    pub events: EventQueue,
+    pub net: Network,
+    pub hosts: Hosts,
+    pub obs: Observers,
+    /// Layer-2 congestion management (QCN CP/RP, PAUSE, rate changes; `engine/datapath/l2/mod.rs`). `None`
+    /// when the scenario uses none of it: the hot paths then test one pointer.
+    pub l2: Option<Box<crate::engine::datapath::l2::L2>>,
+}
+
+impl Core {
+    pub fn add_node(&mut self, name: &str, kind: NodeKind) -> u32 {
+        self.net.nodes.push(Node {
+            name: name.to_string(),
+            kind,
+            ports: Vec::new(),
+            route: Vec::new(),
+        });
+        (self.net.nodes.len() - 1) as u32
+    }
+
+    /// Add a full-duplex link; returns the two ports (a→b, b→a).
+    pub fn add_link(
+        &mut self,
+        a: u32,
+        b: u32,
+        rate: crate::base::units::RateBps,
+        delay: SimTime,
+        limit_ab: u64,
+        limit_ba: u64,
+    ) -> (u32, u32) {
+        let pa = self.net.ports.len() as u32;
+        let pb = pa + 1;
+        let name_ab = format!(
+            "{}->{}",
+            self.net.nodes[a as usize].name, self.net.nodes[b as usize].name
+        );
+        let name_ba = format!(
+            "{}->{}",
+            self.net.nodes[b as usize].name, self.net.nodes[a as usize].name
+        );
+        let mut port_a = Port::new(name_ab, a, b, rate, delay);
+        let mut port_b = Port::new(name_ba, b, a, rate, delay);
+        port_a.peer_port = pb;
+        port_b.peer_port = pa;
+        port_a.limit_bytes = limit_ab;
+        port_b.limit_bytes = limit_ba;
+        self.net.ports.push(port_a);
+        self.net.ports.push(port_b);
+        self.net.nodes[a as usize].ports.push(pa);
+        self.net.nodes[b as usize].ports.push(pb);
+        (pa, pb)
+    }
+
+    pub fn finalize_routes(&mut self) {
+        crate::engine::net::compute_routes(&mut self.net.nodes, &self.net.ports);
+    }
+
+    pub fn port_by_name(&self, name: &str) -> Option<u32> {
+        self.net
+            .ports
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| i as u32)
+    }
+
+    pub fn node_by_name(&self, name: &str) -> Option<u32> {
+        self.net
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u32)
+    }
+
+    pub fn add_flow(&mut self, mut f: TcpFlow, app: u32) -> u32 {
+        let id = self.hosts.flows.len() as u32;
+        f.id = id;
+        self.hosts.flows.push(f);
+        self.hosts.targets.push(FlowTarget {
+            app,
+            target: u64::MAX,
+            started: SimTime::ZERO,
+            bytes: 0,
+        });
+        id
+    }
+
+    // ------------------------------------------------------------------ queues
+
+    /// Offer a packet to a port's egress queue at `now` (AQM at enqueue if configured,
+    /// then tail drop at the byte limit); says whether it started at once, was queued or
+    /// was dropped (and why).
+    #[inline]
+    pub fn enqueue(&mut self, pid: u32, p: Packet) -> Enqueued {
+        self.enqueue_from(pid, p, u32::MAX)
+    }
+
+    /// [`Core::enqueue`] of a packet that a switch received on its port `input` (u32::MAX: not
+    /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
+    #[inline]
+    pub(crate) fn enqueue_from(&mut self, pid: u32, p: Packet, input: u32) -> Enqueued {
+        let r = if self.net.ports[pid as usize].mq.is_some() {
+            self.mq_enqueue(pid, p, input)
+        } else {
+            self.fifo_enqueue(pid, p)
+        };
+        debug_assert_eq!(self.net.ports[pid as usize].conservation(), Ok(()));
+        r
+    }
+
+    /// `enqueue` on a single-FIFO port. An enqueue-side `Drop` takes effect before the
+    /// buffer check, a `Mark` only on a packet the buffer admits (a marked packet that is
+    /// then tail-dropped counts as a tail drop, not a mark).
+    fn fifo_enqueue(&mut self, pid: u32, mut p: Packet) -> Enqueued {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        port.stats.arrived += 1;
+        // The enqueue-side verdict, resolved for this packet (Pass or Mark past the drop).
+        let mut v = Verdict::Pass;
+        if port.aqm_at != AqmAt::Off {
+            if port.aqm_at == AqmAt::Enqueue {
+                let q = port.queue.len() as u64;
+                let by = aqm_reason(&port.aqm);
+                v = resolve(port.aqm.decide(now, &p, q, port.queued_bytes), by, &p);
+                if v == Verdict::Drop {
+                    apply_verdict(v, by, &mut p, &mut port.stats, None);
+                    return Enqueued::Dropped(by.drop_reason());
+                }
+            }
+            if port.queue.is_empty() && port.may_start_data(now) {
+                // Straight to the wire: at dequeue the queue behind it is empty.
+                if port.aqm_at == AqmAt::Dequeue {
+                    v = port.aqm.decide(now, &p, 0, 0);
+                }
+                let by = aqm_reason(&port.aqm);
+                if apply_verdict(v, by, &mut p, &mut port.stats, None) == Verdict::Drop {
+                    return Enqueued::Dropped(by.drop_reason());
+                }
+                port.aqm.on_queue_empty(now + port.tx_time(p.size));
+                port.begin_service(
+                    pid,
+                    now,
+                    p,
+                    false,
+                    Fabric {
+                        events: &mut self.events,
+                        nodes: &self.net.nodes,
+                        ecmp: &self.net.ecmp,
+                    },
+                );
+                return Enqueued::Started;
+            }
+        } else if port.queue.is_empty() && port.may_start_data(now) {
+            port.begin_service(
+                pid,
+                now,
+                p,
+                false,
+                Fabric {
+                    events: &mut self.events,
+                    nodes: &self.net.nodes,
+                    ecmp: &self.net.ecmp,
+                },
+            );
+            return Enqueued::Started;
+        }
+        if port.queued_bytes + p.size as u64 > port.limit_bytes
+            || port.queue.len() as u64 >= port.limit_pkts
+        {
+            port.stats.count_drop(DropReason::Tail, p.size);
+            return Enqueued::Dropped(DropReason::Tail);
+        }
+        if v == Verdict::Mark {
+            apply_verdict(v, aqm_reason(&port.aqm), &mut p, &mut port.stats, None);
+        }
+        p.enq_time = now;
+        port.queued_bytes += p.size as u64;
+        port.queue.push_back(p);
+        if port.queued_bytes > port.stats.max_queue_bytes {
+            port.stats.max_queue_bytes = port.queued_bytes;
+        }
+        port.tx.arm(&mut self.events, pid, now);
+        Enqueued::Queued
+    }
+
+    /// The transmit event of port `pid` fired: its transmitter is free. Serve the next
+    /// packet (dequeue-side AQM first), which re-arms the event if more wait.
+    pub(crate) fn on_port_tx_done(&mut self, pid: u32) {
+        if self.l2.is_some() && crate::engine::datapath::l2::tx_gate(self, pid) {
+            return;
+        }
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        port.tx.fired();
+        if port.mq.is_some() {
+            let _ = self.mq_send_next(pid);
+            return;
+        }
+        while let Some(mut p) = port.queue.pop_front() {
+            port.queued_bytes -= p.size as u64;
+            if let Some(m) = self.obs.queue_mean.as_mut() {
+                m.on_leave(pid, now, &p);
+            }
+            if port.aqm_at != AqmAt::Off {
+                if port.aqm_at == AqmAt::Dequeue {
+                    let q = port.queue.len() as u64;
+                    let v = port.aqm.decide(now, &p, q, port.queued_bytes);
+                    let by = aqm_reason(&port.aqm);
+                    if apply_verdict(v, by, &mut p, &mut port.stats, None) == Verdict::Drop {
+                        if port.queue.is_empty() {
+                            port.aqm.on_queue_empty(now.max(port.tx.busy_until()));
+                        }
+                        continue;
+                    }
+                }
+                if port.queue.is_empty() {
+                    let idle_at = now + port.tx_time(p.size);
+                    port.aqm.on_queue_empty(idle_at);
+                }
+            }
+            let more = !port.queue.is_empty();
+            port.begin_service(
+                pid,
+                now,
+                p,
+                more,
+                Fabric {
+                    events: &mut self.events,
+                    nodes: &self.net.nodes,
+                    ecmp: &self.net.ecmp,
+                },
+            );
+            break;
+        }
+    }
+
+    pub(crate) fn on_link_arrive(&mut self, pid: u32) {
+        let port = &mut self.net.ports[pid as usize];
+        let (_, p) = port
+            .wire
+            .pop_front()
+            .expect("arrival event with an empty wire");
+        let out = port.head_out;
+        if let Some((next, np)) = port.wire.front() {
+            port.head_out = route_hint(&self.net.nodes, &self.net.ecmp, port.peer_node, np);
+            self.events.schedule(*next, Event::LinkArrive(pid));
+        }
+        let node = port.peer_node;
+        self.receive(node, p, out, pid);
+    }
+
+    /// A packet has fully arrived at `node` over the wire of port `link` (of the upstream
+    /// node); `out` is where a switch forwards it ([`route_hint`], computed when the packet
+    /// became its wire's head).
+    #[inline]
+    fn receive(&mut self, node: u32, p: Packet, out: u32, link: u32) {
+        debug_assert_eq!(out, route_hint(&self.net.nodes, &self.net.ecmp, node, &p));
+        if self.l2.is_some() && crate::engine::datapath::l2::receive(self, node, p, out, link) {
+            return;
+        }
+        let n = &self.net.nodes[node as usize];
+        match n.kind {
+            NodeKind::Switch => {
+                if out != u32::MAX {
+                    self.enqueue(out, p);
+                } else {
+                    self.net.unroutable += 1;
+                }
+            }
+            NodeKind::Host => {
+                self.net.absorbed += 1;
+                self.host_receive(node, p)
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------- hosts
+
+    /// Send packets produced by a host's transport or application.
+    #[inline]
+    pub fn host_send(&mut self, host: u32, mut p: Packet) {
+        self.net.injected += 1;
+        if !self.hosts.pias.is_empty() {
+            crate::model::workload::pias_tag(&self.hosts.pias, &mut p);
+        }
+        if self.obs.samplers.seq.on && p.kind == Kind::Data {
+            self.obs.samplers.seq.on_data_sent(self.now, &p);
+        }
+        if self.l2.is_some() && crate::engine::datapath::l2::host_send(self, host, &p) {
+            return;
+        }
+        let out = self.net.nodes[host as usize].route[p.dst as usize];
+        if out != u32::MAX {
+            self.enqueue(out, p);
+        } else {
+            self.net.unroutable += 1;
+        }
+    }
+
+    /// Send what the last transport call put in `hosts.out`, in order (nothing that
+    /// `host_send` calls produces transport output, so the buffer stays put meanwhile).
+    fn flush_out(&mut self, host: u32) {
+        let mut i = 0;
+        while i < self.hosts.out.len() {
+            let p = self.hosts.out[i];
+            self.host_send(host, p);
+            i += 1;
+        }
+        self.hosts.out.clear();
+    }
+
+    /// Arm the flow's timers after a call into the TCP code (one pending event per timer).
+    fn sync_timers(&mut self, fid: u32) {
+        let f = &mut self.hosts.flows[fid as usize];
+        if f.snd.rto_timer.needs_event() {
+            let at = f.snd.rto_timer.deadline;
+            f.snd.rto_timer.event_at = at;
+            self.events.schedule(
+                at,
+                Event::TcpTimer {
+                    flow: fid,
+                    kind: TIMER_RTO,
+                },
+            );
+        }
+        if f.rcv.delack_timer.needs_event() {
+            let at = f.rcv.delack_timer.deadline;
+            f.rcv.delack_timer.event_at = at;
+            self.events.schedule(
+                at,
+                Event::TcpTimer {
+                    flow: fid,
+                    kind: TIMER_DELACK,
+                },
+            );
+        }
+    }
+
+    fn host_receive(&mut self, host: u32, p: Packet) {
+        let now = self.now;
+        match p.kind {
+            Kind::Data | Kind::Syn => {
+                let fid = p.flow;
+                let h = &mut self.hosts;
+                let f = &mut h.flows[fid as usize];
+                f.on_segment(now, &p, &mut h.out);
+                let delivered = f.delivered();
+                self.flush_out(host);
+                self.sync_timers(fid);
+                let t = self.hosts.targets[fid as usize];
+                if delivered >= t.target {
+                    self.hosts.targets[fid as usize].target = u64::MAX;
+                    self.hosts.completions.push(Completion {
+                        flow: fid,
+                        bytes: t.bytes,
+                        start: t.started,
+                        end: now,
+                    });
+                    if t.app != u32::MAX {
+                        self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
+                    }
+                }
+            }
+            Kind::Ack | Kind::SynAck => {
+                let fid = p.flow;
+                if self.obs.samplers.seq.on {
+                    self.obs.samplers.seq.on_ack_received(now, &p);
+                }
+                let h = &mut self.hosts;
+                h.flows[fid as usize].on_ack(now, &p, &mut h.out);
+                self.flush_out(host);
+                self.sync_timers(fid);
+            }
+            Kind::Udp
+                if p.flags
+                    & (crate::base::packet::flags::PING_REQ
+                        | crate::base::packet::flags::PING_REPLY)
+                    != 0 =>
+            {
+                self.ping_receive(host, p);
+            }
+            Kind::Cnm | Kind::Pause => {}
+            Kind::Udp => {
+                if self.l2.is_some() {
+                    l2::on_udp_delivered(self, p.flow, p.payload);
+                }
+                let ev = AppEvent::UdpReceived(p.payload as u64);
+                self.hosts.app_calls.push((p.flow, ev));
+            }
+        }
+    }
+
+    /// Let a flow's application write `bytes` and wait until they are delivered.
+    pub fn flow_write(&mut self, fid: u32, bytes: u64, notify: bool) {
+        let now = self.now;
+        let h = &mut self.hosts;
+        let f = &mut h.flows[fid as usize];
+        let base = f.snd.app_limit;
+        f.app_write(now, bytes, &mut h.out);
+        // What the write put on the connection (`whole_segments` may round it up).
+        let bytes = if bytes == u64::MAX {
+            bytes
+        } else {
+            f.snd.app_limit - base
+        };
+        let src = f.src;
+        if notify {
+            let t = &mut h.targets[fid as usize];
+            t.target = base + bytes;
+            t.started = now;
+            t.bytes = bytes;
+        }
+        self.flush_out(src);
+        self.sync_timers(fid);
+    }
+
+    /// Like [`Core::flow_write`] with notification, but the transfer's completion record
+    /// starts at `started` (a message that waited behind earlier ones, `engine/apps/workload.rs`).
+    pub fn flow_write_at(&mut self, fid: u32, bytes: u64, started: SimTime) {
+        self.flow_write(fid, bytes, true);
+        self.hosts.targets[fid as usize].started = started;
+    }
+
+    pub(crate) fn on_tcp_timer(&mut self, fid: u32, kind: u8) {
+        let now = self.now;
+        let f = &mut self.hosts.flows[fid as usize];
+        let due = if kind == TIMER_RTO {
+            f.snd.rto_timer.fire(now)
+        } else {
+            f.rcv.delack_timer.fire(now)
+        };
+        // QCN limiters: note whether the segment at snd_una is still held in the flow's
+        // limiter (the RTO is then caused by pacing, not by a loss; engine/datapath/l2/mod.rs).
+        let held = due
+            && kind == TIMER_RTO
+            && self.l2.is_some()
+            && crate::engine::datapath::l2::una_held_in_limiter(self, fid);
+        let h = &mut self.hosts;
+        let f = &mut h.flows[fid as usize];
+        let timeouts0 = f.stats.timeouts;
+        if due {
+            let host = if kind == TIMER_RTO {
+                f.on_rto(now, &mut h.out);
+                f.src
+            } else {
+                f.on_delack(now, &mut h.out);
+                f.dst
+            };
+            self.flush_out(host);
+            if held && self.hosts.flows[fid as usize].stats.timeouts > timeouts0 {
+                crate::engine::datapath::l2::count_held_rto(self, fid);
+            }
+        }
+        self.sync_timers(fid);
+    }
+
+    pub(crate) fn on_sample(&mut self, kind: u32) {
+        let now = self.now;
+        match kind {
+            SAMPLE_QUEUE => {
+                for &pid in &self.obs.samplers.queue_ports {
+                    let q = self.net.ports[pid as usize].queued_bytes;
+                    self.obs.samplers.queue.push((now, pid, q));
+                }
+                let next = now + self.obs.samplers.queue_interval;
+                self.events.schedule(next, Event::Sample(SAMPLE_QUEUE));
+            }
+            SAMPLE_CWND => {
+                for &fid in &self.obs.samplers.cwnd_flows {
+                    let f = &self.hosts.flows[fid as usize];
+                    self.obs.samplers.cwnd.push((
+                        now,
+                        fid,
+                        f.snd.cwnd,
+                        f.snd.ssthresh,
+                        f.alpha_or_none(),
+                    ));
+                    self.obs.samplers.rtt.push((f.snd.srtt, f.snd.rto));
+                }
+                let next = now + self.obs.samplers.cwnd_interval;
+                self.events.schedule(next, Event::Sample(SAMPLE_CWND));
+            }
+            SAMPLE_TPUT => {
+                for (fid, f) in self.hosts.flows.iter().enumerate() {
+                    self.obs
+                        .samplers
+                        .tput
+                        .push((now, fid as u32, f.delivered()));
+                }
+                let next = now + self.obs.samplers.tput_interval;
+                self.events.schedule(next, Event::Sample(SAMPLE_TPUT));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Core {
+    /// A ping request or reply reached `host`: echo a request, record a reply's RTT.
+    pub(crate) fn ping_receive(&mut self, host: u32, p: Packet) {
+        use crate::base::packet::flags::{PING_REPLY, PING_REQ};
+        if p.flags & PING_REQ != 0 {
+            let mut r = p;
+            r.src = host;
+            r.dst = p.src;
+            r.flags = PING_REPLY;
+            self.host_send(host, r);
+        } else {
+            let rtt = self.now - p.sent_time;
+            self.hosts
+                .app_calls
+                .push((p.flow, AppEvent::PingReply(rtt)));
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Multi-queue ports on the packet path: `Core::mq_enqueue` and `Core::mq_send_next` wire
+//! a port's `MqPort` (`engine/net/mq_port.rs`: class queues, scheduler, buffer admission,
+//! per-queue marking) into enqueue and transmit, with the PAUSE/PFC accounting of `pfc`.
+//! The order of operations is documented in `engine/net/mq_port.rs`.
+
+use crate::base::packet::Packet;
+use crate::engine::datapath::Core;
+use crate::engine::net::{
+    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, MarkReason,
+};
+use crate::model::aqm::{AqmAt, Verdict};
+use crate::model::mq::MultiQueue;
+
+impl Core {
+    /// Offer a packet to a multi-queue port (see the module documentation for the order).
+    /// `input`: the switch port it arrived on, for the PAUSE/PFC accounting (u32::MAX: none).
+    pub(crate) fn mq_enqueue(&mut self, pid: u32, mut p: Packet, input: u32) -> Enqueued {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        port.stats.arrived += 1;
+        let m = port.mq.as_mut().expect("multi-queue port");
+        // The enqueue-side mark, applied once the buffer has admitted the packet.
+        let mut mark: Option<MarkReason> = None;
+        if port.aqm_at == AqmAt::Enqueue {
+            let by = aqm_reason(&port.aqm);
+            let v = port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes());
+            match resolve(v, by, &p) {
+                Verdict::Pass => {}
+                Verdict::Mark => mark = Some(by),
+                Verdict::Drop => {
+                    apply_verdict(Verdict::Drop, by, &mut p, &mut port.stats, None);
+                    return Enqueued::Dropped(by.drop_reason());
+                }
+            }
+        }
+        let q = m.mq.classify(&p);
+        let (v, by) = m.enqueue_verdict(now, &p, q);
+        match resolve(v, by, &p) {
+            Verdict::Pass => {}
+            Verdict::Mark => mark = mark.or(Some(by)),
+            Verdict::Drop => {
+                let qs = Some(&mut m.qstats[q].by);
+                apply_verdict(Verdict::Drop, by, &mut p, &mut port.stats, qs);
+                return Enqueued::Dropped(by.drop_reason());
+            }
+        }
+        let pool = m.pool.and_then(|i| self.net.pools.get_mut(i as usize));
+        let cq = m.mq.queue(q);
+        if !m
+            .adm
+            .admit(q, p.size, cq.bytes(), m.mq.bytes(), pool.as_deref())
+        {
+            port.stats.count_drop(DropReason::Buffer, p.size);
+            m.qstats[q].by.drops[DropReason::Buffer as usize] += 1;
+            return Enqueued::Dropped(DropReason::Buffer);
+        }
+        if let Some(pool) = pool {
+            pool.take(p.size);
+        }
+        if let Some(by) = mark {
+            let qs = Some(&mut m.qstats[q].by);
+            apply_verdict(Verdict::Mark, by, &mut p, &mut port.stats, qs);
+        }
+        if let Some(l) = self.l2.as_mut() {
+            // PAUSE/PFC input accounting (`engine/datapath/l2/pfc.rs`).
+            l.mq_arrival(now, port.node, pid, q, &p, input);
+        }
+        p.enq_time = now;
+        if self.net.mq_pass_through
+            && self.l2.is_none()
+            && m.mq.is_empty()
+            && port.tx.idle(now)
+            && m.mq.passes_through_when_empty()
+        {
+            // Idle port, empty queues, and a scheduler whose state one packet's enqueue +
+            // dequeue leaves unchanged: skip the FIFO round trip. The statistics are those
+            // the stored-then-dequeued packet would leave (a backlog of `p.size` for an
+            // instant); `tests::pass_through_matches_the_queued_path` checks identity.
+            let size = p.size as u64;
+            m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
+            port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
+            // (The dequeue-side AQM may still drop it: say so, as the queued path does.)
+            return match self.mq_transmit(pid, q, p) {
+                Ok(()) => Enqueued::Started,
+                Err(why) => Enqueued::Dropped(why),
+            };
+        }
+        let dropped = m.mq.enqueue(q, p);
+        if dropped > 0 {
+            // DRR `blimit` / SFQ `maxqueue` rules (the arrival or the longest flow's packets).
+            let uses_pool = m.pool.map(|i| i as usize);
+            let mut tmp = std::mem::take(&mut m.scratch);
+            tmp.extend(m.mq.take_dropped());
+            for d in tmp.drain(..) {
+                port.stats.count_drop(DropReason::SchedulerLimit, d.size);
+                let dq = class_or_bucket(&m.mq, &d);
+                m.qstats[dq].by.drops[DropReason::SchedulerLimit as usize] += 1;
+                if let Some(l) = self.l2.as_mut() {
+                    l.mq_left(now, port.node, pid, dq, &d);
+                }
+                if let Some(i) = uses_pool {
+                    self.net.pools[i].give_back(d.size);
+                }
+            }
+            m.scratch = tmp;
+        }
+        let qb = m.mq.queue(q).bytes();
+        m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(qb);
+        port.queued_bytes = m.mq.bytes();
+        port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(port.queued_bytes);
+        let outcome = if dropped > 0 {
+            Enqueued::Dropped(DropReason::SchedulerLimit)
+        } else {
+            Enqueued::Queued
+        };
+        if self.l2.is_some() {
+            // PAUSE/PFC: frames to send, and the transmitter decides (`engine/datapath/l2/pfc.rs`).
+            crate::engine::datapath::l2::pfc::mq_after_enqueue(self, pid);
+            return outcome;
+        }
+        if port.tx.idle(now) {
+            // Without layer 2 an idle port had empty queues: the scheduler picks the arrival
+            // (unless the dequeue-side AQM drops it).
+            let sent = self.mq_send_next(pid);
+            match (outcome, sent) {
+                (Enqueued::Queued, Ok(())) => Enqueued::Started,
+                (Enqueued::Queued, Err(why)) => Enqueued::Dropped(why.unwrap_or(DropReason::Aqm)),
+                (o, _) => o,
+            }
+        } else {
+            port.tx.arm(&mut self.events, pid, now);
+            outcome
+        }
+    }
+
+    /// The transmitter of multi-queue port `pid` is free at `now`: pick the next packet
+    /// (dequeue-side marking, drops) and serve it, which arms the next `PortTxDone` if more
+    /// wait. `Err` when nothing started (the queues are empty, or held nothing the
+    /// dequeue-side AQM let through), with the reason of the last drop if any.
+    pub(crate) fn mq_send_next(&mut self, pid: u32) -> Result<(), Option<DropReason>> {
+        let now = self.now;
+        let mut last_drop = None;
+        loop {
+            let m = self.net.ports[pid as usize]
+                .mq
+                .as_mut()
+                .expect("multi-queue port");
+            let Some((q, p)) = m.mq.dequeue(now) else {
+                self.net.ports[pid as usize].queued_bytes = 0;
+                return Err(last_drop);
+            };
+            if let Some(m) = self.obs.queue_mean.as_mut() {
+                m.on_leave(pid, now, &p);
+            }
+            if let Some(l) = self.l2.as_mut() {
+                // PAUSE/PFC input accounting (`engine/datapath/l2/pfc.rs`).
+                l.mq_left(now, self.net.ports[pid as usize].node, pid, q, &p);
+            }
+            match self.mq_transmit(pid, q, p) {
+                Ok(()) => return Ok(()),
+                Err(why) => last_drop = Some(why),
+            }
+        }
+    }
+
+    /// Packet `p` of queue `q` leaves the queues of port `pid` at `now` (already removed
+    /// from them): dequeue-side AQM, counters, and the start of its serialisation. `Err`
+    /// (the drop reason) when the dequeue-side AQM dropped it (the caller picks another
+    /// packet).
+    #[inline]
+    fn mq_transmit(&mut self, pid: u32, q: usize, mut p: Packet) -> Result<(), DropReason> {
+        let now = self.now;
+        let port = &mut self.net.ports[pid as usize];
+        let m = port.mq.as_mut().expect("multi-queue port");
+        if let Some(i) = m.pool {
+            self.net.pools[i as usize].give_back(p.size);
+        }
+        let (v, mut by) = m.dequeue_verdict(now, &p, q);
+        let mut v = resolve(v, by, &p);
+        if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
+            let port_by = aqm_reason(&port.aqm);
+            let pv = port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes());
+            let pv = resolve(pv, port_by, &p);
+            // A drop wins; a packet both mark is counted under the per-queue scheme.
+            if pv == Verdict::Drop || (pv == Verdict::Mark && v == Verdict::Pass) {
+                (v, by) = (pv, port_by);
+            }
+        }
+        if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
+            port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
+        }
+        let qs = Some(&mut m.qstats[q].by);
+        if apply_verdict(v, by, &mut p, &mut port.stats, qs) == Verdict::Drop {
+            port.queued_bytes = m.mq.bytes();
+            return Err(by.drop_reason());
+        }
+        m.on_departure(now, q, p.size);
+        let s = &mut m.qstats[q];
+        s.tx_pkts += 1;
+        s.tx_bytes += p.size as u64;
+        s.tx_payload += p.payload as u64;
+        port.queued_bytes = m.mq.bytes();
+        let more = !m.mq.is_empty();
+        let fabric = Fabric {
+            events: &mut self.events,
+            nodes: &self.net.nodes,
+            ecmp: &self.net.ecmp,
+        };
+        port.begin_service(pid, now, p, more, fabric);
+        Ok(())
+    }
+}
+
+/// Queue index of a packet already classified by `mq` (for counting drops).
+fn class_or_bucket(mq: &MultiQueue, p: &Packet) -> usize {
+    mq.classify(p)
+}
