@@ -5,6 +5,8 @@
 //! scenario and its seed. Events are small plain values that name their target by index.
 
 use crate::base::units::SimTime;
+use crate::engine::observe::SampleKind;
+use crate::model::tcp::FlowTimer;
 
 /// What happens when an event fires. Targets are indices into the simulation's arenas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,16 +16,49 @@ pub enum Event {
     /// The packet at the head of a port's wire (its in-flight FIFO) reaches the far end.
     LinkArrive(u32),
     /// A TCP timer of a flow (lazy deadline; see `tcp::Timer`).
-    TcpTimer { flow: u32, kind: u8 },
+    TcpTimer { flow: u32, kind: FlowTimer },
     /// An application event (start of a flow, next request, next CBR packet, ...).
     App { app: u32, arg: u32 },
     /// A periodic measurement sample.
-    Sample(u32),
+    Sample(SampleKind),
     /// A layer-2 event (`engine/datapath/l2/mod.rs`): rate-limiter release or timer, PAUSE refresh, service
     /// rate change, L2 sampler. `kind` says which, `idx` names the target.
-    L2 { idx: u32, kind: u8 },
+    L2 { idx: u32, kind: L2Kind },
     /// End of the simulation.
     Stop,
+}
+
+/// Which layer-2 event an `Event::L2` is (`engine/datapath/l2`); `idx` names its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum L2Kind {
+    /// A rate limiter may release its next frame (`idx`: limiter).
+    RlRelease = 0,
+    /// A QCN reaction point's timer (`idx`: limiter).
+    RlTimer = 1,
+    /// A switch re-sends PAUSE frames that are still needed (`idx`: switch node).
+    PauseRefresh = 2,
+    /// A scheduled link-rate change (`idx`: entry of the change list).
+    RateChange = 3,
+    /// Sample the reaction points' rates.
+    SampleRp = 4,
+    /// Sample per-flow and per-CBR-app delivered rates.
+    SampleFlow = 5,
+}
+
+impl L2Kind {
+    /// The kind stored as `k as u8`.
+    #[inline(always)]
+    pub fn from_u8(k: u8) -> L2Kind {
+        match k {
+            0 => L2Kind::RlRelease,
+            1 => L2Kind::RlTimer,
+            2 => L2Kind::PauseRefresh,
+            3 => L2Kind::RateChange,
+            4 => L2Kind::SampleRp,
+            _ => L2Kind::SampleFlow,
+        }
+    }
 }
 
 /// An event as the slab stores it: three plain words. Moving the `Event` enum itself
@@ -47,7 +82,7 @@ impl Event {
             Event::LinkArrive(p) => (1, p, 0),
             Event::TcpTimer { flow, kind } => (2 | (kind as u32) << 8, flow, 0),
             Event::App { app, arg } => (3, app, arg),
-            Event::Sample(k) => (4, k, 0),
+            Event::Sample(k) => (4, k as u32, 0),
             Event::L2 { idx, kind } => (5 | (kind as u32) << 8, idx, 0),
             Event::Stop => (6, 0, 0),
         };
@@ -60,10 +95,16 @@ impl Event {
         match r.head & 0xff {
             0 => Event::PortTxDone(r.a),
             1 => Event::LinkArrive(r.a),
-            2 => Event::TcpTimer { flow: r.a, kind },
+            2 => Event::TcpTimer {
+                flow: r.a,
+                kind: FlowTimer::from_u8(kind),
+            },
             3 => Event::App { app: r.a, arg: r.b },
-            4 => Event::Sample(r.a),
-            5 => Event::L2 { idx: r.a, kind },
+            4 => Event::Sample(SampleKind::from_u8(r.a as u8)),
+            5 => Event::L2 {
+                idx: r.a,
+                kind: L2Kind::from_u8(kind),
+            },
             _ => Event::Stop,
         }
     }
@@ -519,11 +560,11 @@ impl EventQueue {
 mod tests {
     use super::*;
 
-    /// Pop every pending `Sample` event as (time, sample number).
+    /// Pop every pending `PortTxDone` event as (time, port number).
     fn drain_samples(q: &mut EventQueue) -> Vec<(u64, u32)> {
         std::iter::from_fn(|| q.pop())
             .map(|(t, e)| match e {
-                Event::Sample(i) => (t.0, i),
+                Event::PortTxDone(i) => (t.0, i),
                 _ => unreachable!(),
             })
             .collect()
@@ -532,18 +573,18 @@ mod tests {
     #[test]
     fn orders_by_time_then_sequence() {
         let mut q = EventQueue::new();
-        q.schedule(SimTime(5), Event::Sample(1));
-        q.schedule(SimTime(3), Event::Sample(2));
-        q.schedule(SimTime(5), Event::Sample(3));
-        q.schedule(SimTime(3), Event::Sample(4));
+        q.schedule(SimTime(5), Event::PortTxDone(1));
+        q.schedule(SimTime(3), Event::PortTxDone(2));
+        q.schedule(SimTime(5), Event::PortTxDone(3));
+        q.schedule(SimTime(3), Event::PortTxDone(4));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (SimTime(3), Event::Sample(2)),
-                (SimTime(3), Event::Sample(4)),
-                (SimTime(5), Event::Sample(1)),
-                (SimTime(5), Event::Sample(3)),
+                (SimTime(3), Event::PortTxDone(2)),
+                (SimTime(3), Event::PortTxDone(4)),
+                (SimTime(5), Event::PortTxDone(1)),
+                (SimTime(5), Event::PortTxDone(3)),
             ]
         );
         assert_eq!(q.popped, 4);
@@ -557,14 +598,43 @@ mod tests {
             Event::LinkArrive(7),
             Event::TcpTimer {
                 flow: 123_456,
-                kind: 255,
+                kind: FlowTimer::Rto,
+            },
+            Event::TcpTimer {
+                flow: 0,
+                kind: FlowTimer::Delack,
             },
             Event::App {
                 app: 3,
                 arg: u32::MAX - 1,
             },
-            Event::Sample(2),
-            Event::L2 { idx: 99, kind: 4 },
+            Event::Sample(SampleKind::Queue),
+            Event::Sample(SampleKind::Cwnd),
+            Event::Sample(SampleKind::Tput),
+            Event::L2 {
+                idx: 99,
+                kind: L2Kind::RlRelease,
+            },
+            Event::L2 {
+                idx: 0,
+                kind: L2Kind::RlTimer,
+            },
+            Event::L2 {
+                idx: 1,
+                kind: L2Kind::PauseRefresh,
+            },
+            Event::L2 {
+                idx: 2,
+                kind: L2Kind::RateChange,
+            },
+            Event::L2 {
+                idx: 3,
+                kind: L2Kind::SampleRp,
+            },
+            Event::L2 {
+                idx: 4,
+                kind: L2Kind::SampleFlow,
+            },
             Event::Stop,
         ];
         let mut q = EventQueue::new();
@@ -581,11 +651,11 @@ mod tests {
     fn renumbering_keeps_the_order() {
         let mut q = EventQueue::new();
         for i in 0..50u32 {
-            q.schedule(SimTime((i % 7) as u64), Event::Sample(i));
+            q.schedule(SimTime((i % 7) as u64), Event::PortTxDone(i));
         }
         q.seq = SEQ_LIMIT; // the next schedule renumbers first
-        q.schedule(SimTime(3), Event::Sample(50));
-        q.schedule(SimTime(0), Event::Sample(51));
+        q.schedule(SimTime(3), Event::PortTxDone(50));
+        q.schedule(SimTime(0), Event::PortTxDone(51));
         let mut expect: Vec<(u64, u32)> = (0..50u32).map(|i| ((i % 7) as u64, i)).collect();
         expect.sort_by_key(|&(t, i)| (t, i));
         // Same time: scheduling order, the renumbered ones before the two new ones.
@@ -619,7 +689,7 @@ mod tests {
                     4 => rng.below(span * 50),
                     _ => 0,
                 };
-                q.schedule(SimTime(now + off), Event::Sample(seq));
+                q.schedule(SimTime(now + off), Event::PortTxDone(seq));
                 reference.insert((now + off, seq));
                 seq += 1;
             } else {
@@ -627,13 +697,13 @@ mod tests {
                 if step % 7 == 0 {
                     assert_eq!(q.peek_time(), Some(SimTime(t)));
                 }
-                assert_eq!(q.pop().unwrap(), (SimTime(t), Event::Sample(s)));
+                assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(s)));
                 now = t;
             }
             assert_eq!(q.len(), reference.len());
         }
         while let Some((t, s)) = reference.pop_first() {
-            assert_eq!(q.pop().unwrap(), (SimTime(t), Event::Sample(s)));
+            assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(s)));
         }
         assert!(q.pop().is_none());
     }
@@ -647,12 +717,12 @@ mod tests {
         // bucket would be scanned before S's.
         let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
         let mut q = EventQueue::new();
-        q.schedule(at(10), Event::Sample(0));
-        q.schedule(at(20), Event::Sample(1));
-        assert_eq!(q.pop().unwrap(), (at(10), Event::Sample(0)));
-        q.schedule(at(12), Event::Sample(2));
-        q.schedule(at(15), Event::Sample(3));
-        q.schedule(at(20 + BUCKETS as u64 - 1), Event::Sample(4));
+        q.schedule(at(10), Event::PortTxDone(0));
+        q.schedule(at(20), Event::PortTxDone(1));
+        assert_eq!(q.pop().unwrap(), (at(10), Event::PortTxDone(0)));
+        q.schedule(at(12), Event::PortTxDone(2));
+        q.schedule(at(15), Event::PortTxDone(3));
+        q.schedule(at(20 + BUCKETS as u64 - 1), Event::PortTxDone(4));
         assert_eq!(q.peek_time(), Some(at(12)));
         let got: Vec<(u64, u32)> = drain_samples(&mut q);
         let slots: Vec<(u64, u32)> = got.iter().map(|&(t, i)| (t >> BUCKET_SHIFT, i)).collect();
@@ -670,10 +740,10 @@ mod tests {
             } else {
                 (i % 4) as u64
             };
-            q.schedule(SimTime(t), Event::Sample(i));
+            q.schedule(SimTime(t), Event::PortTxDone(i));
         }
         q.seq = SEQ_LIMIT;
-        q.schedule(SimTime(2), Event::Sample(40));
+        q.schedule(SimTime(2), Event::PortTxDone(40));
         let mut expect: Vec<(u64, u32)> = (0..40u32)
             .map(|i| {
                 (
@@ -703,14 +773,14 @@ mod tests {
         for _ in 0..20_000 {
             if rng.uniform() < 0.55 || reference.is_empty() {
                 let t = now + rng.below(1000);
-                q.schedule(SimTime(t), Event::Sample(seq));
+                q.schedule(SimTime(t), Event::PortTxDone(seq));
                 reference.push((t, seq));
                 seq += 1;
             } else {
                 reference.sort();
                 let (t, s) = reference.remove(0);
                 let (qt, qe) = q.pop().unwrap();
-                assert_eq!((qt, qe), (SimTime(t), Event::Sample(s)));
+                assert_eq!((qt, qe), (SimTime(t), Event::PortTxDone(s)));
                 now = t;
             }
             assert_eq!(q.len(), reference.len());

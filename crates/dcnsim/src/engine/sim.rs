@@ -6,7 +6,7 @@ use crate::engine::apps::{App, AppEvent};
 use crate::engine::datapath::{Core, Hosts};
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{Network, Port};
-use crate::engine::observe::{Observers, SAMPLE_CWND, SAMPLE_QUEUE, SAMPLE_TPUT};
+use crate::engine::observe::{Observers, SampleKind};
 
 /// Hint the CPU to bring the cache line at `p` closer (no effect on results; a no-op on
 /// targets without a prefetch instruction).
@@ -206,17 +206,17 @@ impl Sim {
             && self.obs.samplers.queue_interval > SimTime::ZERO
         {
             self.events
-                .schedule(SimTime::ZERO, Event::Sample(SAMPLE_QUEUE));
+                .schedule(SimTime::ZERO, Event::Sample(SampleKind::Queue));
         }
         if !self.obs.samplers.cwnd_flows.is_empty()
             && self.obs.samplers.cwnd_interval > SimTime::ZERO
         {
             self.events
-                .schedule(SimTime::ZERO, Event::Sample(SAMPLE_CWND));
+                .schedule(SimTime::ZERO, Event::Sample(SampleKind::Cwnd));
         }
         if self.obs.samplers.tput_interval > SimTime::ZERO {
             self.events
-                .schedule(SimTime::ZERO, Event::Sample(SAMPLE_TPUT));
+                .schedule(SimTime::ZERO, Event::Sample(SampleKind::Tput));
         }
     }
 

@@ -20,9 +20,9 @@ use crate::engine::net::{
     apply_verdict, aqm_reason, resolve, route_hint, DropReason, Enqueued, Fabric, Network, Node,
     NodeKind, Port,
 };
-use crate::engine::observe::{Observers, SAMPLE_CWND, SAMPLE_QUEUE, SAMPLE_TPUT};
+use crate::engine::observe::{Observers, SampleKind};
 use crate::model::aqm::{AqmAt, Verdict};
-use crate::model::tcp::{TcpFlow, TIMER_DELACK, TIMER_RTO};
+use crate::model::tcp::{FlowTimer, TcpFlow};
 
 /// What a flow's receiver is waiting for, and who to tell.
 #[derive(Clone, Copy, Debug, Default)]
@@ -414,7 +414,7 @@ impl Core {
                 at,
                 Event::TcpTimer {
                     flow: fid,
-                    kind: TIMER_RTO,
+                    kind: FlowTimer::Rto,
                 },
             );
         }
@@ -425,7 +425,7 @@ impl Core {
                 at,
                 Event::TcpTimer {
                     flow: fid,
-                    kind: TIMER_DELACK,
+                    kind: FlowTimer::Delack,
                 },
             );
         }
@@ -516,10 +516,10 @@ impl Core {
         self.hosts.targets[fid as usize].started = started;
     }
 
-    pub(crate) fn on_tcp_timer(&mut self, fid: u32, kind: u8) {
+    pub(crate) fn on_tcp_timer(&mut self, fid: u32, kind: FlowTimer) {
         let now = self.now;
         let f = &mut self.hosts.flows[fid as usize];
-        let due = if kind == TIMER_RTO {
+        let due = if kind == FlowTimer::Rto {
             f.snd.rto_timer.fire(now)
         } else {
             f.rcv.delack_timer.fire(now)
@@ -527,14 +527,14 @@ impl Core {
         // QCN limiters: note whether the segment at snd_una is still held in the flow's
         // limiter (the RTO is then caused by pacing, not by a loss; engine/datapath/l2/mod.rs).
         let held = due
-            && kind == TIMER_RTO
+            && kind == FlowTimer::Rto
             && self.l2.is_some()
             && crate::engine::datapath::l2::una_held_in_limiter(self, fid);
         let h = &mut self.hosts;
         let f = &mut h.flows[fid as usize];
         let timeouts0 = f.stats.timeouts;
         if due {
-            let host = if kind == TIMER_RTO {
+            let host = if kind == FlowTimer::Rto {
                 f.on_rto(now, &mut h.out);
                 f.src
             } else {
@@ -549,18 +549,18 @@ impl Core {
         self.sync_timers(fid);
     }
 
-    pub(crate) fn on_sample(&mut self, kind: u32) {
+    pub(crate) fn on_sample(&mut self, kind: SampleKind) {
         let now = self.now;
         match kind {
-            SAMPLE_QUEUE => {
+            SampleKind::Queue => {
                 for &pid in &self.obs.samplers.queue_ports {
                     let q = self.net.ports[pid as usize].queued_bytes;
                     self.obs.samplers.queue.push((now, pid, q));
                 }
                 let next = now + self.obs.samplers.queue_interval;
-                self.events.schedule(next, Event::Sample(SAMPLE_QUEUE));
+                self.events.schedule(next, Event::Sample(SampleKind::Queue));
             }
-            SAMPLE_CWND => {
+            SampleKind::Cwnd => {
                 for &fid in &self.obs.samplers.cwnd_flows {
                     let f = &self.hosts.flows[fid as usize];
                     self.obs.samplers.cwnd.push((
@@ -573,9 +573,9 @@ impl Core {
                     self.obs.samplers.rtt.push((f.snd.srtt, f.snd.rto));
                 }
                 let next = now + self.obs.samplers.cwnd_interval;
-                self.events.schedule(next, Event::Sample(SAMPLE_CWND));
+                self.events.schedule(next, Event::Sample(SampleKind::Cwnd));
             }
-            SAMPLE_TPUT => {
+            SampleKind::Tput => {
                 for (fid, f) in self.hosts.flows.iter().enumerate() {
                     self.obs
                         .samplers
@@ -583,9 +583,8 @@ impl Core {
                         .push((now, fid as u32, f.delivered()));
                 }
                 let next = now + self.obs.samplers.tput_interval;
-                self.events.schedule(next, Event::Sample(SAMPLE_TPUT));
+                self.events.schedule(next, Event::Sample(SampleKind::Tput));
             }
-            _ => {}
         }
     }
 }

@@ -24,9 +24,29 @@ pub struct Samplers {
     pub seq: crate::engine::observe::trace::SeqTrace,
 }
 
-pub const SAMPLE_QUEUE: u32 = 0;
-pub const SAMPLE_CWND: u32 = 1;
-pub const SAMPLE_TPUT: u32 = 2;
+/// Which periodic sampler an `Event::Sample` is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SampleKind {
+    /// Queue length of the sampled ports.
+    Queue = 0,
+    /// cwnd, ssthresh, DCTCP alpha, srtt and RTO of the sampled flows.
+    Cwnd = 1,
+    /// Delivered bytes of every flow.
+    Tput = 2,
+}
+
+impl SampleKind {
+    /// The kind stored as `k as u8`.
+    #[inline(always)]
+    pub fn from_u8(k: u8) -> SampleKind {
+        match k {
+            0 => SampleKind::Queue,
+            1 => SampleKind::Cwnd,
+            _ => SampleKind::Tput,
+        }
+    }
+}
 
 /// What watches the run without changing it: periodic samplers, the sender trace, the
 /// exact time-averaged queue of one port.

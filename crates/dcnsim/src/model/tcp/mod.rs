@@ -410,9 +410,28 @@ enum Seg {
     Rescue,
 }
 
-/// Timer kinds carried in `Event::TcpTimer`.
-pub const TIMER_RTO: u8 = 0;
-pub const TIMER_DELACK: u8 = 1;
+/// Which timer of a flow an `Event::TcpTimer` is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FlowTimer {
+    /// The retransmission timer (RTO, and the RACK reordering and TLP probe timers, which
+    /// share it as Linux does).
+    Rto = 0,
+    /// The receiver's delayed-ACK timer.
+    Delack = 1,
+}
+
+impl FlowTimer {
+    /// The kind stored as `k as u8`.
+    #[inline(always)]
+    pub fn from_u8(k: u8) -> FlowTimer {
+        if k == FlowTimer::Rto as u8 {
+            FlowTimer::Rto
+        } else {
+            FlowTimer::Delack
+        }
+    }
+}
 
 impl TcpFlow {
     pub fn new(id: u32, src: u32, dst: u32, cfg: TcpConfig) -> TcpFlow {

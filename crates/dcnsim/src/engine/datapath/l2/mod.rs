@@ -28,20 +28,13 @@ use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::datapath::Core;
-use crate::engine::event::Event;
+use crate::engine::event::{Event, L2Kind};
 use crate::engine::net::{Enqueued, Fabric, NodeKind};
 use crate::model::l2::{
     class_priority, CongestionPoint, PauseFrame, PauseMode, PauseState, PauseWatermarks,
     ReactionPoint, CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
 };
 use std::collections::VecDeque;
-
-pub const EV_RL_RELEASE: u8 = 0;
-pub const EV_RL_TIMER: u8 = 1;
-pub const EV_PAUSE_REFRESH: u8 = 2;
-pub const EV_RATE_CHANGE: u8 = 3;
-pub const EV_SAMPLE_RP: u8 = 4;
-pub const EV_SAMPLE_FLOW: u8 = 5;
 
 // ------------------------------------------------------------------------ state
 
@@ -458,7 +451,7 @@ pub(crate) fn arm_refresh(sim: &mut Core, node: u32) {
             t,
             Event::L2 {
                 idx: node,
-                kind: EV_PAUSE_REFRESH,
+                kind: L2Kind::PauseRefresh,
             },
         );
     }
@@ -629,7 +622,7 @@ fn sync_rl(sim: &mut Core, idx: u32) {
             t,
             Event::L2 {
                 idx,
-                kind: EV_RL_RELEASE,
+                kind: L2Kind::RlRelease,
             },
         );
     }
@@ -638,7 +631,7 @@ fn sync_rl(sim: &mut Core, idx: u32) {
             t,
             Event::L2 {
                 idx,
-                kind: EV_RL_TIMER,
+                kind: L2Kind::RlTimer,
             },
         );
     }
@@ -722,17 +715,17 @@ pub(crate) fn count_held_rto(sim: &mut Core, fid: u32) {
 
 // --------------------------------------------------------------------- events
 
-pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: u8) {
+pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: L2Kind) {
     let now = sim.now;
     match kind {
-        EV_RL_RELEASE => on_release(sim, idx),
-        EV_RL_TIMER => on_rl_timer(sim, idx),
-        EV_PAUSE_REFRESH => on_refresh(sim, idx),
-        EV_RATE_CHANGE => {
+        L2Kind::RlRelease => on_release(sim, idx),
+        L2Kind::RlTimer => on_rl_timer(sim, idx),
+        L2Kind::PauseRefresh => on_refresh(sim, idx),
+        L2Kind::RateChange => {
             let (_, pid, r) = l2(sim).rate_changes[idx as usize];
             sim.net.ports[pid as usize].set_rate(r);
         }
-        EV_SAMPLE_RP => {
+        L2Kind::SampleRp => {
             let l2s = l2(sim);
             let mut min = f64::INFINITY;
             let keep = l2s.keep_rp_series;
@@ -754,11 +747,11 @@ pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: u8) {
                 next,
                 Event::L2 {
                     idx: 0,
-                    kind: EV_SAMPLE_RP,
+                    kind: L2Kind::SampleRp,
                 },
             );
         }
-        EV_SAMPLE_FLOW => {
+        L2Kind::SampleFlow => {
             let dt = l2(sim).flow_interval;
             for fid in 0..sim.hosts.flows.len() {
                 let d = sim.hosts.flows[fid].delivered();
@@ -773,11 +766,10 @@ pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: u8) {
                 now + dt,
                 Event::L2 {
                     idx: 0,
-                    kind: EV_SAMPLE_FLOW,
+                    kind: L2Kind::SampleFlow,
                 },
             );
         }
-        _ => {}
     }
 }
 
@@ -821,7 +813,7 @@ pub(crate) fn start(sim: &mut Core) {
             t,
             Event::L2 {
                 idx: i as u32,
-                kind: EV_RATE_CHANGE,
+                kind: L2Kind::RateChange,
             },
         );
     }
@@ -831,7 +823,7 @@ pub(crate) fn start(sim: &mut Core) {
             t,
             Event::L2 {
                 idx: 0,
-                kind: EV_SAMPLE_RP,
+                kind: L2Kind::SampleRp,
             },
         );
     }
@@ -840,7 +832,7 @@ pub(crate) fn start(sim: &mut Core) {
             flow,
             Event::L2 {
                 idx: 0,
-                kind: EV_SAMPLE_FLOW,
+                kind: L2Kind::SampleFlow,
             },
         );
     }
