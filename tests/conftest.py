@@ -109,6 +109,11 @@ class FakeCore:
         ports = {"port": ["sw->client"], "drops": [n * 3]}
         return {"summary": summary, "flows": flows, "ports": ports}
 
+    def run_captured(self, text: str, path: str, overrides: list[tuple[str, str]],
+                     progress: Callable[[float], Any] | None = None,
+                     ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, bytes]]:
+        return self.run(text, path, overrides, progress), {}
+
 
 @pytest.fixture
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> FakeCore:

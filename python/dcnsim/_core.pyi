@@ -7,7 +7,7 @@ Checked against the built module by ``python -m mypy.stubtest dcnsim._core``
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["run", "validate", "schema", "version", "ScenarioError"]
+__all__ = ["run", "run_captured", "validate", "schema", "version", "ScenarioError"]
 
 class ScenarioError(ValueError):
     """A scenario is invalid; the message names the file, line, field and expectation."""
@@ -18,6 +18,12 @@ def run(
     overrides: list[tuple[str, str]] = ...,
     progress: Callable[[float], Any] | None = None,
 ) -> dict[str, dict[str, list[int | float | str]]]: ...
+def run_captured(
+    text: str,
+    path: str,
+    overrides: list[tuple[str, str]] = ...,
+    progress: Callable[[float], Any] | None = None,
+) -> tuple[dict[str, dict[str, list[int | float | str]]], dict[str, bytes]]: ...
 def validate(text: str, path: str, overrides: list[tuple[str, str]] = ...) -> None: ...
 def schema() -> str: ...
 def version() -> str: ...

@@ -46,6 +46,13 @@ def write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """As :func:`write_text_atomic`, for binary content."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def human(value: Any) -> str:
     """Short display spelling of a value (6 significant digits for floats)."""
     if isinstance(value, float):

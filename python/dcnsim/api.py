@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _toml, reports
 from ._native import core
-from ._tables import write_text_atomic
+from ._tables import write_bytes_atomic, write_text_atomic
 from .provenance import RUN_JSON, run_metadata
 from .runs import run_id
 from .scenario import load_validated, read_text, validate_all_points
@@ -38,10 +39,13 @@ class Result:
     wall_s: float = 0.0
     #: The scenario text's SHA-256, for ``run.json``.
     scenario_sha256: str = ""
+    #: Packet captures of ``[measure] pcap``: port name -> libpcap file bytes (written by
+    #: ``to_dir`` as ``pcap/<port>.pcap``, see :func:`pcap_file_name`).
+    captures: dict[str, bytes] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         if name.startswith("_") or name in ("tables", "scenario", "overrides", "wall_s",
-                                            "scenario_sha256"):
+                                            "scenario_sha256", "captures"):
             raise AttributeError(name)
         try:
             return self.tables[name]
@@ -70,9 +74,10 @@ class Result:
                             point_id=run_id(self.scenario_sha256, engine, self.overrides))
 
     def to_dir(self, path: str | PathLike[str]) -> list[Path]:
-        """Write each table as ``<path>/<name>.csv``, the run's metadata as
-        ``<path>/run.json`` and the tables to the Parquet store ``<path>/store/`` (see
-        ``dcnsim.store``; skipped without pyarrow); returns the files (and store) written."""
+        """Write each table as ``<path>/<name>.csv``, each packet capture as
+        ``<path>/pcap/<port>.pcap``, the run's metadata as ``<path>/run.json`` and the tables
+        to the Parquet store ``<path>/store/`` (see ``dcnsim.store``; skipped without
+        pyarrow); returns the files (and store) written."""
         out = Path(path)
         out.mkdir(parents=True, exist_ok=True)
         written = []
@@ -80,6 +85,12 @@ class Result:
             target = out / f"{name}.csv"
             # Through a temporary file and a rename: a killed run leaves whole files only.
             write_text_atomic(target, frame.to_csv(index=False, lineterminator="\n"))
+            written.append(target)
+        if self.captures:
+            (out / "pcap").mkdir(exist_ok=True)
+        for port, data in self.captures.items():
+            target = out / "pcap" / pcap_file_name(port)
+            write_bytes_atomic(target, data)
             written.append(target)
         meta = self.metadata()
         meta_path = out / RUN_JSON
@@ -90,6 +101,12 @@ class Result:
         store = write_run(out, Path(self.scenario).stem, 0, meta["point_id"], columns,
                           self.tables)
         return written + ([store] if store is not None else [])
+
+
+def pcap_file_name(port: str) -> str:
+    """File name of a port's capture: ``"sw->client"`` gives ``sw-client.pcap`` (``->``
+    becomes ``-``, other characters outside ``[A-Za-z0-9._-]`` become ``_``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", port.replace("->", "-")) + ".pcap"
 
 
 def _tables_to_frames(raw: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, pd.DataFrame]:
@@ -114,10 +131,11 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
         text = read_text(path)
     pairs = _toml.literal_pairs(overrides)
     start = time.perf_counter()
-    raw = core().run(text, path, pairs, progress)
+    raw, captures = core().run_captured(text, path, pairs, progress)
     wall = time.perf_counter() - start
     return Result(tables=_tables_to_frames(raw), scenario=path, overrides=dict(overrides or {}),
-                  wall_s=wall, scenario_sha256=hashlib.sha256(text.encode()).hexdigest())
+                  wall_s=wall, scenario_sha256=hashlib.sha256(text.encode()).hexdigest(),
+                  captures=dict(captures))
 
 
 def validate(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,

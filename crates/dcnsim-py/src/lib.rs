@@ -5,7 +5,7 @@ use dcnsim::{Column, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid.");
 
@@ -30,21 +30,17 @@ fn tables_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py,
     Ok(out)
 }
 
-/// Run one scenario (TOML text); returns {table name: {column: list}}. `progress`, if
-/// given, is called with the fraction of simulated time done about every million events.
-#[pyfunction]
-#[pyo3(signature = (text, path, overrides=Vec::new(), progress=None))]
-fn run<'py>(
-    py: Python<'py>,
+/// Simulate a scenario with the GIL released; about every million events, let Python
+/// handle signals (Ctrl-C in the main thread) and report progress.
+fn simulate(
+    py: Python<'_>,
     text: String,
     path: String,
     overrides: Vec<(String, String)>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<dcnsim::RunOutput> {
     let mut interrupted: Option<PyErr> = None;
     let res = py.allow_threads(|| {
-        // About every million events, let Python handle signals (Ctrl-C in the main thread)
-        // and report progress.
         let mut progress = |f: f64| {
             Python::with_gil(|py| {
                 let r = py.check_signals().and_then(|()| match &progress {
@@ -60,13 +56,46 @@ fn run<'py>(
                 }
             })
         };
-        dcnsim::run_text(&text, &path, &overrides, &mut progress)
+        dcnsim::run_text_captured(&text, &path, &overrides, &mut progress)
     });
     if let Some(e) = interrupted {
         return Err(e);
     }
-    let tables = res.map_err(to_py_err)?;
-    tables_to_py(py, tables)
+    res.map_err(to_py_err)
+}
+
+/// Run one scenario (TOML text); returns {table name: {column: list}}. `progress`, if
+/// given, is called with the fraction of simulated time done about every million events.
+#[pyfunction]
+#[pyo3(signature = (text, path, overrides=Vec::new(), progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    text: String,
+    path: String,
+    overrides: Vec<(String, String)>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = simulate(py, text, path, overrides, progress)?;
+    tables_to_py(py, out.tables)
+}
+
+/// As `run`, and the packet captures of `[measure] pcap`: returns (tables,
+/// {port name: libpcap file bytes}).
+#[pyfunction]
+#[pyo3(signature = (text, path, overrides=Vec::new(), progress=None))]
+fn run_captured<'py>(
+    py: Python<'py>,
+    text: String,
+    path: String,
+    overrides: Vec<(String, String)>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let out = simulate(py, text, path, overrides, progress)?;
+    let caps = PyDict::new(py);
+    for (port, bytes) in out.captures {
+        caps.set_item(port, PyBytes::new(py, &bytes))?;
+    }
+    Ok((tables_to_py(py, out.tables)?, caps))
 }
 
 /// Parse and check a scenario without running it.
@@ -95,6 +124,7 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_captured, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

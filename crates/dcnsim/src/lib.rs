@@ -69,13 +69,32 @@ pub fn run_text(
     overrides: &[(String, String)],
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Vec<Table>, ScenarioError> {
+    run_text_captured(text, file, overrides, progress).map(|r| r.tables)
+}
+
+/// What a run produces: the result tables and the packet captures of `[measure] pcap`.
+pub struct RunOutput {
+    pub tables: Vec<Table>,
+    /// (port name, libpcap file bytes), in port order.
+    pub captures: Vec<(String, Vec<u8>)>,
+}
+
+/// As [`run_text`], keeping the packet captures.
+pub fn run_text_captured(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<RunOutput, ScenarioError> {
     let loaded = scenario::load(text, file, overrides)?;
     let (mut sim, info) = scenario::build(&loaded)?;
     sim.start();
     sim.run(progress);
     // No wall-clock time in the tables: the same scenario and seed give identical tables
     // (the caller times the run and keeps it with the run's metadata).
-    Ok(output::collect(&loaded, &sim, &info))
+    let tables = output::collect(&loaded, &sim, &info);
+    let captures = output::observe::take_captures(&mut sim);
+    Ok(RunOutput { tables, captures })
 }
 
 /// Parse and validate only.

@@ -28,7 +28,7 @@ fn clamp_i64(v: u64) -> i64 {
 
 /// Every result table of a finished run, in a fixed order: summary, messages, flows,
 /// ports, apps, queues/estimates, pings, completions, queue, cwnd, the ODCTCP tables,
-/// silent, then the layer-2 tables.
+/// silent, the layer-2 tables, then pcap.
 pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo) -> Vec<Table> {
     let mut tables = Vec::new();
     let goodput = app_goodput(sim);
@@ -46,6 +46,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo) -> Vec<Table> {
     crate::output::odctcp::tables(sim, &mut tables);
     tables.extend(silent(sim));
     tables.extend(crate::output::l2::tables(sim));
+    tables.extend(crate::output::observe::pcap_table(sim));
     tables
 }
 
@@ -214,6 +215,7 @@ fn flows(sim: &Sim) -> Table {
         .i64("retransmits", int(|f| f.stats.retransmits as i64))
         .i64("timeouts", int(|f| f.stats.timeouts as i64))
         .i64("fast_recoveries", int(|f| f.stats.fast_recoveries as i64))
+        .i64("dup_acks_sent", int(|f| f.stats.dup_acks_sent as i64))
         .f64(
             "srtt_s",
             fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect(),

@@ -14,3 +14,37 @@ pub fn summary_columns(sim: &Sim, t: &mut Table) {
             .f64("mean_queue_pkts", vec![pkts]);
     }
 }
+
+/// Table `pcap` when `[measure] pcap` names ports: per captured port, the frames captured,
+/// the capture's bytes (the libpcap file's size) and the frames missed past
+/// `pcap_max_bytes`.
+pub fn pcap_table(sim: &Sim) -> Option<Table> {
+    let caps: Vec<(&str, &crate::engine::observe::pcap::PortCapture)> = sim
+        .ports
+        .iter()
+        .filter_map(|p| p.pcap.as_deref().map(|c| (p.name.as_str(), c)))
+        .collect();
+    if caps.is_empty() {
+        return None;
+    }
+    let mut t = Table::new("pcap");
+    t.str("port", caps.iter().map(|c| c.0.to_string()).collect())
+        .i64("frames", caps.iter().map(|c| c.1.frames as i64).collect())
+        .i64(
+            "bytes",
+            caps.iter().map(|c| c.1.bytes().len() as i64).collect(),
+        )
+        .i64(
+            "not_captured",
+            caps.iter().map(|c| c.1.not_captured as i64).collect(),
+        );
+    Some(t)
+}
+
+/// The captures of a finished simulation as (port name, libpcap file), taken out of it.
+pub fn take_captures(sim: &mut Sim) -> Vec<(String, Vec<u8>)> {
+    sim.ports
+        .iter_mut()
+        .filter_map(|p| p.pcap.take().map(|c| (p.name.clone(), c.into_bytes())))
+        .collect()
+}

@@ -497,6 +497,13 @@ pub struct MeasureCfg {
     /// `mean_queue_bytes` / `mean_queue_pkts` (`engine/observe/queue_mean.rs`); default off. Seed 000 Fig. 20
     /// states "mean queue < 1 packet".
     pub mean_queue_port: Option<String>,
+    /// Ports "A->B" whose transmitted frames are captured as libpcap files
+    /// (`engine/observe/pcap.rs`; written by Python as `pcap/<port>.pcap`).
+    #[serde(default)]
+    pub pcap: Vec<String>,
+    /// Memory cap of one port's capture (default 64 MiB); past it the capture stops and
+    /// counts the frames it missed (table `pcap`, column `not_captured`).
+    pub pcap_max_bytes: Option<Size>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -1510,6 +1517,24 @@ fn build_measure(
             return Err(ctx.err("measure", "throughput_interval", "must be positive"));
         }
         sim.obs.samplers.tput_interval = d.0;
+    }
+    let cap = m
+        .pcap_max_bytes
+        .map_or(crate::engine::observe::pcap::DEFAULT_MAX_BYTES, |s| s.0 .0);
+    if cap < (crate::engine::observe::pcap::FILE_HEADER_BYTES as u64) {
+        return Err(ctx.err("measure", "pcap_max_bytes", "must be at least 24 bytes"));
+    }
+    for name in &m.pcap {
+        let pid = port(sim, name, "pcap")?;
+        let p = &mut sim.ports[pid as usize];
+        if p.pcap.is_some() {
+            return Err(ctx.err("measure", "pcap", format!("port {name:?} is named twice")));
+        }
+        p.pcap = Some(Box::new(crate::engine::observe::pcap::PortCapture::new(
+            p.node,
+            p.peer_node,
+            cap,
+        )));
     }
     if m.fairness_after.is_some() && m.throughput_interval.is_none() {
         return Err(ctx.err(

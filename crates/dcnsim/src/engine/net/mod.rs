@@ -417,6 +417,9 @@ pub struct Port {
     /// whenever the head changes, so the arrival needs no route lookup and the event loop
     /// can prefetch that port one event ahead.
     pub head_out: u32,
+    /// Packet capture of the frames this port starts (`engine/observe/pcap.rs`); `None`:
+    /// off (one pointer test per transmission).
+    pub pcap: Option<Box<crate::engine::observe::pcap::PortCapture>>,
 }
 
 impl Port {
@@ -442,6 +445,7 @@ impl Port {
             mq: None,
             paused_until: SimTime::ZERO,
             head_out: u32::MAX,
+            pcap: None,
         }
     }
 
@@ -522,6 +526,9 @@ impl Port {
     #[inline]
     fn start_tx(&mut self, now: SimTime, p: Packet) -> SimTime {
         let end = now + self.tx_time(p.size);
+        if let Some(c) = self.pcap.as_mut() {
+            c.record(now.0, &p);
+        }
         self.tx.busy_until = end;
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += p.size as u64;

@@ -1,5 +1,7 @@
-//! Observers of a running simulation: queue means and silent periods, per-flow traces.
+//! Observers of a running simulation: queue means and silent periods, per-flow traces, packet
+//! captures.
 
+pub mod pcap;
 pub mod queue_mean;
 pub mod trace;
 

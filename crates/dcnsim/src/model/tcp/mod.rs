@@ -286,6 +286,10 @@ pub struct TcpStats {
     pub ecn_reductions: u64,
     /// Data segments received with CE (receiver side).
     pub ce_received: u64,
+    /// Receiver: ACKs sent with the same cumulative ACK as the previous one (SYN-ACKs
+    /// aside) — Wireshark's duplicate ACK (`tcp.analysis.duplicate_ack`) as a capture of
+    /// the receiver's ACKs shows it: the ACK's sequence number and window never change.
+    pub dup_acks_sent: u64,
     /// RFC 8985 loss probes sent, and probes that repaired a loss (§7.4).
     pub tlp_probes: u64,
     pub tlp_recoveries: u64,
@@ -387,6 +391,8 @@ pub struct Receiver {
     pub last_ack_sent: u64,
     /// A duplicate segment to report in the next ACK (RFC 2883); `(0, 0)` = none.
     pub dsack: (u64, u64),
+    /// Cumulative ACK of the last ACK sent after the handshake (`dup_acks_sent`).
+    pub prev_ack: Option<u64>,
 }
 
 /// A TCP connection: the sender lives at `src`, the receiver at `dst`.
@@ -500,6 +506,7 @@ impl TcpFlow {
                 sack_last: [(0, 0); 3],
                 ts_recent: SimTime::ZERO,
                 last_ack_sent: 0,
+                prev_ack: None,
             },
             stats: TcpStats::default(),
             cfg,
@@ -1421,6 +1428,17 @@ impl TcpFlow {
     // ---------------------------------------------------------------- receiver
 
     /// An ACK for everything received in order, with the receiver's ECE, ECT and SACK.
+    /// An ACK of data (not a SYN-ACK), counted in `dup_acks_sent` when it repeats the
+    /// previous one's cumulative ACK.
+    fn data_ack(&mut self, now: SimTime) -> Packet {
+        let a = self.ack_packet(now);
+        if self.rcv.prev_ack == Some(a.ack) {
+            self.stats.dup_acks_sent += 1;
+        }
+        self.rcv.prev_ack = Some(a.ack);
+        a
+    }
+
     fn ack_packet(&mut self, now: SimTime) -> Packet {
         let mut p = self.template(now);
         p.kind = Kind::Ack;
@@ -1537,7 +1555,7 @@ impl TcpFlow {
                         // RFC 8257 §3.2 with the two-ACK scheme: a pending delayed ACK goes
                         // out first with the old ECE value, then the new state at once.
                         if self.rcv.unacked_segs > 0 {
-                            let a = self.ack_packet(now);
+                            let a = self.data_ack(now);
                             out.push(a);
                         }
                         immediate = true;
@@ -1585,7 +1603,7 @@ impl TcpFlow {
         }
         self.rcv.unacked_segs += 1;
         if immediate || self.rcv.unacked_segs >= self.cfg.delack_count {
-            let a = self.ack_packet(now);
+            let a = self.data_ack(now);
             out.push(a);
         } else if !self.rcv.delack_timer.armed() {
             self.rcv.delack_timer.set(now + self.cfg.delack_timeout);
@@ -1596,7 +1614,7 @@ impl TcpFlow {
     pub fn on_delack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         if self.rcv.unacked_segs > 0 {
             self.rcv.sack_recent = u64::MAX;
-            let a = self.ack_packet(now);
+            let a = self.data_ack(now);
             out.push(a);
         }
     }
