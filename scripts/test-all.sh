@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
+if ! command -v tshark >/dev/null; then
+  # tests/test_pcap.py reads captures with tshark (Debian package; CI runs as root).
+  echo "== apt-get install tshark"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null
+fi
 echo "== install (pip install .[test]; builds the Rust extension with maturin)"
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 echo "== cargo fmt --check"

@@ -25,7 +25,7 @@ from typing import Any, TypeVar, cast
 from . import __version__, _toml, executors, reports, store
 from ._native import core, is_scenario_error
 from ._tables import csv_text, format_mapping, format_table, human
-from .api import run, validate
+from .api import Result, run, validate
 from .errors import ExtensionMissingError, UserError
 from .runs import merge_dirs, point_id
 from .scenario import Plan, load, load_validated, make_plan, read_text, validate_points
@@ -171,12 +171,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     print(format_mapping(result.summary_row))
-    print(f"\nwrote {', '.join(p.name for p in written)} to {out} "
+    _warn_pcap_truncated(result)
+    print(f"\nwrote {', '.join(str(p.relative_to(out)) for p in written)} to {out} "
           f"(simulated in {result.wall_s:.2f} s)")
     if not store.available():
         print("dcnsim: note: pyarrow is not installed, so the Parquet results store is not "
               f"written (pip install 'dcnsim[{store.EXTRA}]')", file=sys.stderr)
     return 0
+
+
+def _warn_pcap_truncated(result: Result) -> None:
+    """A note on stderr for each capture that hit ``[measure] pcap_max_bytes``."""
+    table = result.tables.get("pcap")
+    if table is None:
+        return
+    for row in table.itertuples(index=False):
+        if row.not_captured > 0:
+            print(f"dcnsim: warning: capture of port {row.port} reached pcap_max_bytes after "
+                  f"{row.frames} frames; {row.not_captured} later frames are not in it "
+                  "(raise measure.pcap_max_bytes)", file=sys.stderr)
 
 
 def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Namespace,
