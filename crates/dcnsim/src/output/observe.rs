@@ -20,6 +20,7 @@ pub fn summary_columns(sim: &Sim, t: &mut Table) {
 /// `pcap_max_bytes`.
 pub fn pcap_table(sim: &Sim) -> Option<Table> {
     let caps: Vec<(&str, &crate::engine::observe::pcap::PortCapture)> = sim
+        .net
         .ports
         .iter()
         .filter_map(|p| p.pcap.as_deref().map(|c| (p.name.as_str(), c)))
@@ -43,7 +44,8 @@ pub fn pcap_table(sim: &Sim) -> Option<Table> {
 
 /// The captures of a finished simulation as (port name, libpcap file), taken out of it.
 pub fn take_captures(sim: &mut Sim) -> Vec<(String, Vec<u8>)> {
-    sim.ports
+    sim.net
+        .ports
         .iter_mut()
         .filter_map(|p| p.pcap.take().map(|c| (p.name.clone(), c.into_bytes())))
         .collect()

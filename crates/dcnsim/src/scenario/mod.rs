@@ -1526,7 +1526,7 @@ fn build_measure(
     }
     for name in &m.pcap {
         let pid = port(sim, name, "pcap")?;
-        let p = &mut sim.ports[pid as usize];
+        let p = &mut sim.net.ports[pid as usize];
         if p.pcap.is_some() {
             return Err(ctx.err("measure", "pcap", format!("port {name:?} is named twice")));
         }
