@@ -221,6 +221,11 @@ impl Packet {
         self.seq
     }
 
+    /// The destination host of the frame a CNM was sampled from.
+    pub fn cnm_sampled_dst(&self) -> u32 {
+        self.ack as u32
+    }
+
     /// Whether the frame a CNM was sampled from was of kind `k`.
     pub fn cnm_sampled(&self, k: Kind) -> bool {
         self.flags == k as u8

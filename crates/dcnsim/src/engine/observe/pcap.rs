@@ -53,7 +53,6 @@
 //! capture is always a whole prefix in time of the port's traffic.
 
 use crate::base::packet::{flags, Ecn, Kind, Packet};
-use crate::engine::pfc::PFC_FRAME;
 
 /// Nanosecond-resolution libpcap magic number.
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
@@ -179,10 +178,9 @@ pub fn write_frame(p: &Packet, node: u32, peer: u32, out: &mut Vec<u8>) -> u32 {
     match p.kind {
         Kind::Pause => {
             let start = ethernet(out, MAC_CONTROL_DA, mac(node), ETHERTYPE_MAC_CONTROL);
-            let quanta = p.seq.min(u16::MAX as u64) as u16;
-            if p.flags & PFC_FRAME != 0 {
-                // 802.1Qbb: class-enable vector, then eight time slots (one per priority).
-                let prio = (p.class & 7) as usize;
+            let quanta = p.pause_quanta();
+            if let Some(prio) = p.pause_priority() {
+                let prio = (prio & 7) as usize;
                 put16(out, OPCODE_PFC);
                 put16(out, 1 << prio);
                 for i in 0..8 {
@@ -198,13 +196,13 @@ pub fn write_frame(p: &Packet, node: u32, peer: u32, out: &mut Vec<u8>) -> u32 {
         Kind::Cnm => {
             let start = ethernet(out, mac(p.dst), mac(p.src), ETHERTYPE_CN);
             // Version 0 (4 bits), ReservedV (6 bits), QntzFb (6 bits).
-            put16(out, (p.seq.min(63)) as u16);
+            put16(out, p.cnm_feedback().min(63) as u16);
             out.extend_from_slice(&mac(p.src)); // CPID: the CP's MAC + 2 bytes
             put16(out, 0);
             put16(out, 0); // cnmQOffset
             put16(out, 0); // cnmQDelta
             put16(out, (p.class & 7) as u16); // encapsulated priority
-            out.extend_from_slice(&mac(p.ack.min(u32::MAX as u64) as u32)); // encapsulated DA
+            out.extend_from_slice(&mac(p.cnm_sampled_dst())); // encapsulated DA
             put16(out, 0); // encapsulated MSDU length (none copied)
             pad(out, start);
             p.size
@@ -559,22 +557,13 @@ mod tests {
 
     #[test]
     fn pause_pfc_and_cnm_frames() {
-        let pause = Packet {
-            seq: 0xffff,
-            size: 64,
-            ..pkt(Kind::Pause)
-        };
+        let pause = Packet::pause((1, 2), 64, 0xffff, None, SimTime::ZERO);
         let (f, orig) = frame(&pause);
         assert_eq!((f.len(), orig), (60, 64));
         assert_eq!(&f[0..6], &MAC_CONTROL_DA);
         assert_eq!(&f[12..18], &[0x88, 0x08, 0x00, 0x01, 0xff, 0xff]);
         assert!(f[18..].iter().all(|&b| b == 0));
-        let pfc = Packet {
-            flags: PFC_FRAME,
-            class: 3,
-            seq: 500,
-            ..pause
-        };
+        let pfc = Packet::pause((1, 2), 64, 500, Some(3), SimTime::ZERO);
         let (f, _) = frame(&pfc);
         assert_eq!(&f[12..18], &[0x88, 0x08, 0x01, 0x01, 0x00, 0x08]);
         let slots: Vec<u16> = f[18..34]
@@ -582,15 +571,13 @@ mod tests {
             .map(|c| u16::from_be_bytes([c[0], c[1]]))
             .collect();
         assert_eq!(slots, [0, 0, 0, 500, 0, 0, 0, 0]);
-        let cnm = Packet {
-            src: 9,
-            dst: 1,
-            seq: 17,
-            ack: 2,
+        let sampled = Packet {
+            src: 1,
+            dst: 2,
             class: 5,
-            size: 64,
-            ..pkt(Kind::Cnm)
+            ..pkt(Kind::Data)
         };
+        let cnm = Packet::cnm(&sampled, 9, 64, 17, SimTime::ZERO);
         let (f, orig) = frame(&cnm);
         assert_eq!((f.len(), orig), (60, 64));
         assert_eq!(&f[0..6], &mac(1));
