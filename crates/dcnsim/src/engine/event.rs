@@ -4,6 +4,7 @@
 //! Ties in time are broken by the order of scheduling, so a run is a pure function of the
 //! scenario and its seed. Events are small plain values that name their target by index.
 
+use crate::base::ids::{AppId, PortId};
 use crate::base::units::SimTime;
 use crate::engine::observe::SampleKind;
 use crate::model::tcp::FlowTimer;
@@ -12,13 +13,13 @@ use crate::model::tcp::FlowTimer;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A port finished serializing a packet and may start the next one from its queue.
-    PortTxDone(u32),
+    PortTxDone(PortId),
     /// The packet at the head of a port's wire (its in-flight FIFO) reaches the far end.
-    LinkArrive(u32),
+    LinkArrive(PortId),
     /// A TCP timer of a flow (lazy deadline; see `tcp::Timer`).
     TcpTimer { flow: u32, kind: FlowTimer },
     /// An application event (start of a flow, next request, next CBR packet, ...).
-    App { app: u32, arg: u32 },
+    App { app: AppId, arg: u32 },
     /// A periodic measurement sample.
     Sample(SampleKind),
     /// A layer-2 event (`engine/datapath/l2/mod.rs`): rate-limiter release or timer, PAUSE refresh, service
@@ -78,10 +79,10 @@ impl Event {
     #[inline(always)]
     pub fn encode(self) -> RawEvent {
         let (head, a, b) = match self {
-            Event::PortTxDone(p) => (0, p, 0),
-            Event::LinkArrive(p) => (1, p, 0),
+            Event::PortTxDone(p) => (0, p.0, 0),
+            Event::LinkArrive(p) => (1, p.0, 0),
             Event::TcpTimer { flow, kind } => (2 | (kind as u32) << 8, flow, 0),
-            Event::App { app, arg } => (3, app, arg),
+            Event::App { app, arg } => (3, app.0, arg),
             Event::Sample(k) => (4, k as u32, 0),
             Event::L2 { idx, kind } => (5 | (kind as u32) << 8, idx, 0),
             Event::Stop => (6, 0, 0),
@@ -93,13 +94,16 @@ impl Event {
     pub fn decode(r: RawEvent) -> Event {
         let kind = (r.head >> 8) as u8;
         match r.head & 0xff {
-            0 => Event::PortTxDone(r.a),
-            1 => Event::LinkArrive(r.a),
+            0 => Event::PortTxDone(PortId(r.a)),
+            1 => Event::LinkArrive(PortId(r.a)),
             2 => Event::TcpTimer {
                 flow: r.a,
                 kind: FlowTimer::from_u8(kind),
             },
-            3 => Event::App { app: r.a, arg: r.b },
+            3 => Event::App {
+                app: AppId(r.a),
+                arg: r.b,
+            },
             4 => Event::Sample(SampleKind::from_u8(r.a as u8)),
             5 => Event::L2 {
                 idx: r.a,
@@ -564,7 +568,7 @@ mod tests {
     fn drain_samples(q: &mut EventQueue) -> Vec<(u64, u32)> {
         std::iter::from_fn(|| q.pop())
             .map(|(t, e)| match e {
-                Event::PortTxDone(i) => (t.0, i),
+                Event::PortTxDone(PortId(i)) => (t.0, i),
                 _ => unreachable!(),
             })
             .collect()
@@ -573,18 +577,18 @@ mod tests {
     #[test]
     fn orders_by_time_then_sequence() {
         let mut q = EventQueue::new();
-        q.schedule(SimTime(5), Event::PortTxDone(1));
-        q.schedule(SimTime(3), Event::PortTxDone(2));
-        q.schedule(SimTime(5), Event::PortTxDone(3));
-        q.schedule(SimTime(3), Event::PortTxDone(4));
+        q.schedule(SimTime(5), Event::PortTxDone(PortId(1)));
+        q.schedule(SimTime(3), Event::PortTxDone(PortId(2)));
+        q.schedule(SimTime(5), Event::PortTxDone(PortId(3)));
+        q.schedule(SimTime(3), Event::PortTxDone(PortId(4)));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (SimTime(3), Event::PortTxDone(2)),
-                (SimTime(3), Event::PortTxDone(4)),
-                (SimTime(5), Event::PortTxDone(1)),
-                (SimTime(5), Event::PortTxDone(3)),
+                (SimTime(3), Event::PortTxDone(PortId(2))),
+                (SimTime(3), Event::PortTxDone(PortId(4))),
+                (SimTime(5), Event::PortTxDone(PortId(1))),
+                (SimTime(5), Event::PortTxDone(PortId(3))),
             ]
         );
         assert_eq!(q.popped, 4);
@@ -594,8 +598,8 @@ mod tests {
     #[test]
     fn stored_words_round_trip_every_variant() {
         let all = [
-            Event::PortTxDone(u32::MAX),
-            Event::LinkArrive(7),
+            Event::PortTxDone(PortId(u32::MAX)),
+            Event::LinkArrive(PortId(7)),
             Event::TcpTimer {
                 flow: 123_456,
                 kind: FlowTimer::Rto,
@@ -605,7 +609,7 @@ mod tests {
                 kind: FlowTimer::Delack,
             },
             Event::App {
-                app: 3,
+                app: AppId(3),
                 arg: u32::MAX - 1,
             },
             Event::Sample(SampleKind::Queue),
@@ -651,11 +655,11 @@ mod tests {
     fn renumbering_keeps_the_order() {
         let mut q = EventQueue::new();
         for i in 0..50u32 {
-            q.schedule(SimTime((i % 7) as u64), Event::PortTxDone(i));
+            q.schedule(SimTime((i % 7) as u64), Event::PortTxDone(PortId(i)));
         }
         q.seq = SEQ_LIMIT; // the next schedule renumbers first
-        q.schedule(SimTime(3), Event::PortTxDone(50));
-        q.schedule(SimTime(0), Event::PortTxDone(51));
+        q.schedule(SimTime(3), Event::PortTxDone(PortId(50)));
+        q.schedule(SimTime(0), Event::PortTxDone(PortId(51)));
         let mut expect: Vec<(u64, u32)> = (0..50u32).map(|i| ((i % 7) as u64, i)).collect();
         expect.sort_by_key(|&(t, i)| (t, i));
         // Same time: scheduling order, the renumbered ones before the two new ones.
@@ -689,7 +693,7 @@ mod tests {
                     4 => rng.below(span * 50),
                     _ => 0,
                 };
-                q.schedule(SimTime(now + off), Event::PortTxDone(seq));
+                q.schedule(SimTime(now + off), Event::PortTxDone(PortId(seq)));
                 reference.insert((now + off, seq));
                 seq += 1;
             } else {
@@ -697,13 +701,13 @@ mod tests {
                 if step % 7 == 0 {
                     assert_eq!(q.peek_time(), Some(SimTime(t)));
                 }
-                assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(s)));
+                assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(PortId(s))));
                 now = t;
             }
             assert_eq!(q.len(), reference.len());
         }
         while let Some((t, s)) = reference.pop_first() {
-            assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(s)));
+            assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(PortId(s))));
         }
         assert!(q.pop().is_none());
     }
@@ -717,12 +721,12 @@ mod tests {
         // bucket would be scanned before S's.
         let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
         let mut q = EventQueue::new();
-        q.schedule(at(10), Event::PortTxDone(0));
-        q.schedule(at(20), Event::PortTxDone(1));
-        assert_eq!(q.pop().unwrap(), (at(10), Event::PortTxDone(0)));
-        q.schedule(at(12), Event::PortTxDone(2));
-        q.schedule(at(15), Event::PortTxDone(3));
-        q.schedule(at(20 + BUCKETS as u64 - 1), Event::PortTxDone(4));
+        q.schedule(at(10), Event::PortTxDone(PortId(0)));
+        q.schedule(at(20), Event::PortTxDone(PortId(1)));
+        assert_eq!(q.pop().unwrap(), (at(10), Event::PortTxDone(PortId(0))));
+        q.schedule(at(12), Event::PortTxDone(PortId(2)));
+        q.schedule(at(15), Event::PortTxDone(PortId(3)));
+        q.schedule(at(20 + BUCKETS as u64 - 1), Event::PortTxDone(PortId(4)));
         assert_eq!(q.peek_time(), Some(at(12)));
         let got: Vec<(u64, u32)> = drain_samples(&mut q);
         let slots: Vec<(u64, u32)> = got.iter().map(|&(t, i)| (t >> BUCKET_SHIFT, i)).collect();
@@ -740,10 +744,10 @@ mod tests {
             } else {
                 (i % 4) as u64
             };
-            q.schedule(SimTime(t), Event::PortTxDone(i));
+            q.schedule(SimTime(t), Event::PortTxDone(PortId(i)));
         }
         q.seq = SEQ_LIMIT;
-        q.schedule(SimTime(2), Event::PortTxDone(40));
+        q.schedule(SimTime(2), Event::PortTxDone(PortId(40)));
         let mut expect: Vec<(u64, u32)> = (0..40u32)
             .map(|i| {
                 (
@@ -773,14 +777,14 @@ mod tests {
         for _ in 0..20_000 {
             if rng.uniform() < 0.55 || reference.is_empty() {
                 let t = now + rng.below(1000);
-                q.schedule(SimTime(t), Event::PortTxDone(seq));
+                q.schedule(SimTime(t), Event::PortTxDone(PortId(seq)));
                 reference.push((t, seq));
                 seq += 1;
             } else {
                 reference.sort();
                 let (t, s) = reference.remove(0);
                 let (qt, qe) = q.pop().unwrap();
-                assert_eq!((qt, qe), (SimTime(t), Event::PortTxDone(s)));
+                assert_eq!((qt, qe), (SimTime(t), Event::PortTxDone(PortId(s))));
                 now = t;
             }
             assert_eq!(q.len(), reference.len());

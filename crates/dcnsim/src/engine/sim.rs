@@ -1,6 +1,7 @@
 //! The simulation: the [`Core`] (`engine/datapath`) and the applications that drive it
 //! (`engine/apps`); the event loop and the dispatch of each event to its handler.
 
+use crate::base::ids::AppId;
 use crate::base::units::SimTime;
 use crate::engine::apps::{App, AppEvent};
 use crate::engine::datapath::{Core, Hosts};
@@ -89,7 +90,7 @@ impl Sim {
                 prefetch(w as *const _ as *const u8);
                 prefetch((w as *const _ as *const u8).wrapping_add(64));
             }
-            if let Some(o) = self.net.ports.get(port.head_out as usize) {
+            if let Some(o) = self.net.ports.get(port.head_out.idx()) {
                 // The whole output port (a few lines) and its multi-queue state.
                 let base = o as *const Port as *const u8;
                 let mut off = 0;
@@ -108,8 +109,8 @@ impl Sim {
 
     // -------------------------------------------------------------------- apps
 
-    fn app_event(&mut self, app: u32, ev: AppEvent) {
-        if let Some(a) = self.apps.get_mut(app as usize) {
+    fn app_event(&mut self, app: AppId, ev: AppEvent) {
+        if let Some(a) = self.apps.get_mut(app.idx()) {
             a.handle(&mut self.core, app, ev);
         }
     }
@@ -141,7 +142,7 @@ impl Sim {
         match Event::decode(crate::engine::event::RawEvent { head, a, b }) {
             Event::PortTxDone(p) => {
                 self.on_port_tx_done(p);
-                debug_assert_eq!(self.net.ports[p as usize].conservation(), Ok(()));
+                debug_assert_eq!(self.net.ports[p.idx()].conservation(), Ok(()));
             }
             Event::LinkArrive(p) => {
                 self.core.on_link_arrive(p);
@@ -200,7 +201,7 @@ impl Sim {
     pub fn start(&mut self) {
         crate::engine::datapath::l2::start(self);
         for i in 0..self.apps.len() {
-            self.app_event(i as u32, AppEvent::Start);
+            self.app_event(AppId(i as u32), AppEvent::Start);
         }
         if !self.obs.samplers.queue_ports.is_empty()
             && self.obs.samplers.queue_interval > SimTime::ZERO

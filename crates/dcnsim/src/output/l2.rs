@@ -1,5 +1,6 @@
 //! Result tables of layer 2: QCN, PAUSE and PFC counters, rate-limiter series.
 
+use crate::base::ids::Idx;
 use crate::base::table::Table;
 use crate::base::units::SimTime;
 use crate::engine::datapath::l2::*;
@@ -69,7 +70,7 @@ fn limiters(sim: &Sim, l: &L2) -> Table {
         .str(
             "host",
             r.iter()
-                .map(|x| sim.net.nodes[x.host as usize].name.clone())
+                .map(|x| sim.net.nodes[x.host.idx()].name.clone())
                 .collect(),
         )
         .i64("flows", int(|x| x.flows as u64))

@@ -1,5 +1,6 @@
 //! Result tables: named columns handed to Python as lists (and written as CSV there).
 
+use crate::base::ids::Idx;
 use crate::engine::apps::App;
 use crate::engine::net::{DropReason, MarkReason, NodeKind, Port, ReasonCounts};
 use crate::engine::sim::Sim;
@@ -63,8 +64,8 @@ fn app_goodput(sim: &Sim) -> AppGoodput {
     let mut app_bytes = vec![0u64; sim.apps.len()];
     for (i, f) in sim.hosts.flows.iter().enumerate() {
         let a = sim.hosts.targets[i].app;
-        if (a as usize) < app_bytes.len() {
-            app_bytes[a as usize] += f.delivered();
+        if a.idx() < app_bytes.len() {
+            app_bytes[a.idx()] += f.delivered();
         }
     }
     let mut rounds_total = 0u64;
@@ -126,7 +127,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .sum();
     let mut drops = 0u64;
     for p in &sim.net.ports {
-        if sim.net.nodes[p.node as usize].kind == NodeKind::Switch {
+        if sim.net.nodes[p.node.idx()].kind == NodeKind::Switch {
             drops += p.stats.drops();
         }
     }
@@ -138,7 +139,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .fold(0.0, |acc, s| acc + s.total.as_secs_f64());
     let bottleneck_pkts = info
         .bottleneck_port
-        .map(|p| sim.net.ports[p as usize].stats.tx_data_pkts)
+        .map(|p| sim.net.ports[p.idx()].stats.tx_data_pkts)
         .unwrap_or(0);
     let id = loaded.scenario.meta.id.clone().unwrap_or_default();
     let mut summary = Table::new("summary");
@@ -206,7 +207,7 @@ fn flows(sim: &Sim) -> Table {
     t.i64("flow", int(|f| f.id as i64))
         .i64(
             "app",
-            sim.hosts.targets.iter().map(|t| t.app as i64).collect(),
+            sim.hosts.targets.iter().map(|t| t.app.0 as i64).collect(),
         )
         .str("src", name(|f| f.src))
         .str("dst", name(|f| f.dst))
@@ -235,7 +236,7 @@ fn ports(sim: &Sim) -> Table {
         .net
         .ports
         .iter()
-        .filter(|p| sim.net.nodes[p.node as usize].kind == NodeKind::Switch)
+        .filter(|p| sim.net.nodes[p.node.idx()].kind == NodeKind::Switch)
         .collect();
     let int = |g: fn(&Port) -> u64| ps.iter().map(|p| g(p) as i64).collect::<Vec<i64>>();
     let mut t = Table::new("ports");
@@ -315,7 +316,7 @@ fn samplers(sim: &Sim, tables: &mut Vec<Table>) {
             .str(
                 "port",
                 q.iter()
-                    .map(|x| sim.net.ports[x.1 as usize].name.clone())
+                    .map(|x| sim.net.ports[x.1.idx()].name.clone())
                     .collect(),
             )
             .i64("bytes", q.iter().map(|x| x.2 as i64).collect());

@@ -8,7 +8,7 @@ use crate::engine::sim::Sim;
 /// ports only the packets that left are counted).
 pub fn summary_columns(sim: &Sim, t: &mut Table) {
     if let Some(m) = sim.obs.queue_mean.as_ref() {
-        let port = &sim.net.ports[m.port as usize];
+        let port = &sim.net.ports[m.port.idx()];
         let (bytes, pkts) = m.means(sim.end, port.queue.iter());
         t.f64("mean_queue_bytes", vec![bytes])
             .f64("mean_queue_pkts", vec![pkts]);

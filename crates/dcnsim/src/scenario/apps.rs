@@ -10,6 +10,7 @@
 //! impls, so the two cannot drift apart unnoticed.
 
 use super::{Ctx, Dur, Rate, ScenarioError, Size, SizeOrUnlimited, TcpCfgFile};
+use crate::base::ids::{AppId, Idx, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::{Bytes, SimTime};
 use crate::engine::apps::{App, Bulk, Cbr, Incast, Ping, Transactions};
@@ -236,7 +237,7 @@ impl Default for TransactionsCfg {
 /// A host named `name` (the error names `apps.key`).
 pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, ScenarioError> {
     match sim.node_by_name(name) {
-        Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+        Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => Ok(id),
         Some(_) => Err(ctx.err(
             "apps",
             key,
@@ -261,7 +262,7 @@ pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, S
 }
 
 fn reachable(sim: &Sim, src: u32, dst: u32) -> bool {
-    sim.net.nodes[src as usize].route[dst as usize] != u32::MAX
+    sim.net.nodes[src.idx()].route[dst.idx()] != PortId::NONE
 }
 
 /// A required `src` or `dst` key of app `ai` of kind `kind`, resolved to a host.
@@ -330,11 +331,11 @@ fn app_incast(args: &AppArgs, a: &IncastCfg, sim: &mut Sim) -> Result<(), Scenar
             .map(|n| host(ctx, sim, n, "servers"))
             .collect::<Result<_, _>>()?,
         None => (0..sim.net.nodes.len() as u32)
-            .filter(|&i| i != client && sim.net.nodes[i as usize].kind == NodeKind::Host)
+            .filter(|&i| i != client && sim.net.nodes[i.idx()].kind == NodeKind::Host)
             .filter(|&i| {
                 !s.topology
                     .extra_hosts
-                    .contains(&sim.net.nodes[i as usize].name)
+                    .contains(&sim.net.nodes[i.idx()].name)
             })
             .collect(),
     };
@@ -359,12 +360,13 @@ fn app_incast(args: &AppArgs, a: &IncastCfg, sim: &mut Sim) -> Result<(), Scenar
                 "servers",
                 format!(
                     "no route from {} to {}",
-                    sim.net.nodes[srv as usize].name, a.client
+                    sim.net.nodes[srv.idx()].name,
+                    a.client
                 ),
             ));
         }
         let f = TcpFlow::new(0, srv, client, args.tcp.clone());
-        flows.push(sim.add_flow(f, app_id));
+        flows.push(sim.add_flow(f, AppId(app_id)));
     }
     sim.apps.push(App::Incast(Incast {
         flows,
@@ -392,7 +394,7 @@ fn app_bulk(args: &AppArgs, a: &BulkCfg, sim: &mut Sim) -> Result<(), ScenarioEr
     for k in 0..a.count {
         let mut f = TcpFlow::new(0, src, dst, args.tcp.clone());
         f.class = a.class;
-        let fid = sim.add_flow(f, app_id + k);
+        let fid = sim.add_flow(f, AppId(app_id + k));
         sim.apps.push(App::Bulk(Bulk {
             flow: fid,
             bytes: a.size.0,
@@ -487,7 +489,7 @@ fn app_transactions(
     };
     let mut f = TcpFlow::new(0, src, dst, args.tcp.clone());
     f.class = a.class;
-    let fid = sim.add_flow(f, app_id);
+    let fid = sim.add_flow(f, AppId(app_id));
     sim.apps.push(App::Transactions(Transactions {
         flow: fid,
         size,

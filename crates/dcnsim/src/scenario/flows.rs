@@ -11,6 +11,7 @@
 //!
 //! All random draws come from one stream per app derived from the scenario seed.
 
+use crate::base::ids::{AppId, Idx, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::apps::schedule::{Schedule, Transfer};
@@ -45,7 +46,7 @@ fn hosts(
     names
         .iter()
         .map(|n| match sim.node_by_name(n) {
-            Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+            Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => Ok(id),
             Some(_) => Err(err(
                 file,
                 text,
@@ -270,14 +271,15 @@ fn add_schedule(
     (pairs, transfers): Transfers,
 ) -> Result<(), ScenarioError> {
     for &(s, d) in &pairs {
-        if sim.net.nodes[s as usize].route[d as usize] == u32::MAX || s == d {
+        if sim.net.nodes[s.idx()].route[d.idx()] == PortId::NONE || s == d {
             return Err(err(
                 file,
                 text,
                 "dst",
                 format!(
                     "app {ai}: no route from {} to {}",
-                    sim.net.nodes[s as usize].name, sim.net.nodes[d as usize].name
+                    sim.net.nodes[s.idx()].name,
+                    sim.net.nodes[d.idx()].name
                 ),
             ));
         }
@@ -287,7 +289,7 @@ fn add_schedule(
     for &(s, d) in &pairs {
         let mut f = TcpFlow::new(0, s, d, tcp.clone());
         f.class = class;
-        sim.add_flow(f, app_id);
+        sim.add_flow(f, AppId(app_id));
     }
     sim.apps.push(App::Schedule(Schedule {
         first_flow,

@@ -1,6 +1,7 @@
 //! Layer-2 keys of a scenario (`[topology] qcn`, `pause`, `[[rate_changes]]`, `[qcn]`) and
 //! the builder that installs the engine's layer-2 state (`engine/datapath/l2/mod.rs`) from them.
 
+use crate::base::ids::{Idx, PortId};
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::datapath::l2::*;
 use crate::engine::net::NodeKind;
@@ -291,7 +292,7 @@ fn port_named(
     table: &str,
     key: &str,
     err: ErrFn,
-) -> Result<u32, ScenarioError> {
+) -> Result<PortId, ScenarioError> {
     sim.port_by_name(name).ok_or_else(|| {
         err(
             table,
@@ -304,19 +305,18 @@ fn port_named(
 /// A QCN congestion point on every switch port, or on the ports listed.
 fn install_cps(sim: &Sim, l: &mut L2, c: &QcnCpCfg, err: ErrFn) -> Result<(), ScenarioError> {
     let base = cp_config(c, err)?;
-    let ports: Vec<u32> = match &c.ports {
+    let ports: Vec<PortId> = match &c.ports {
         Some(list) => list
             .iter()
             .map(|n| port_named(sim, n, "topology", "qcn", err))
             .collect::<Result<_, _>>()?,
         None => (0..sim.net.ports.len() as u32)
-            .filter(|&p| {
-                sim.net.nodes[sim.net.ports[p as usize].node as usize].kind == NodeKind::Switch
-            })
+            .map(PortId)
+            .filter(|&p| sim.net.nodes[sim.net.ports[p.idx()].node.idx()].kind == NodeKind::Switch)
             .collect(),
     };
     for pid in ports {
-        let port = &sim.net.ports[pid as usize];
+        let port = &sim.net.ports[pid.idx()];
         let mut cfg = base;
         if c.congestion_memory.unwrap_or(false) {
             if port.limit_bytes == u64::MAX {
@@ -336,7 +336,7 @@ fn install_cps(sim: &Sim, l: &mut L2, c: &QcnCpCfg, err: ErrFn) -> Result<(), Sc
             cfg.memory = Some(m);
         }
         let cp = CongestionPoint::new(cfg).map_err(|e| err("topology", "qcn", e))?;
-        l.cp[pid as usize] = Some(cp);
+        l.cp[pid.idx()] = Some(cp);
     }
     Ok(())
 }
@@ -386,22 +386,22 @@ fn install_pause(
         Some(list) => list
             .iter()
             .map(|n| match sim.node_by_name(n) {
-                Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Switch => Ok(id),
+                Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Switch => Ok(id),
                 _ => Err(err("topology", "pause", format!("{n:?} is not a switch"))),
             })
             .collect::<Result<_, _>>()?,
         None => (0..sim.net.nodes.len() as u32)
-            .filter(|&n| sim.net.nodes[n as usize].kind == NodeKind::Switch)
+            .filter(|&n| sim.net.nodes[n.idx()].kind == NodeKind::Switch)
             .collect(),
     };
     for n in switches {
-        let rates: Vec<RateBps> = sim.net.nodes[n as usize]
+        let rates: Vec<RateBps> = sim.net.nodes[n.idx()]
             .ports
             .iter()
-            .map(|&p| sim.net.ports[p as usize].rate)
+            .map(|&p| sim.net.ports[p.idx()].rate)
             .collect();
         let wm = PauseWatermarks::new(cfg, &rates).map_err(|e| err("topology", "pause", e))?;
-        l.pause_sw[n as usize] = Some(SwitchPause {
+        l.pause_sw[n.idx()] = Some(SwitchPause {
             wm,
             refresh_at: SimTime::NEVER,
         });
@@ -453,10 +453,10 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
                 let fixed = if ideal {
                     // Destination link rate / number of flows to that destination.
                     let n = sim.hosts.flows.iter().filter(|g| g.dst == dst).count() as u64;
-                    let down = sim.net.nodes[dst as usize]
+                    let down = sim.net.nodes[dst.idx()]
                         .ports
                         .first()
-                        .map(|&p| sim.net.ports[sim.net.ports[p as usize].peer_port as usize].rate)
+                        .map(|&p| sim.net.ports[sim.net.ports[p.idx()].peer_port.idx()].rate)
                         .unwrap_or(line);
                     Some(RateBps((down.0 / n.max(1)).max(1)))
                 } else {
@@ -471,9 +471,10 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
                     "flow" => format!("flow{fid}"),
                     "destination" => format!(
                         "{}->{}",
-                        sim.net.nodes[src as usize].name, sim.net.nodes[dst as usize].name
+                        sim.net.nodes[src.idx()].name,
+                        sim.net.nodes[dst.idx()].name
                     ),
-                    _ => sim.net.nodes[src as usize].name.clone(),
+                    _ => sim.net.nodes[src.idx()].name.clone(),
                 };
                 l.rls.push(Limiter::new(name, src, rp, fixed));
                 let i = (l.rls.len() - 1) as u32;
@@ -481,7 +482,7 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
                 i
             }
         };
-        l.rls[idx as usize].flows += 1;
+        l.rls[idx.idx()].flows += 1;
         l.rl_of_flow[fid] = idx;
     }
     // UDP (CBR) sources get QCN limiters too (not in ideal / fixed-rate mode).
@@ -522,7 +523,7 @@ fn cbr_limiters(
                 i
             }
         };
-        l.rls[idx as usize].flows += 1;
+        l.rls[idx.idx()].flows += 1;
         l.rl_of_app[ai] = idx;
     }
     Ok(())

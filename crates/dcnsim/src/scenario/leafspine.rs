@@ -11,6 +11,7 @@
 //! `base_rtt`. ECMP (`engine/net/ecmp.rs`) spreads inter-leaf flows over the spines.
 
 use super::{BuildInfo, Ctx, ScenarioError, TopologyCfg};
+use crate::base::ids::Idx;
 use crate::base::units::SimTime;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
@@ -79,7 +80,7 @@ pub(super) fn build(
         .map(|i| sim.add_node(&format!("spine{i}"), NodeKind::Switch))
         .collect();
     for (i, &h) in hosts.iter().enumerate() {
-        sim.add_link(h, leaf[i / hpl as usize], rate, host_d, nic_buf, sw_buf);
+        sim.add_link(h, leaf[i / hpl.idx()], rate, host_d, nic_buf, sw_buf);
     }
     for &l in &leaf {
         for &s in &spine {

@@ -4,6 +4,7 @@
 //! The top-level tables `[sweep]`, `[quick]` and `[report]` belong to the Python front end
 //! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
 
+use crate::base::ids::{Idx, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::{parse_bytes, parse_rate, parse_time, Bytes, RateBps, SimTime};
 use crate::engine::net::NodeKind;
@@ -982,7 +983,7 @@ fn aqm_from_cfg(
     what: &str,
     a: &AqmCfg,
     sim: &Sim,
-    pid: u32,
+    pid: PortId,
 ) -> Result<(Aqm, AqmAt), ScenarioError> {
     let err = |key: &str, msg: String| {
         let (table, k) = what.split_once('.').unwrap_or(("topology", what));
@@ -1011,7 +1012,7 @@ fn aqm_from_cfg(
         ("queue", a.queue.is_some()),
         ("mean_pkt_size", a.mean_pkt_size.is_some()),
     ];
-    let port = &sim.net.ports[pid as usize];
+    let port = &sim.net.ports[pid.idx()];
     match a.kind.as_str() {
         "none" => Ok((Aqm::None, AqmAt::Off)),
         "step" => {
@@ -1087,7 +1088,7 @@ fn aqm_from_cfg(
                 mean_pkt_time: port.rate.tx_time(mean as u32),
             };
             // One random stream per port, derived from the scenario seed.
-            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x2_0000 + pid as u64);
+            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x2_0000 + pid.0 as u64);
             Ok((Aqm::Red(Box::new(Red::new(p, rng))), at))
         }
         o => Err(err(
@@ -1102,7 +1103,7 @@ fn aqm_from_cfg(
 pub struct BuildInfo {
     pub servers: u32,
     pub switch_buffer_bytes: u64,
-    pub bottleneck_port: Option<u32>,
+    pub bottleneck_port: Option<PortId>,
     pub bottleneck_rate: Option<RateBps>,
 }
 
@@ -1166,7 +1167,7 @@ fn build_topology(
         }
         let net = &mut sim.net;
         for p in net.ports.iter_mut() {
-            if net.nodes[p.node as usize].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
+            if net.nodes[p.node.idx()].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
                 p.limit_pkts = n;
             }
         }
@@ -1341,12 +1342,12 @@ fn build_explicit(
         })?;
         let ld = l.delay.map(|d| d.0).unwrap_or(delay);
         let buf = l.buffer.map(|b| b.0).unwrap_or(sw_buf);
-        let la = if sim.net.nodes[a as usize].kind == NodeKind::Host {
+        let la = if sim.net.nodes[a.idx()].kind == NodeKind::Host {
             nic_buf
         } else {
             buf
         };
-        let lb = if sim.net.nodes[b as usize].kind == NodeKind::Host {
+        let lb = if sim.net.nodes[b.idx()].kind == NodeKind::Host {
             nic_buf
         } else {
             buf
@@ -1361,9 +1362,9 @@ fn build_explicit(
                 ));
             }
             for pid in [pa, pb] {
-                let node = sim.net.ports[pid as usize].node;
-                if sim.net.nodes[node as usize].kind == NodeKind::Switch {
-                    sim.net.ports[pid as usize].limit_pkts = n;
+                let node = sim.net.ports[pid.idx()].node;
+                if sim.net.nodes[node.idx()].kind == NodeKind::Switch {
+                    sim.net.ports[pid.idx()].limit_pkts = n;
                 }
             }
         }
@@ -1382,11 +1383,11 @@ fn apply_aqm(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim) -> Result<(), ScenarioEr
                 "`port` belongs in [[topology.aqm_ports]] entries",
             ));
         }
-        for pid in 0..sim.net.ports.len() as u32 {
-            let node = sim.net.ports[pid as usize].node;
-            if sim.net.nodes[node as usize].kind == NodeKind::Switch {
+        for pid in (0..sim.net.ports.len() as u32).map(PortId) {
+            let node = sim.net.ports[pid.idx()].node;
+            if sim.net.nodes[node.idx()].kind == NodeKind::Switch {
                 let (aqm, at) = aqm_from_cfg(ctx, "topology.aqm", a, sim, pid)?;
-                let p = &mut sim.net.ports[pid as usize];
+                let p = &mut sim.net.ports[pid.idx()];
                 p.aqm = aqm;
                 p.aqm_at = at;
             }
@@ -1408,7 +1409,7 @@ fn apply_aqm(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim) -> Result<(), ScenarioEr
             )
         })?;
         let (aqm, at) = aqm_from_cfg(ctx, "topology.aqm_ports", a, sim, pid)?;
-        let p = &mut sim.net.ports[pid as usize];
+        let p = &mut sim.net.ports[pid.idx()];
         p.aqm = aqm;
         p.aqm_at = at;
     }
@@ -1444,7 +1445,7 @@ fn build_measure(
     sim: &mut Sim,
     info: &mut BuildInfo,
 ) -> Result<(), ScenarioError> {
-    let port = |sim: &Sim, name: &str, key: &str| -> Result<u32, ScenarioError> {
+    let port = |sim: &Sim, name: &str, key: &str| -> Result<PortId, ScenarioError> {
         sim.port_by_name(name).ok_or_else(|| {
             let names: Vec<&str> = sim
                 .net
@@ -1466,7 +1467,7 @@ fn build_measure(
             .silent_threshold
             .map(|d| d.0)
             .unwrap_or(SimTime::from_ms(100));
-        sim.net.ports[pid as usize].silent = Some(crate::engine::net::SilentTracker {
+        sim.net.ports[pid.idx()].silent = Some(crate::engine::net::SilentTracker {
             threshold,
             ..Default::default()
         });
@@ -1526,7 +1527,7 @@ fn build_measure(
     }
     for name in &m.pcap {
         let pid = port(sim, name, "pcap")?;
-        let p = &mut sim.net.ports[pid as usize];
+        let p = &mut sim.net.ports[pid.idx()];
         if p.pcap.is_some() {
             return Err(ctx.err("measure", "pcap", format!("port {name:?} is named twice")));
         }

@@ -3,6 +3,7 @@
 //! so that errors use the same file/line/field shaping.
 
 use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, MarkCfg, ScenarioError, Size};
+use crate::base::ids::{Idx, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::RateBps;
 use crate::engine::net::mq_port::{MqPort, QueueMark};
@@ -162,13 +163,13 @@ fn mark_from_cfg(
     what: &str,
     m: &MarkCfg,
     sim: &Sim,
-    pid: u32,
+    pid: PortId,
     n: usize,
     quanta: Option<Vec<u32>>,
     mq: &mut MultiQueue,
 ) -> Result<QueueMark, ScenarioError> {
     let err = |key: &str, msg: String| ctx.err(what, key, msg);
-    let rate = sim.net.ports[pid as usize].rate;
+    let rate = sim.net.ports[pid.idx()].rate;
     Ok(match m.kind.as_str() {
         "none" => QueueMark::None,
         "red" | "step" => {
@@ -180,7 +181,7 @@ fn mark_from_cfg(
                 if let Aqm::Red(r) = &mut aqm {
                     r.rng = Rng::new(
                         ctx.loaded.scenario.sim.seed,
-                        0x3_0000 + pid as u64 * 64 + q as u64,
+                        0x3_0000 + pid.0 as u64 * 64 + q as u64,
                     );
                 }
                 at = a_at;
@@ -205,7 +206,7 @@ fn mark_from_cfg(
                 .ok_or_else(|| err("t_max", "prob_tcn needs t_max".into()))?;
             let p = ProbTcn::new(t_min.0, t_max.0, m.p_max.unwrap_or(1.0))
                 .map_err(|e| err("t_max", e))?;
-            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x4_0000 + pid as u64);
+            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x4_0000 + pid.0 as u64);
             QueueMark::ProbTcn(p, Box::new(rng))
         }
         "codel" => {
@@ -291,7 +292,7 @@ fn build_port(
     what: &str,
     q: &QueuesCfg,
     sim: &mut Sim,
-    pid: u32,
+    pid: PortId,
     pools: &mut Vec<(u32, u32)>,
 ) -> Result<(), ScenarioError> {
     let err = |key: &str, msg: String| {
@@ -322,7 +323,7 @@ fn build_port(
         _ => None,
     };
     let mut mq = MultiQueue::new(n, &cfg, DEFAULT_QUEUE_CAPACITY).map_err(|e| fail("count", e))?;
-    let policy = buffer_policy(q, n, sim.net.ports[pid as usize].limit_bytes, &fail)?;
+    let policy = buffer_policy(q, n, sim.net.ports[pid.idx()].limit_bytes, &fail)?;
     let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
     let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;
     let mark = match &q.marking {
@@ -338,7 +339,7 @@ fn build_port(
         )?,
         None => QueueMark::None,
     };
-    let rate = sim.net.ports[pid as usize].rate;
+    let rate = sim.net.ports[pid.idx()].rate;
     let mut mp = MqPort::new(mq, adm, mark);
     let want_est = q.record_estimates.unwrap_or(false);
     if matches!(mp.mark, QueueMark::DqRate) || want_est {
@@ -351,11 +352,11 @@ fn build_port(
     }
     if let Some(a) = &q.port_marking {
         let (aqm, at) = aqm_from_cfg(ctx, &format!("{what}.port_marking"), a, sim, pid)?;
-        let port = &mut sim.net.ports[pid as usize];
+        let port = &mut sim.net.ports[pid.idx()];
         port.aqm = aqm;
         port.aqm_at = at;
     }
-    let port = &mut sim.net.ports[pid as usize];
+    let port = &mut sim.net.ports[pid.idx()];
     port.mq = Some(Box::new(mp));
     Ok(())
 }
@@ -409,12 +410,12 @@ fn buffer_policy(
 fn shared_pool(
     q: &QueuesCfg,
     sim: &mut Sim,
-    pid: u32,
+    pid: PortId,
     pools: &mut Vec<(u32, u32)>,
     fail: &Fail,
 ) -> Result<u32, ScenarioError> {
     // One pool per switch; the sources give no default size, so `pool` is required.
-    let node = sim.net.ports[pid as usize].node;
+    let node = sim.net.ports[pid.idx()].node;
     let cap = q.pool.map(|s| s.0 .0).ok_or_else(|| {
         fail(
             "pool",
@@ -452,9 +453,9 @@ pub(super) fn apply(
             ));
         }
         let hosts = q.hosts.unwrap_or(false);
-        for pid in 0..sim.net.ports.len() as u32 {
-            let node = sim.net.ports[pid as usize].node;
-            let kind = sim.net.nodes[node as usize].kind;
+        for pid in (0..sim.net.ports.len() as u32).map(PortId) {
+            let node = sim.net.ports[pid.idx()].node;
+            let kind = sim.net.nodes[node.idx()].kind;
             if kind == NodeKind::Switch || (hosts && kind == NodeKind::Host) {
                 build_port(ctx, "topology.queues", q, sim, pid, &mut pools)?;
             }

@@ -16,6 +16,7 @@
 //! - `pias_threshold`: two-priority PIAS threshold (absent: off; TCN uses 100 KB).
 //! - `count`: messages generated before stopping (default 1000); `start` (default 0).
 
+use crate::base::ids::Idx;
 use crate::base::rng::Rng;
 use crate::base::units::{Bytes, SimTime};
 use crate::engine::apps::workload::{Pattern, Service, Workload};
@@ -109,7 +110,7 @@ fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
 
 fn host(file: &str, text: &str, sim: &Sim, key: &str, name: &str) -> Result<u32, ScenarioError> {
     match sim.node_by_name(name) {
-        Some(id) if sim.net.nodes[id as usize].kind == NodeKind::Host => Ok(id),
+        Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => Ok(id),
         Some(_) => Err(err(
             file,
             text,
@@ -158,15 +159,15 @@ pub fn build_workload(
         Pattern::AllToAll { hosts } => hosts.clone(),
     };
     for &h in &endpoints {
-        if sim.net.nodes[h as usize].ports.is_empty() {
+        if sim.net.nodes[h.idx()].ports.is_empty() {
             return Err(e(
                 "pattern",
-                format!("host {:?} has no link", sim.net.nodes[h as usize].name),
+                format!("host {:?} has no link", sim.net.nodes[h.idx()].name),
             ));
         }
     }
-    let edge_port = sim.net.nodes[edge_host as usize].ports[0];
-    let rate_bps = sim.net.ports[edge_port as usize].rate.0 as f64;
+    let edge_port = sim.net.nodes[edge_host.idx()].ports[0];
+    let rate_bps = sim.net.ports[edge_port.idx()].rate.0 as f64;
     let mean = match a.mean_bytes {
         Some(m) => m,
         None => Workload::mean_bytes(&services),
@@ -282,7 +283,7 @@ fn pattern(
                     .map(|n| host(file, text, sim, "servers", n))
                     .collect::<Result<_, _>>()?,
                 None => (0..sim.net.nodes.len() as u32)
-                    .filter(|&i| i != client && sim.net.nodes[i as usize].kind == NodeKind::Host)
+                    .filter(|&i| i != client && sim.net.nodes[i.idx()].kind == NodeKind::Host)
                     .collect(),
             };
             if servers.is_empty() || servers.contains(&client) {
@@ -300,7 +301,7 @@ fn pattern(
                     .map(|n| host(file, text, sim, "srcs", n))
                     .collect::<Result<_, _>>()?,
                 None => (0..sim.net.nodes.len() as u32)
-                    .filter(|&i| sim.net.nodes[i as usize].kind == NodeKind::Host)
+                    .filter(|&i| sim.net.nodes[i.idx()].kind == NodeKind::Host)
                     .collect(),
             };
             if hosts.len() < 2 || hosts.len() > 10_000 {

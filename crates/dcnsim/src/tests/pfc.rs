@@ -248,7 +248,7 @@ fn scripted(dur: &str, prio: Option<u8>) -> Vec<Table> {
         &mut sim,
         h1,
         frame,
-        u32::MAX,
+        crate::base::ids::PortId::NONE,
         link
     ));
     sim.start();

@@ -1,5 +1,6 @@
 //! Whole-scenario tests of the engine's route hint (`engine/net/mod.rs`): scenario text in, result tables out.
 
+use crate::base::ids::Idx;
 use crate::engine::net::route_hint;
 
 /// `Port::head_out` must always be where the peer forwards the wire's head packet (the
@@ -27,9 +28,9 @@ fn head_out_is_the_route_of_every_wire_head() {
                 let want = route_hint(&sim.net.nodes, &sim.net.ecmp, p.peer_node, head);
                 assert_eq!(p.head_out, want, "port {}", p.name);
                 checked += 1;
-                let n = &sim.net.nodes[p.peer_node as usize];
+                let n = &sim.net.nodes[p.peer_node.idx()];
                 if n.kind == crate::engine::net::NodeKind::Switch
-                    && crate::engine::net::ecmp::EcmpGroups::is_group(n.route[head.dst as usize])
+                    && crate::engine::net::ecmp::EcmpGroups::is_group(n.route[head.dst.idx()])
                 {
                     via_group += 1;
                 }

@@ -24,8 +24,8 @@ fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::
         u64::MAX,
     );
     sim.finalize_routes();
-    sim.net.ports[ab as usize].aqm = aqm;
-    sim.net.ports[ab as usize].aqm_at = at;
+    sim.net.ports[ab.idx()].aqm = aqm;
+    sim.net.ports[ab.idx()].aqm_at = at;
     for (i, &e) in ecn.iter().enumerate() {
         let p = Packet {
             ecn: e,
@@ -34,13 +34,12 @@ fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::
         sim.enqueue(ab, p);
     }
     // 12 us per packet: all are on the 1 ms wire before the first arrives.
-    while sim.net.ports[ab as usize].wire.len()
-        + (sim.net.ports[ab as usize].stats.drops() as usize)
+    while sim.net.ports[ab.idx()].wire.len() + (sim.net.ports[ab.idx()].stats.drops() as usize)
         < ecn.len()
     {
         sim.step().unwrap();
     }
-    let p = &sim.net.ports[ab as usize];
+    let p = &sim.net.ports[ab.idx()];
     (
         p.wire.iter().map(|(_, p)| (p.seq, p.ecn)).collect(),
         p.stats.clone(),

@@ -8,7 +8,7 @@ use dcnsim::engine::net::NodeKind;
 use dcnsim::engine::sim::Sim;
 
 /// h1 --(1 Gb/s, 5 us)--> sw --(1 Gb/s, 5 us)--> h2 with a `limit`-byte switch buffer.
-fn line(limit: u64) -> (Sim, u32, u32) {
+fn line(limit: u64) -> (Sim, dcnsim::base::ids::PortId, u32) {
     let mut sim = Sim::new(SimTime::from_ms(100), 1);
     let h1 = sim.add_node("h1", NodeKind::Host);
     let sw = sim.add_node("sw", NodeKind::Switch);
@@ -45,7 +45,7 @@ fn back_to_back_packets_are_spaced_by_serialization() {
     let mut arrivals = Vec::new();
     while let Some((t, e)) = sim.step() {
         if let Event::LinkArrive(p) = e {
-            if sim.net.ports[p as usize].peer_node == h2 {
+            if sim.net.ports[p.idx()].peer_node == h2 {
                 arrivals.push(t);
             }
         }
@@ -72,7 +72,7 @@ fn droptail_drops_exactly_at_the_byte_limit() {
         for i in 0..5 {
             sim.enqueue(ab, pkt(i, 1500, b));
         }
-        let p = &sim.net.ports[ab as usize];
+        let p = &sim.net.ports[ab.idx()];
         assert_eq!(p.stats.drops(), expect_drops, "limit {limit}");
         assert!(p.queued_bytes <= limit);
         assert_eq!(p.stats.max_queue_bytes, p.queued_bytes);
@@ -98,9 +98,9 @@ fn queue_is_fifo_and_keeps_one_pending_tx_event() {
     }
     // One PortTxDone and one LinkArrive pending, whatever the backlog.
     assert_eq!(sim.events.len(), 2);
-    let mut order = vec![sim.net.ports[ab as usize].wire.back().unwrap().1.seq];
+    let mut order = vec![sim.net.ports[ab.idx()].wire.back().unwrap().1.seq];
     while sim.step().is_some() {
-        if let Some(&(_, p)) = sim.net.ports[ab as usize].wire.back() {
+        if let Some(&(_, p)) = sim.net.ports[ab.idx()].wire.back() {
             if order.last() != Some(&p.seq) {
                 order.push(p.seq);
             }
@@ -108,5 +108,5 @@ fn queue_is_fifo_and_keeps_one_pending_tx_event() {
         assert!(sim.events.len() <= 2);
     }
     assert_eq!(order, (0..10).collect::<Vec<_>>());
-    assert_eq!(sim.net.ports[ab as usize].stats.tx_pkts, 10);
+    assert_eq!(sim.net.ports[ab.idx()].stats.tx_pkts, 10);
 }

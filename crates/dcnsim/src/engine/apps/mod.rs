@@ -4,6 +4,7 @@
 pub mod schedule;
 pub mod workload;
 
+use crate::base::ids::{AppId, Idx};
 use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
@@ -99,7 +100,7 @@ impl App {
         }
     }
 
-    pub fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    pub fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match self {
             App::Incast(a) => a.handle(sim, id, ev),
             App::Bulk(a) => a.handle(sim, id, ev),
@@ -113,7 +114,7 @@ impl App {
 }
 
 impl Incast {
-    fn request_all(&mut self, sim: &mut Core, id: u32) {
+    fn request_all(&mut self, sim: &mut Core, id: AppId) {
         self.round_start = sim.now;
         self.pending = self.flows.len();
         for (i, &f) in self.flows.iter().enumerate() {
@@ -135,11 +136,11 @@ impl Incast {
         }
     }
 
-    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start => self.request_all(sim, id),
             AppEvent::Timer(i) => {
-                let f = self.flows[i as usize];
+                let f = self.flows[i.idx()];
                 sim.flow_write(f, self.sru, true);
             }
             AppEvent::FlowDone(_) => {
@@ -159,7 +160,7 @@ impl Incast {
 }
 
 impl Bulk {
-    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 if self.start == SimTime::ZERO {
@@ -180,7 +181,7 @@ impl Bulk {
 /// `flow` names the sending app so the receiver can credit it.
 fn udp_datagram(
     now: SimTime,
-    flow: u32,
+    app: AppId,
     (src, dst): (u32, u32),
     seq: u64,
     (size, header): (u32, u32),
@@ -188,7 +189,7 @@ fn udp_datagram(
     flags: u8,
 ) -> Packet {
     Packet {
-        flow,
+        flow: app.0,
         src,
         dst,
         seq,
@@ -210,7 +211,7 @@ impl Cbr {
         self.rate.tx_time(self.packet_size)
     }
 
-    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 sim.events
@@ -241,7 +242,7 @@ impl Cbr {
 }
 
 impl Ping {
-    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 sim.events
@@ -287,7 +288,7 @@ pub struct Transactions {
 }
 
 impl Transactions {
-    fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 sim.events

@@ -7,6 +7,7 @@
 //! The app owns the consecutive flows `first_flow .. first_flow + transfers.len()`; transfer
 //! `i` runs on flow `first_flow + i`. Each chunk written is one completion record.
 
+use crate::base::ids::AppId;
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
 use crate::engine::datapath::Core;
@@ -45,7 +46,7 @@ impl Schedule {
         sim.flow_write(self.first_flow + i as u32, n, notify);
     }
 
-    pub fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    pub fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 for i in 0..self.transfers.len() {

@@ -23,6 +23,7 @@
 
 use std::collections::VecDeque;
 
+use crate::base::ids::{AppId, Idx};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
@@ -118,7 +119,7 @@ impl Workload {
             start,
             limit,
             rng,
-            pair_conns: vec![u32::MAX; pairs * connections as usize],
+            pair_conns: vec![u32::MAX; pairs * connections.idx()],
             conns: Vec::new(),
             conn_of_flow: Vec::new(),
             messages: Vec::new(),
@@ -133,7 +134,7 @@ impl Workload {
 
     /// Out of line: keeps the event loop's app dispatch small for other scenarios.
     #[inline(never)]
-    pub fn handle(&mut self, sim: &mut Core, id: u32, ev: AppEvent) {
+    pub fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start => {
                 if self.limit > 0 {
@@ -154,7 +155,7 @@ impl Workload {
     }
 
     /// A new message arrives: choose service, size, endpoints and connection.
-    fn arrive(&mut self, sim: &mut Core, id: u32) {
+    fn arrive(&mut self, sim: &mut Core, id: AppId) {
         let si = self.rng.below(self.services.len() as u64) as usize;
         let bytes = self.services[si].dist.sample_bytes(&mut self.rng);
         let (src, dst, pair) = match &self.pattern {
@@ -175,7 +176,7 @@ impl Workload {
         let ci = self.pick_conn(sim, id, pair, src, dst);
         let mi = self.messages.len() as u32;
         self.messages.push(Message {
-            flow: self.conns[ci as usize].flow,
+            flow: self.conns[ci.idx()].flow,
             service: si as u16,
             class: self.services[si].class,
             bytes,
@@ -184,13 +185,13 @@ impl Workload {
             timeouts: 0,
             timeouts_base: 0,
         });
-        self.conns[ci as usize].queue.push_back(mi);
-        if !self.conns[ci as usize].busy {
+        self.conns[ci.idx()].queue.push_back(mi);
+        if !self.conns[ci.idx()].busy {
             self.start_next(sim, ci);
         }
     }
 
-    fn pick_conn(&mut self, sim: &mut Core, id: u32, pair: usize, src: u32, dst: u32) -> u32 {
+    fn pick_conn(&mut self, sim: &mut Core, id: AppId, pair: usize, src: u32, dst: u32) -> u32 {
         let k0 = pair * self.connections as usize;
         let mut best: Option<(usize, u32)> = None;
         for k in 0..self.connections as usize {
@@ -208,14 +209,14 @@ impl Workload {
                 if self.conn_of_flow.len() <= fid as usize {
                     self.conn_of_flow.resize(fid as usize + 1, u32::MAX);
                 }
-                self.conn_of_flow[fid as usize] = ci;
+                self.conn_of_flow[fid.idx()] = ci;
                 if self.pias_threshold.is_some() && sim.hosts.pias.len() <= fid as usize {
                     sim.hosts.pias.resize(fid as usize + 1, PiasTag::default());
                 }
                 self.pair_conns[k0 + k] = ci;
                 return ci;
             }
-            let backlog = self.conns[c as usize].queue.len();
+            let backlog = self.conns[c.idx()].queue.len();
             if backlog == 0 {
                 return c;
             }
@@ -228,20 +229,20 @@ impl Workload {
 
     /// Write the connection's next queued message.
     fn start_next(&mut self, sim: &mut Core, ci: u32) {
-        let conn = &mut self.conns[ci as usize];
+        let conn = &mut self.conns[ci.idx()];
         let Some(&mi) = conn.queue.front() else {
             conn.busy = false;
             return;
         };
         conn.busy = true;
         let fid = conn.flow;
-        let m = self.messages[mi as usize];
-        let f = &mut sim.hosts.flows[fid as usize];
-        self.messages[mi as usize].timeouts_base = f.stats.timeouts;
+        let m = self.messages[mi.idx()];
+        let f = &mut sim.hosts.flows[fid.idx()];
+        self.messages[mi.idx()].timeouts_base = f.stats.timeouts;
         f.class = m.class;
         let msg_start = f.snd.app_limit;
         if let Some(th) = self.pias_threshold {
-            sim.hosts.pias[fid as usize] = PiasTag {
+            sim.hosts.pias[fid.idx()] = PiasTag {
                 on: true,
                 threshold: th,
                 msg_start,
@@ -258,12 +259,12 @@ impl Workload {
         if ci == u32::MAX {
             return;
         }
-        let Some(mi) = self.conns[ci as usize].queue.pop_front() else {
+        let Some(mi) = self.conns[ci.idx()].queue.pop_front() else {
             return;
         };
-        let m = &mut self.messages[mi as usize];
+        let m = &mut self.messages[mi.idx()];
         m.end = Some(sim.now);
-        let n = sim.hosts.flows[fid as usize].stats.timeouts - m.timeouts_base;
+        let n = sim.hosts.flows[fid.idx()].stats.timeouts - m.timeouts_base;
         m.timeouts = n.min(u32::MAX as u64) as u32;
         sim.hosts.completion_service.push((
             sim.hosts.completions.len().saturating_sub(1) as u32,

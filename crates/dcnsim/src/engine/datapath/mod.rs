@@ -13,6 +13,7 @@
 pub mod l2;
 mod mq;
 
+use crate::base::ids::{AppId, Idx, PortId};
 use crate::base::packet::{Kind, Packet};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
@@ -27,8 +28,8 @@ use crate::model::tcp::{FlowTimer, TcpFlow};
 /// What a flow's receiver is waiting for, and who to tell.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FlowTarget {
-    /// Owning application (u32::MAX: none).
-    pub app: u32,
+    /// Owning application (`AppId::NONE`: none).
+    pub app: AppId,
     /// Delivered-bytes mark at which the app is told (u64::MAX: nothing pending).
     pub target: u64,
     /// Time the current transfer started (for completion times).
@@ -73,7 +74,7 @@ pub struct Hosts {
     /// Events for applications raised while a packet was delivered (a transfer done, a
     /// datagram or ping reply received). [`Sim`] hands them to the applications, in order,
     /// as soon as the delivery returns: the same instant and order as a direct call.
-    pub(crate) app_calls: Vec<(u32, AppEvent)>,
+    pub(crate) app_calls: Vec<(AppId, AppEvent)>,
     /// Scratch buffer for packets produced by a transport call.
     out: Vec<Packet>,
 }
@@ -123,16 +124,18 @@ impl Core {
         delay: SimTime,
         limit_ab: u64,
         limit_ba: u64,
-    ) -> (u32, u32) {
-        let pa = self.net.ports.len() as u32;
-        let pb = pa + 1;
+    ) -> (PortId, PortId) {
+        let pa = PortId(self.net.ports.len() as u32);
+        let pb = PortId(pa.0 + 1);
         let name_ab = format!(
             "{}->{}",
-            self.net.nodes[a as usize].name, self.net.nodes[b as usize].name
+            self.net.nodes[a.idx()].name,
+            self.net.nodes[b.idx()].name
         );
         let name_ba = format!(
             "{}->{}",
-            self.net.nodes[b as usize].name, self.net.nodes[a as usize].name
+            self.net.nodes[b.idx()].name,
+            self.net.nodes[a.idx()].name
         );
         let mut port_a = Port::new(name_ab, a, b, rate, delay);
         let mut port_b = Port::new(name_ba, b, a, rate, delay);
@@ -142,8 +145,8 @@ impl Core {
         port_b.limit_bytes = limit_ba;
         self.net.ports.push(port_a);
         self.net.ports.push(port_b);
-        self.net.nodes[a as usize].ports.push(pa);
-        self.net.nodes[b as usize].ports.push(pb);
+        self.net.nodes[a.idx()].ports.push(pa);
+        self.net.nodes[b.idx()].ports.push(pb);
         (pa, pb)
     }
 
@@ -151,12 +154,12 @@ impl Core {
         crate::engine::net::compute_routes(&mut self.net.nodes, &self.net.ports);
     }
 
-    pub fn port_by_name(&self, name: &str) -> Option<u32> {
+    pub fn port_by_name(&self, name: &str) -> Option<PortId> {
         self.net
             .ports
             .iter()
             .position(|p| p.name == name)
-            .map(|i| i as u32)
+            .map(|i| PortId(i as u32))
     }
 
     pub fn node_by_name(&self, name: &str) -> Option<u32> {
@@ -167,7 +170,7 @@ impl Core {
             .map(|i| i as u32)
     }
 
-    pub fn add_flow(&mut self, mut f: TcpFlow, app: u32) -> u32 {
+    pub fn add_flow(&mut self, mut f: TcpFlow, app: AppId) -> u32 {
         let id = self.hosts.flows.len() as u32;
         f.id = id;
         self.hosts.flows.push(f);
@@ -186,29 +189,29 @@ impl Core {
     /// then tail drop at the byte limit); says whether it started at once, was queued or
     /// was dropped (and why).
     #[inline]
-    pub fn enqueue(&mut self, pid: u32, p: Packet) -> Enqueued {
-        self.enqueue_from(pid, p, u32::MAX)
+    pub fn enqueue(&mut self, pid: PortId, p: Packet) -> Enqueued {
+        self.enqueue_from(pid, p, PortId::NONE)
     }
 
     /// [`Core::enqueue`] of a packet that a switch received on its port `input` (u32::MAX: not
     /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
     #[inline]
-    pub(crate) fn enqueue_from(&mut self, pid: u32, p: Packet, input: u32) -> Enqueued {
-        let r = if self.net.ports[pid as usize].mq.is_some() {
+    pub(crate) fn enqueue_from(&mut self, pid: PortId, p: Packet, input: PortId) -> Enqueued {
+        let r = if self.net.ports[pid.idx()].mq.is_some() {
             self.mq_enqueue(pid, p, input)
         } else {
             self.fifo_enqueue(pid, p)
         };
-        debug_assert_eq!(self.net.ports[pid as usize].conservation(), Ok(()));
+        debug_assert_eq!(self.net.ports[pid.idx()].conservation(), Ok(()));
         r
     }
 
     /// `enqueue` on a single-FIFO port. An enqueue-side `Drop` takes effect before the
     /// buffer check, a `Mark` only on a packet the buffer admits (a marked packet that is
     /// then tail-dropped counts as a tail drop, not a mark).
-    fn fifo_enqueue(&mut self, pid: u32, mut p: Packet) -> Enqueued {
+    fn fifo_enqueue(&mut self, pid: PortId, mut p: Packet) -> Enqueued {
         let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.net.ports[pid.idx()];
         port.stats.arrived += 1;
         // The enqueue-side verdict, resolved for this packet (Pass or Mark past the drop).
         let mut v = Verdict::Pass;
@@ -280,12 +283,12 @@ impl Core {
 
     /// The transmit event of port `pid` fired: its transmitter is free. Serve the next
     /// packet (dequeue-side AQM first), which re-arms the event if more wait.
-    pub(crate) fn on_port_tx_done(&mut self, pid: u32) {
+    pub(crate) fn on_port_tx_done(&mut self, pid: PortId) {
         if self.l2.is_some() && crate::engine::datapath::l2::tx_gate(self, pid) {
             return;
         }
         let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.net.ports[pid.idx()];
         port.tx.fired();
         if port.mq.is_some() {
             let _ = self.mq_send_next(pid);
@@ -329,8 +332,8 @@ impl Core {
         }
     }
 
-    pub(crate) fn on_link_arrive(&mut self, pid: u32) {
-        let port = &mut self.net.ports[pid as usize];
+    pub(crate) fn on_link_arrive(&mut self, pid: PortId) {
+        let port = &mut self.net.ports[pid.idx()];
         let (_, p) = port
             .wire
             .pop_front()
@@ -348,15 +351,15 @@ impl Core {
     /// node); `out` is where a switch forwards it ([`route_hint`], computed when the packet
     /// became its wire's head).
     #[inline]
-    fn receive(&mut self, node: u32, p: Packet, out: u32, link: u32) {
+    fn receive(&mut self, node: u32, p: Packet, out: PortId, link: PortId) {
         debug_assert_eq!(out, route_hint(&self.net.nodes, &self.net.ecmp, node, &p));
         if self.l2.is_some() && crate::engine::datapath::l2::receive(self, node, p, out, link) {
             return;
         }
-        let n = &self.net.nodes[node as usize];
+        let n = &self.net.nodes[node.idx()];
         match n.kind {
             NodeKind::Switch => {
-                if out != u32::MAX {
+                if out != PortId::NONE {
                     self.enqueue(out, p);
                 } else {
                     self.net.unroutable += 1;
@@ -384,8 +387,8 @@ impl Core {
         if self.l2.is_some() && crate::engine::datapath::l2::host_send(self, host, &p) {
             return;
         }
-        let out = self.net.nodes[host as usize].route[p.dst as usize];
-        if out != u32::MAX {
+        let out = self.net.nodes[host.idx()].route[p.dst.idx()];
+        if out != PortId::NONE {
             self.enqueue(out, p);
         } else {
             self.net.unroutable += 1;
@@ -406,7 +409,7 @@ impl Core {
 
     /// Arm the flow's timers after a call into the TCP code (one pending event per timer).
     fn sync_timers(&mut self, fid: u32) {
-        let f = &mut self.hosts.flows[fid as usize];
+        let f = &mut self.hosts.flows[fid.idx()];
         if f.snd.rto_timer.needs_event() {
             let at = f.snd.rto_timer.deadline;
             f.snd.rto_timer.event_at = at;
@@ -437,21 +440,21 @@ impl Core {
             Kind::Data | Kind::Syn => {
                 let fid = p.flow;
                 let h = &mut self.hosts;
-                let f = &mut h.flows[fid as usize];
+                let f = &mut h.flows[fid.idx()];
                 f.on_segment(now, &p, &mut h.out);
                 let delivered = f.delivered();
                 self.flush_out(host);
                 self.sync_timers(fid);
-                let t = self.hosts.targets[fid as usize];
+                let t = self.hosts.targets[fid.idx()];
                 if delivered >= t.target {
-                    self.hosts.targets[fid as usize].target = u64::MAX;
+                    self.hosts.targets[fid.idx()].target = u64::MAX;
                     self.hosts.completions.push(Completion {
                         flow: fid,
                         bytes: t.bytes,
                         start: t.started,
                         end: now,
                     });
-                    if t.app != u32::MAX {
+                    if t.app.is_some() {
                         self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
                     }
                 }
@@ -462,7 +465,7 @@ impl Core {
                     self.obs.samplers.seq.on_ack_received(now, &p);
                 }
                 let h = &mut self.hosts;
-                h.flows[fid as usize].on_ack(now, &p, &mut h.out);
+                h.flows[fid.idx()].on_ack(now, &p, &mut h.out);
                 self.flush_out(host);
                 self.sync_timers(fid);
             }
@@ -480,7 +483,7 @@ impl Core {
                     l2::on_udp_delivered(self, p.flow, p.payload);
                 }
                 let ev = AppEvent::UdpReceived(p.payload as u64);
-                self.hosts.app_calls.push((p.flow, ev));
+                self.hosts.app_calls.push((AppId(p.flow), ev));
             }
         }
     }
@@ -489,7 +492,7 @@ impl Core {
     pub fn flow_write(&mut self, fid: u32, bytes: u64, notify: bool) {
         let now = self.now;
         let h = &mut self.hosts;
-        let f = &mut h.flows[fid as usize];
+        let f = &mut h.flows[fid.idx()];
         let base = f.snd.app_limit;
         f.app_write(now, bytes, &mut h.out);
         // What the write put on the connection (`whole_segments` may round it up).
@@ -500,7 +503,7 @@ impl Core {
         };
         let src = f.src;
         if notify {
-            let t = &mut h.targets[fid as usize];
+            let t = &mut h.targets[fid.idx()];
             t.target = base + bytes;
             t.started = now;
             t.bytes = bytes;
@@ -513,12 +516,12 @@ impl Core {
     /// starts at `started` (a message that waited behind earlier ones, `engine/apps/workload.rs`).
     pub fn flow_write_at(&mut self, fid: u32, bytes: u64, started: SimTime) {
         self.flow_write(fid, bytes, true);
-        self.hosts.targets[fid as usize].started = started;
+        self.hosts.targets[fid.idx()].started = started;
     }
 
     pub(crate) fn on_tcp_timer(&mut self, fid: u32, kind: FlowTimer) {
         let now = self.now;
-        let f = &mut self.hosts.flows[fid as usize];
+        let f = &mut self.hosts.flows[fid.idx()];
         let due = if kind == FlowTimer::Rto {
             f.snd.rto_timer.fire(now)
         } else {
@@ -531,7 +534,7 @@ impl Core {
             && self.l2.is_some()
             && crate::engine::datapath::l2::una_held_in_limiter(self, fid);
         let h = &mut self.hosts;
-        let f = &mut h.flows[fid as usize];
+        let f = &mut h.flows[fid.idx()];
         let timeouts0 = f.stats.timeouts;
         if due {
             let host = if kind == FlowTimer::Rto {
@@ -542,7 +545,7 @@ impl Core {
                 f.dst
             };
             self.flush_out(host);
-            if held && self.hosts.flows[fid as usize].stats.timeouts > timeouts0 {
+            if held && self.hosts.flows[fid.idx()].stats.timeouts > timeouts0 {
                 crate::engine::datapath::l2::count_held_rto(self, fid);
             }
         }
@@ -554,7 +557,7 @@ impl Core {
         match kind {
             SampleKind::Queue => {
                 for &pid in &self.obs.samplers.queue_ports {
-                    let q = self.net.ports[pid as usize].queued_bytes;
+                    let q = self.net.ports[pid.idx()].queued_bytes;
                     self.obs.samplers.queue.push((now, pid, q));
                 }
                 let next = now + self.obs.samplers.queue_interval;
@@ -562,7 +565,7 @@ impl Core {
             }
             SampleKind::Cwnd => {
                 for &fid in &self.obs.samplers.cwnd_flows {
-                    let f = &self.hosts.flows[fid as usize];
+                    let f = &self.hosts.flows[fid.idx()];
                     self.obs.samplers.cwnd.push((
                         now,
                         fid,
@@ -603,7 +606,7 @@ impl Core {
             let rtt = self.now - p.sent_time;
             self.hosts
                 .app_calls
-                .push((p.flow, AppEvent::PingReply(rtt)));
+                .push((AppId(p.flow), AppEvent::PingReply(rtt)));
         }
     }
 }

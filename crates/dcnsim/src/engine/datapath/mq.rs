@@ -3,6 +3,7 @@
 //! per-queue marking) into enqueue and transmit, with the PAUSE/PFC accounting of `pfc`.
 //! The order of operations is documented in `engine/net/mq_port.rs`.
 
+use crate::base::ids::{Idx, PortId};
 use crate::base::packet::Packet;
 use crate::engine::datapath::Core;
 use crate::engine::net::{
@@ -14,9 +15,9 @@ use crate::model::mq::MultiQueue;
 impl Core {
     /// Offer a packet to a multi-queue port (see the module documentation for the order).
     /// `input`: the switch port it arrived on, for the PAUSE/PFC accounting (u32::MAX: none).
-    pub(crate) fn mq_enqueue(&mut self, pid: u32, mut p: Packet, input: u32) -> Enqueued {
+    pub(crate) fn mq_enqueue(&mut self, pid: PortId, mut p: Packet, input: PortId) -> Enqueued {
         let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.net.ports[pid.idx()];
         port.stats.arrived += 1;
         let m = port.mq.as_mut().expect("multi-queue port");
         // The enqueue-side mark, applied once the buffer has admitted the packet.
@@ -137,16 +138,16 @@ impl Core {
     /// (dequeue-side marking, drops) and serve it, which arms the next `PortTxDone` if more
     /// wait. `Err` when nothing started (the queues are empty, or held nothing the
     /// dequeue-side AQM let through), with the reason of the last drop if any.
-    pub(crate) fn mq_send_next(&mut self, pid: u32) -> Result<(), Option<DropReason>> {
+    pub(crate) fn mq_send_next(&mut self, pid: PortId) -> Result<(), Option<DropReason>> {
         let now = self.now;
         let mut last_drop = None;
         loop {
-            let m = self.net.ports[pid as usize]
+            let m = self.net.ports[pid.idx()]
                 .mq
                 .as_mut()
                 .expect("multi-queue port");
             let Some((q, p)) = m.mq.dequeue(now) else {
-                self.net.ports[pid as usize].queued_bytes = 0;
+                self.net.ports[pid.idx()].queued_bytes = 0;
                 return Err(last_drop);
             };
             if let Some(m) = self.obs.queue_mean.as_mut() {
@@ -154,7 +155,7 @@ impl Core {
             }
             if let Some(l) = self.l2.as_mut() {
                 // PAUSE/PFC input accounting (`engine/datapath/l2/pfc.rs`).
-                l.mq_left(now, self.net.ports[pid as usize].node, pid, q, &p);
+                l.mq_left(now, self.net.ports[pid.idx()].node, pid, q, &p);
             }
             match self.mq_transmit(pid, q, p) {
                 Ok(()) => return Ok(()),
@@ -168,12 +169,12 @@ impl Core {
     /// (the drop reason) when the dequeue-side AQM dropped it (the caller picks another
     /// packet).
     #[inline]
-    fn mq_transmit(&mut self, pid: u32, q: usize, mut p: Packet) -> Result<(), DropReason> {
+    fn mq_transmit(&mut self, pid: PortId, q: usize, mut p: Packet) -> Result<(), DropReason> {
         let now = self.now;
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.net.ports[pid.idx()];
         let m = port.mq.as_mut().expect("multi-queue port");
         if let Some(i) = m.pool {
-            self.net.pools[i as usize].give_back(p.size);
+            self.net.pools[i.idx()].give_back(p.size);
         }
         let (v, mut by) = m.dequeue_verdict(now, &p, q);
         let mut v = resolve(v, by, &p);

@@ -6,6 +6,7 @@
 //! independently. Routes with one next hop stay plain port numbers (`net::compute_routes`),
 //! so scenarios without ECMP never reach this code.
 
+use crate::base::ids::{Idx, PortId};
 use crate::base::packet::Packet;
 use crate::engine::net::{Node, NodeKind, Port};
 use std::collections::{HashMap, VecDeque};
@@ -16,7 +17,7 @@ pub const ECMP_BIT: u32 = 1 << 31;
 /// ECMP groups: `groups[g] = (start, len)` into `members` (output ports).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EcmpGroups {
-    pub members: Vec<u32>,
+    pub members: Vec<PortId>,
     pub groups: Vec<(u32, u32)>,
 }
 
@@ -44,15 +45,15 @@ pub fn flow_hash(p: &Packet, node: u32) -> u64 {
 
 impl EcmpGroups {
     #[inline]
-    pub fn is_group(route: u32) -> bool {
-        route != u32::MAX && route & ECMP_BIT != 0
+    pub fn is_group(route: PortId) -> bool {
+        route != PortId::NONE && route.0 & ECMP_BIT != 0
     }
 
     /// The output port of group entry `route` for packet `p` at switch `node` (out of line:
     /// keeps `Core::receive` small for scenarios without ECMP).
     #[inline(never)]
-    pub fn pick(&self, route: u32, p: &Packet, node: u32) -> u32 {
-        let (start, len) = self.groups[(route & !ECMP_BIT) as usize];
+    pub fn pick(&self, route: PortId, p: &Packet, node: u32) -> PortId {
+        let (start, len) = self.groups[(route.0 & !ECMP_BIT) as usize];
         let k = (flow_hash(p, node) % len as u64) as u32;
         self.members[(start + k) as usize]
     }
@@ -63,7 +64,7 @@ impl EcmpGroups {
     pub fn build(nodes: &mut [Node], ports: &[Port]) -> EcmpGroups {
         let n = nodes.len();
         let mut g = EcmpGroups::default();
-        let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut index: HashMap<Vec<PortId>, u32> = HashMap::new();
         let mut dist = vec![u32::MAX; n];
         let mut frontier = VecDeque::new();
         for dst in 0..n {
@@ -76,7 +77,7 @@ impl EcmpGroups {
             frontier.push_back(dst);
             while let Some(v) = frontier.pop_front() {
                 for &pid in &nodes[v].ports {
-                    let u = ports[pid as usize].peer_node as usize;
+                    let u = ports[pid.idx()].peer_node.idx();
                     if dist[u] == u32::MAX {
                         dist[u] = dist[v] + 1;
                         if nodes[u].kind == NodeKind::Switch {
@@ -89,12 +90,12 @@ impl EcmpGroups {
                 if u == dst || dist[u] == u32::MAX || nodes[u].kind != NodeKind::Switch {
                     continue;
                 }
-                let hops: Vec<u32> = nodes[u]
+                let hops: Vec<PortId> = nodes[u]
                     .ports
                     .iter()
                     .copied()
                     .filter(|&pid| {
-                        let w = ports[pid as usize].peer_node as usize;
+                        let w = ports[pid.idx()].peer_node.idx();
                         dist[w] != u32::MAX
                             && dist[w] + 1 == dist[u]
                             && (w == dst || nodes[w].kind == NodeKind::Switch)
@@ -108,7 +109,7 @@ impl EcmpGroups {
                     g.members.extend_from_slice(&hops);
                     (g.groups.len() - 1) as u32
                 });
-                nodes[u].route[dst] = ECMP_BIT | gid;
+                nodes[u].route[dst] = PortId(ECMP_BIT | gid);
             }
         }
         g
@@ -143,25 +144,25 @@ mod tests {
     #[test]
     fn hash_is_per_flow_symmetric_and_spreads() {
         let g = EcmpGroups {
-            members: vec![10, 11, 12, 13],
+            members: vec![PortId(10), PortId(11), PortId(12), PortId(13)],
             groups: vec![(0, 4)],
         };
         // Same flow: same port, whatever the sequence number; ACK direction agrees.
         let mut p = pkt(7, 1, 2);
-        let a = g.pick(ECMP_BIT, &p, 5);
+        let a = g.pick(PortId(ECMP_BIT), &p, 5);
         p.seq = 123_456;
-        assert_eq!(g.pick(ECMP_BIT, &p, 5), a);
-        assert_eq!(g.pick(ECMP_BIT, &pkt(7, 2, 1), 5), a);
+        assert_eq!(g.pick(PortId(ECMP_BIT), &p, 5), a);
+        assert_eq!(g.pick(PortId(ECMP_BIT), &pkt(7, 2, 1), 5), a);
         // 4000 flows over 4 ports: each gets 1000 ± 15 %.
         let mut count = [0u32; 4];
         for f in 0..4000 {
-            count[(g.pick(ECMP_BIT, &pkt(f, 1, 2), 5) - 10) as usize] += 1;
+            count[(g.pick(PortId(ECMP_BIT), &pkt(f, 1, 2), 5).0 - 10) as usize] += 1;
         }
         for c in count {
             assert!((850..=1150).contains(&c), "{count:?}");
         }
-        assert!(!EcmpGroups::is_group(u32::MAX));
-        assert!(!EcmpGroups::is_group(3));
-        assert!(EcmpGroups::is_group(ECMP_BIT | 2));
+        assert!(!EcmpGroups::is_group(PortId::NONE));
+        assert!(!EcmpGroups::is_group(PortId(3)));
+        assert!(EcmpGroups::is_group(PortId(ECMP_BIT | 2)));
     }
 }

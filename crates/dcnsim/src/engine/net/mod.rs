@@ -23,6 +23,7 @@
 pub mod ecmp;
 pub mod mq_port;
 
+use crate::base::ids::{Idx, PortId};
 use crate::base::packet::{Ecn, Packet};
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::event::{Event, EventQueue};
@@ -265,7 +266,7 @@ impl Transmitter {
     /// A frame is stored behind the transmitter: arm the transmit event for the end of the
     /// frame in service (`now` if none), unless it is armed already.
     #[inline]
-    pub fn arm(&mut self, events: &mut EventQueue, pid: u32, now: SimTime) {
+    pub fn arm(&mut self, events: &mut EventQueue, pid: PortId, now: SimTime) {
         if !self.armed {
             self.armed = true;
             events.schedule(self.busy_until.max(now), Event::PortTxDone(pid));
@@ -279,7 +280,7 @@ impl Transmitter {
     }
 
     /// Layer 2: no frame may start before `at` (a pause): arm the transmit event for then.
-    pub fn hold(&mut self, events: &mut EventQueue, pid: u32, at: SimTime) {
+    pub fn hold(&mut self, events: &mut EventQueue, pid: PortId, at: SimTime) {
         self.armed = true;
         events.schedule(at, Event::PortTxDone(pid));
     }
@@ -287,7 +288,7 @@ impl Transmitter {
     /// Layer 2: an extra transmit event at `at`, before the hold already armed (a resume, a
     /// control frame or a startable arrival ends the hold early). The caller notes `at` as
     /// the live hold so the superseded event is ignored.
-    pub fn wake(&mut self, events: &mut EventQueue, pid: u32, at: SimTime) {
+    pub fn wake(&mut self, events: &mut EventQueue, pid: PortId, at: SimTime) {
         debug_assert!(self.armed);
         events.schedule(at, Event::PortTxDone(pid));
     }
@@ -311,9 +312,9 @@ pub enum NodeKind {
 pub struct Node {
     pub name: String,
     pub kind: NodeKind,
-    pub ports: Vec<u32>,
+    pub ports: Vec<PortId>,
     /// Output port towards each destination host, indexed by node id (u32::MAX: none).
-    pub route: Vec<u32>,
+    pub route: Vec<PortId>,
 }
 
 /// Per-port counters. Packet conservation: every packet offered to the port (`arrived`)
@@ -384,7 +385,7 @@ pub struct Port {
     pub name: String,
     pub node: u32,
     pub peer_node: u32,
-    pub peer_port: u32,
+    pub peer_port: PortId,
     /// Link rate. Change it with [`Port::set_rate`] (keeps `ps_per_byte` in step).
     pub rate: RateBps,
     /// Picoseconds per byte when the rate divides 8·10¹² exactly (every common rate: 1, 10,
@@ -416,7 +417,7 @@ pub struct Port {
     /// peer is a host or has no route). Kept by `Port::begin_service` and `on_link_arrive`
     /// whenever the head changes, so the arrival needs no route lookup and the event loop
     /// can prefetch that port one event ahead.
-    pub head_out: u32,
+    pub head_out: PortId,
     /// Packet capture of the frames this port starts (`engine/observe/pcap.rs`); `None`:
     /// off (one pointer test per transmission).
     pub pcap: Option<Box<crate::engine::observe::pcap::PortCapture>>,
@@ -428,7 +429,7 @@ impl Port {
             name,
             node,
             peer_node,
-            peer_port: u32::MAX,
+            peer_port: PortId::NONE,
             rate,
             ps_per_byte: exact_ps_per_byte(rate),
             delay,
@@ -444,7 +445,7 @@ impl Port {
             aqm_at: AqmAt::Off,
             mq: None,
             paused_until: SimTime::ZERO,
-            head_out: u32::MAX,
+            head_out: PortId::NONE,
             pcap: None,
         }
     }
@@ -505,7 +506,7 @@ impl Port {
     /// here. (Always inlined, as the wiring it replaced: the serialisation itself,
     /// `start_tx`, stays one out-of-line copy.)
     #[inline(always)]
-    pub fn begin_service(&mut self, pid: u32, now: SimTime, p: Packet, more: bool, f: Fabric) {
+    pub fn begin_service(&mut self, pid: PortId, now: SimTime, p: Packet, more: bool, f: Fabric) {
         debug_assert!(!self.tx.armed, "a port serves one frame at a time");
         let arrive = self.start_tx(now, p);
         if self.wire.len() == 1 {
@@ -560,7 +561,7 @@ fn exact_ps_per_byte(rate: RateBps) -> u64 {
 pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
     let n = nodes.len();
     for node in nodes.iter_mut() {
-        node.route = vec![u32::MAX; n];
+        node.route = vec![PortId::NONE; n];
     }
     for dst in 0..n {
         if nodes[dst].kind != NodeKind::Host {
@@ -573,7 +574,7 @@ pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
         frontier.push_back(dst);
         while let Some(v) = frontier.pop_front() {
             for &pid in &nodes[v].ports {
-                let u = ports[pid as usize].peer_node as usize;
+                let u = ports[pid.idx()].peer_node.idx();
                 if dist[u] == u32::MAX {
                     dist[u] = dist[v] + 1;
                     // Hosts do not forward: do not expand through a host other than dst.
@@ -587,9 +588,9 @@ pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
             if u == dst || dist[u] == u32::MAX {
                 continue;
             }
-            let mut best = u32::MAX;
+            let mut best = PortId::NONE;
             for &pid in &nodes[u].ports {
-                let w = ports[pid as usize].peer_node as usize;
+                let w = ports[pid.idx()].peer_node.idx();
                 if dist[w] != u32::MAX && dist[w] + 1 == dist[u] {
                     best = pid;
                     break;
@@ -657,7 +658,7 @@ mod transmitter_tests {
     }
 
     /// Two hosts on one 1 Gb/s, 5 us link; the port a→b holds `limit` bytes.
-    fn pair(limit: u64) -> (Sim, u32) {
+    fn pair(limit: u64) -> (Sim, PortId) {
         let mut sim = Sim::new(SimTime::from_ms(10), 1);
         let a = sim.add_node("a", NodeKind::Host);
         let b = sim.add_node("b", NodeKind::Host);
@@ -673,21 +674,21 @@ mod transmitter_tests {
         (sim, ab)
     }
 
-    fn make_multi_queue(sim: &mut Sim, pid: u32, limit: u64) {
+    fn make_multi_queue(sim: &mut Sim, pid: PortId, limit: u64) {
         let mq = MultiQueue::new(2, &SchedConfig::Sp, 8).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit }, 2).unwrap();
-        sim.net.ports[pid as usize].mq = Some(Box::new(MqPort::new(mq, adm, QueueMark::None)));
+        sim.net.ports[pid.idx()].mq = Some(Box::new(MqPort::new(mq, adm, QueueMark::None)));
     }
 
     /// Run the port by hand to the end, checking after every event that the transmit event
     /// is armed exactly while packets wait; returns how many `PortTxDone` events fired.
-    fn drain(sim: &mut Sim, pid: u32) -> usize {
+    fn drain(sim: &mut Sim, pid: PortId) -> usize {
         let mut fired = 0;
         while let Some((_, ev)) = sim.step() {
             if ev == Event::PortTxDone(pid) {
                 fired += 1;
             }
-            let port = &sim.net.ports[pid as usize];
+            let port = &sim.net.ports[pid.idx()];
             let waiting = port.queue.len() + port.mq.as_ref().map_or(0, |m| m.mq.len());
             assert_eq!(port.tx.armed(), waiting > 0);
             // At most one transmit event and the wire head's arrival.
@@ -702,21 +703,21 @@ mod transmitter_tests {
         if multi_queue {
             make_multi_queue(&mut sim, ab, u64::MAX);
         }
-        assert!(sim.net.ports[ab as usize].tx.idle(SimTime::ZERO));
+        assert!(sim.net.ports[ab.idx()].tx.idle(SimTime::ZERO));
         assert_eq!(sim.enqueue(ab, udp(0, 1500)), Enqueued::Started);
         // Started at once: only the arrival is pending, no transmit event.
         assert_eq!(sim.events.len(), 1);
-        assert!(!sim.net.ports[ab as usize].tx.armed());
-        assert!(!sim.net.ports[ab as usize].tx.idle(SimTime::ZERO));
+        assert!(!sim.net.ports[ab.idx()].tx.armed());
+        assert!(!sim.net.ports[ab.idx()].tx.idle(SimTime::ZERO));
         for i in 1..20 {
             assert_eq!(sim.enqueue(ab, udp(i, 1500)), Enqueued::Queued);
-            assert!(sim.net.ports[ab as usize].tx.armed());
+            assert!(sim.net.ports[ab.idx()].tx.armed());
             assert_eq!(sim.events.len(), 2, "one transmit event after {i} queued");
         }
         assert_eq!(drain(&mut sim, ab), 19);
         assert_eq!(sim.net.absorbed, 20);
-        assert_eq!(sim.net.ports[ab as usize].stats.tx_pkts, 20);
-        assert!(sim.net.ports[ab as usize].tx.idle(sim.now));
+        assert_eq!(sim.net.ports[ab.idx()].stats.tx_pkts, 20);
+        assert!(sim.net.ports[ab.idx()].tx.idle(sim.now));
     }
 
     #[test]
@@ -744,7 +745,7 @@ mod transmitter_tests {
                 Enqueued::Dropped(DropReason::Tail)
             ]
         );
-        assert_eq!(sim.net.ports[ab as usize].stats.drops(), 1);
+        assert_eq!(sim.net.ports[ab.idx()].stats.drops(), 1);
         assert_eq!(drain(&mut sim, ab), 2);
         // Idle again: the next packet starts at once.
         assert_eq!(sim.enqueue(ab, udp(9, 1500)), Enqueued::Started);
@@ -772,9 +773,9 @@ mod transmitter_tests {
         // A PAUSE in force: the idle transmitter does not start a data frame; the frame is
         // queued and the transmit event armed for `now` (layer 2 then holds it).
         let (mut sim, ab) = pair(u64::MAX);
-        sim.net.ports[ab as usize].paused_until = SimTime::from_us(100);
-        assert!(sim.net.ports[ab as usize].tx.idle(SimTime::ZERO));
-        assert!(!sim.net.ports[ab as usize].may_start_data(SimTime::ZERO));
+        sim.net.ports[ab.idx()].paused_until = SimTime::from_us(100);
+        assert!(sim.net.ports[ab.idx()].tx.idle(SimTime::ZERO));
+        assert!(!sim.net.ports[ab.idx()].may_start_data(SimTime::ZERO));
         assert_eq!(sim.enqueue(ab, udp(0, 1500)), Enqueued::Queued);
         assert_eq!(sim.events.len(), 1);
         assert_eq!(
@@ -882,7 +883,7 @@ mod verdict_tests {
     }
 
     /// Host a → host b, 1 Gb/s (12 µs per 1500 B), 5 µs; port a→b holds `limit` bytes.
-    fn pair(limit: u64) -> (Sim, u32) {
+    fn pair(limit: u64) -> (Sim, PortId) {
         let mut sim = Sim::new(SimTime::from_ms(50), 1);
         let a = sim.add_node("a", NodeKind::Host);
         let b = sim.add_node("b", NodeKind::Host);
@@ -898,16 +899,16 @@ mod verdict_tests {
         (sim, ab)
     }
 
-    fn multi_queue(sim: &mut Sim, pid: u32, sched: SchedConfig, limit: u64, mark: QueueMark) {
+    fn multi_queue(sim: &mut Sim, pid: PortId, sched: SchedConfig, limit: u64, mark: QueueMark) {
         let n = 2;
         let mq = MultiQueue::new(n, &sched, 8).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit }, n).unwrap();
-        sim.net.ports[pid as usize].mq = Some(Box::new(MqPort::new(mq, adm, mark)));
+        sim.net.ports[pid.idx()].mq = Some(Box::new(MqPort::new(mq, adm, mark)));
     }
 
     /// Offer `n` packets at t = 0 with codepoint `ecn`, checking conservation after each
     /// offer and after every event until the port is drained; returns the port's counters.
-    fn offer_and_drain(sim: &mut Sim, pid: u32, n: u64, ecn: Ecn) -> PortStats {
+    fn offer_and_drain(sim: &mut Sim, pid: PortId, n: u64, ecn: Ecn) -> PortStats {
         for i in 0..n {
             let p = Packet {
                 flow: u32::MAX,
@@ -915,12 +916,12 @@ mod verdict_tests {
                 ..pkt(i, ecn)
             };
             sim.enqueue(pid, p);
-            assert_eq!(sim.net.ports[pid as usize].conservation(), Ok(()));
+            assert_eq!(sim.net.ports[pid.idx()].conservation(), Ok(()));
         }
         while sim.step().is_some() {
             assert_eq!(sim.check_conservation(), Ok(()));
         }
-        let port = &sim.net.ports[pid as usize];
+        let port = &sim.net.ports[pid.idx()];
         assert_eq!(port.queued_pkts(), 0);
         assert_eq!(port.stats.arrived, n);
         assert_eq!(port.stats.tx_pkts + port.stats.drops(), n);
@@ -960,16 +961,16 @@ mod verdict_tests {
         };
         for at in [AqmAt::Enqueue, AqmAt::Dequeue] {
             let (mut sim, ab) = pair(u64::MAX);
-            sim.net.ports[ab as usize].aqm = red();
-            sim.net.ports[ab as usize].aqm_at = at;
+            sim.net.ports[ab.idx()].aqm = red();
+            sim.net.ports[ab.idx()].aqm_at = at;
             let st = offer_and_drain(&mut sim, ab, 8, Ecn::NotEct);
             assert!(st.by.drops[DropReason::Aqm as usize] > 0, "{at:?}");
             assert!(only(&st.by.drops, DropReason::Aqm as usize), "{at:?}");
             assert_eq!(st.marks(), 0);
             // The same arrivals, ECN-capable: marked instead, under RED.
             let (mut sim, ab) = pair(u64::MAX);
-            sim.net.ports[ab as usize].aqm = red();
-            sim.net.ports[ab as usize].aqm_at = at;
+            sim.net.ports[ab.idx()].aqm = red();
+            sim.net.ports[ab.idx()].aqm_at = at;
             let ect = offer_and_drain(&mut sim, ab, 8, Ecn::Ect0);
             assert_eq!(ect.drops(), 0);
             assert_eq!(
@@ -988,7 +989,7 @@ mod verdict_tests {
         let st = offer_and_drain(&mut sim, ab, 6, Ecn::NotEct);
         assert_eq!(st.by.drops[DropReason::Buffer as usize], 3);
         assert!(only(&st.by.drops, DropReason::Buffer as usize));
-        let q = &sim.net.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
+        let q = &sim.net.ports[ab.idx()].mq.as_ref().unwrap().qstats[0];
         assert_eq!(q.by.drops[DropReason::Buffer as usize], 3);
     }
 
@@ -1050,14 +1051,14 @@ mod verdict_tests {
             assert_eq!(st.by.marks[MarkReason::Tcn as usize], want, "{ecn:?}");
             assert_eq!(st.marks(), want);
             assert_eq!(st.drops(), 0);
-            let q = &sim.net.ports[ab as usize].mq.as_ref().unwrap().qstats[0];
+            let q = &sim.net.ports[ab.idx()].mq.as_ref().unwrap().qstats[0];
             assert_eq!(q.marks(), want);
         }
     }
 }
 
 /// Where switch `node` forwards `p`: its route entry, resolved by the ECMP hash when the
-/// entry is a group; u32::MAX when `node` is a host or has no route. Routes are static and
+/// entry is a group; `PortId::NONE` when `node` is a host or has no route. Routes are static and
 /// the hash is a pure function of the packet and the switch, so this may be computed any
 /// time before the packet arrives.
 #[inline]
@@ -1066,12 +1067,12 @@ pub(crate) fn route_hint(
     ecmp: &crate::engine::net::ecmp::EcmpGroups,
     node: u32,
     p: &Packet,
-) -> u32 {
-    let n = &nodes[node as usize];
+) -> PortId {
+    let n = &nodes[node.idx()];
     if n.kind != NodeKind::Switch {
-        return u32::MAX;
+        return PortId::NONE;
     }
-    let out = n.route[p.dst as usize];
+    let out = n.route[p.dst.idx()];
     if crate::engine::net::ecmp::EcmpGroups::is_group(out) {
         ecmp.pick(out, p, node)
     } else {

@@ -10,9 +10,9 @@ use crate::base::units::SimTime;
 /// Periodic samplers.
 #[derive(Clone, Debug, Default)]
 pub struct Samplers {
-    pub queue_ports: Vec<u32>,
+    pub queue_ports: Vec<crate::base::ids::PortId>,
     pub queue_interval: SimTime,
-    pub queue: Vec<(SimTime, u32, u64)>,
+    pub queue: Vec<(SimTime, crate::base::ids::PortId, u64)>,
     pub cwnd_flows: Vec<u32>,
     pub cwnd_interval: SimTime,
     /// (time, flow, cwnd, ssthresh, DCTCP alpha or -1)

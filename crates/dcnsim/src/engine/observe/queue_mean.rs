@@ -11,19 +11,20 @@
 //! the port idle goes straight to the wire and waits zero time). Used for the thesis's
 //! "mean queue < 1 packet" of seed 000 Fig. 20.
 
+use crate::base::ids::PortId;
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 
 /// Integrals of the waiting queue of port `port`, in byte·ps and packet·ps.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueMean {
-    pub port: u32,
+    pub port: PortId,
     pub byte_ps: u128,
     pub pkt_ps: u128,
 }
 
 impl QueueMean {
-    pub fn new(port: u32) -> QueueMean {
+    pub fn new(port: PortId) -> QueueMean {
         QueueMean {
             port,
             byte_ps: 0,
@@ -33,7 +34,7 @@ impl QueueMean {
 
     /// Packet `p` (stamped with its enqueue time) leaves port `pid`'s queue at `now`.
     #[inline]
-    pub fn on_leave(&mut self, pid: u32, now: SimTime, p: &Packet) {
+    pub fn on_leave(&mut self, pid: PortId, now: SimTime, p: &Packet) {
         if pid == self.port {
             self.add(now, p.enq_time, p.size);
         }
@@ -92,10 +93,10 @@ mod tests {
         // packet is ignored, and a 1000-B packet enqueued at 8 us is still waiting at 10 us.
         // Queue: 1500 B on [0,2), 2000 B on [2,4), 500 B on [4,6), 0 on [6,8), 1000 B on
         // [8,10) -> (3000 + 4000 + 1000 + 0 + 2000) / 10 = 1000 B; packets (2+4+2+0+2)/10 = 1.
-        let mut m = QueueMean::new(3);
-        m.on_leave(3, SimTime::from_us(4), &pkt(0, 1500));
-        m.on_leave(3, SimTime::from_us(6), &pkt(2, 500));
-        m.on_leave(4, SimTime::from_us(9), &pkt(0, 9000));
+        let mut m = QueueMean::new(PortId(3));
+        m.on_leave(PortId(3), SimTime::from_us(4), &pkt(0, 1500));
+        m.on_leave(PortId(3), SimTime::from_us(6), &pkt(2, 500));
+        m.on_leave(PortId(4), SimTime::from_us(9), &pkt(0, 9000));
         let rest = [pkt(8, 1000)];
         let (b, n) = m.means(SimTime::from_us(10), rest.iter());
         assert!((b - 1000.0).abs() < 1e-9, "{b}");
@@ -106,8 +107,8 @@ mod tests {
 
     #[test]
     fn a_packet_that_never_waits_adds_nothing() {
-        let mut m = QueueMean::new(0);
-        m.on_leave(0, SimTime::from_us(5), &pkt(5, 1500));
+        let mut m = QueueMean::new(PortId(0));
+        m.on_leave(PortId(0), SimTime::from_us(5), &pkt(5, 1500));
         assert_eq!(m.means(SimTime::from_us(10), [].iter()), (0.0, 0.0));
         assert_eq!(m.means(SimTime::ZERO, [].iter()), (0.0, 0.0));
     }

@@ -24,6 +24,7 @@
 
 pub mod pfc;
 
+use crate::base::ids::{Idx, PortId};
 use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
@@ -68,9 +69,9 @@ pub struct Limiter {
 
 /// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
 pub(crate) fn nic_rate(sim: &Core, src: u32, dst: u32) -> RateBps {
-    match sim.net.nodes[src as usize].route[dst as usize] {
-        u32::MAX => RateBps(1),
-        nic => sim.net.ports[nic as usize].rate,
+    match sim.net.nodes[src.idx()].route[dst.idx()] {
+        PortId::NONE => RateBps(1),
+        nic => sim.net.ports[nic.idx()].rate,
     }
 }
 
@@ -144,7 +145,7 @@ pub struct L2 {
     /// Per port: its index in its node's port list.
     pub input_idx: Vec<u32>,
     /// Per port: for each queued data frame, the switch port towards the node it came from.
-    pub inq: Vec<VecDeque<u32>>,
+    pub inq: Vec<VecDeque<PortId>>,
     /// Per port: control frames at the head of the queue.
     pub ctrl_front: Vec<u32>,
     /// Per port: transmitter-side pause timer, and the time of the pending "held" event.
@@ -153,7 +154,7 @@ pub struct L2 {
     pub pause_sent: Vec<u64>,
     pub pause_rcvd: Vec<u64>,
     pub cnm_port: Vec<u64>,
-    pub rate_changes: Vec<(SimTime, u32, RateBps)>,
+    pub rate_changes: Vec<(SimTime, PortId, RateBps)>,
     pub rp_interval: SimTime,
     pub keep_rp_series: bool,
     pub rp_samples: Vec<(SimTime, u32, f64)>,
@@ -189,7 +190,7 @@ impl L2 {
         let mut input_idx = vec![0u32; np];
         for n in &sim.net.nodes {
             for (i, &p) in n.ports.iter().enumerate() {
-                input_idx[p as usize] = i as u32;
+                input_idx[p.idx()] = i as u32;
             }
         }
         L2 {
@@ -251,10 +252,10 @@ fn is_control(k: Kind) -> bool {
 
 /// Send a control frame on port `pid`: at once if the port is idle, else ahead of queued
 /// data (after earlier control frames); never paused, never dropped.
-fn send_control(sim: &mut Core, pid: u32, mut p: Packet) {
+fn send_control(sim: &mut Core, pid: PortId, mut p: Packet) {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let port = &mut sim.net.ports[pid as usize];
+    let port = &mut sim.net.ports[pid.idx()];
     port.stats.arrived += 1;
     if port.queue.is_empty() && port.tx.idle(now) {
         let fabric = Fabric {
@@ -269,24 +270,24 @@ fn send_control(sim: &mut Core, pid: u32, mut p: Packet) {
     if port.mq.is_none() {
         port.queued_bytes += p.size as u64;
     }
-    let k = l2s.ctrl_front[pid as usize] as usize;
+    let k = l2s.ctrl_front[pid.idx()] as usize;
     port.queue.insert(k.min(port.queue.len()), p);
-    l2s.ctrl_front[pid as usize] += 1;
+    l2s.ctrl_front[pid.idx()] += 1;
     if !port.tx.armed() {
         port.tx.arm(&mut sim.events, pid, now);
     } else {
         let at = port.tx.busy_until().max(now);
-        let h = l2s.hold_at[pid as usize];
+        let h = l2s.hold_at[pid.idx()];
         if !h.is_never() && at < h {
             // The port is held by a pause: wake it for the control frame.
-            l2s.hold_at[pid as usize] = at;
+            l2s.hold_at[pid.idx()] = at;
             port.tx.wake(&mut sim.events, pid, at);
         }
     }
 }
 
-pub(crate) fn send_pause(sim: &mut Core, pid: u32, quanta: u16, prio: Option<u8>) {
-    let port = &sim.net.ports[pid as usize];
+pub(crate) fn send_pause(sim: &mut Core, pid: PortId, quanta: u16, prio: Option<u8>) {
+    let port = &sim.net.ports[pid.idx()];
     let p = Packet::pause(
         (port.node, port.peer_node),
         PAUSE_FRAME_BYTES,
@@ -295,7 +296,7 @@ pub(crate) fn send_pause(sim: &mut Core, pid: u32, quanta: u16, prio: Option<u8>
         sim.now,
     );
     let l = l2(sim);
-    l.pause_sent[pid as usize] += 1;
+    l.pause_sent[pid.idx()] += 1;
     l.mqp.count_sent(pid, prio);
     send_control(sim, pid, p);
 }
@@ -303,10 +304,10 @@ pub(crate) fn send_pause(sim: &mut Core, pid: u32, quanta: u16, prio: Option<u8>
 /// Called at the start of `on_port_tx_done`. Returns true when the event is consumed here:
 /// a stale or duplicate wake-up, or a paused port whose head is a data frame (then held
 /// until the pause ends). Otherwise the head frame is about to leave: account its departure.
-pub(crate) fn tx_gate(sim: &mut Core, pid: u32) -> bool {
+pub(crate) fn tx_gate(sim: &mut Core, pid: PortId) -> bool {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
-    let i = pid as usize;
+    let i = pid.idx();
     let port = &mut sim.net.ports[i];
     let h = l2s.hold_at[i];
     if !h.is_never() {
@@ -336,8 +337,8 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: u32) -> bool {
         return true;
     }
     if let Some(inp) = l2s.inq[i].pop_front() {
-        let node = port.node as usize;
-        let ii = l2s.input_idx[inp as usize] as usize;
+        let node = port.node.idx();
+        let ii = l2s.input_idx[inp.idx()] as usize;
         if let Some(sw) = l2s.pause_sw[node].as_mut() {
             if let Some(f) = sw
                 .wm
@@ -354,8 +355,8 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: u32) -> bool {
 /// upstream node; u32::MAX: none). Returns true when handled here. `out` is where a switch
 /// forwards the frame (`net::route_hint`, ECMP resolved), computed when the frame became
 /// its wire's head.
-pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: u32, link: u32) -> bool {
-    let is_switch = sim.net.nodes[node as usize].kind == NodeKind::Switch;
+pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: PortId, link: PortId) -> bool {
+    let is_switch = sim.net.nodes[node.idx()].kind == NodeKind::Switch;
     match p.kind {
         Kind::Pause => {
             on_pause_frame(sim, p, link);
@@ -363,7 +364,7 @@ pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: u32, link: u32)
         }
         Kind::Cnm => {
             if is_switch {
-                if out != u32::MAX {
+                if out != PortId::NONE {
                     send_control(sim, out, p);
                 } else {
                     sim.net.unroutable += 1;
@@ -375,10 +376,10 @@ pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: u32, link: u32)
         }
         _ if is_switch => {
             // The switch's own port at the far end of the wire: the frame's input.
-            let input = if link == u32::MAX {
-                u32::MAX
+            let input = if link == PortId::NONE {
+                PortId::NONE
             } else {
-                sim.net.ports[link as usize].peer_port
+                sim.net.ports[link.idx()].peer_port
             };
             switch_forward(sim, node, p, out, input);
             true
@@ -388,15 +389,15 @@ pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: u32, link: u32)
 }
 
 /// Switch `node` forwards `p`, received on its port `input` (u32::MAX: none), to `out`.
-fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: u32, input: u32) {
-    if out == u32::MAX {
+fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: PortId, input: PortId) {
+    if out == PortId::NONE {
         sim.net.unroutable += 1;
         return;
     }
-    let oi = out as usize;
+    let oi = out.idx();
     let (pause_on, cp_on) = {
         let l2s = sim.l2.as_ref().expect("l2 state");
-        (l2s.pause_sw[node as usize].is_some(), l2s.cp[oi].is_some())
+        (l2s.pause_sw[node.idx()].is_some(), l2s.cp[oi].is_some())
     };
     if !pause_on && !cp_on {
         sim.enqueue(out, p);
@@ -412,12 +413,12 @@ fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: u32, input: u32) {
     let accepted = !matches!(outcome, Enqueued::Dropped(_));
     let qlen = sim.net.ports[oi].queued_bytes;
     // Only frames that wait in the queue count towards the input's PAUSE threshold.
-    if pause_on && outcome == Enqueued::Queued && input != u32::MAX {
+    if pause_on && outcome == Enqueued::Queued && input != PortId::NONE {
         let inp = input;
         let l2s = l2(sim);
         l2s.inq[oi].push_back(inp);
-        let ii = l2s.input_idx[inp as usize] as usize;
-        let sw = l2s.pause_sw[node as usize].as_mut().expect("pause");
+        let ii = l2s.input_idx[inp.idx()] as usize;
+        let sw = l2s.pause_sw[node.idx()].as_mut().expect("pause");
         if let Some(f) = sw.wm.on_arrival(now, ii, class_priority(p.class), p.size) {
             send_pause(sim, inp, f.quanta, f.prio);
             arm_refresh(sim, node);
@@ -430,8 +431,8 @@ fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: u32, input: u32) {
             l2s.cnm_sent += 1;
             l2s.cnm_port[oi] += 1;
             let cnm = Packet::cnm(&p, node, CNM_FRAME_BYTES, c.q, now);
-            let back = sim.net.nodes[node as usize].route[p.src as usize];
-            if back != u32::MAX {
+            let back = sim.net.nodes[node.idx()].route[p.src.idx()];
+            if back != PortId::NONE {
                 send_control(sim, back, cnm);
             }
         }
@@ -440,7 +441,7 @@ fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: u32, input: u32) {
 
 pub(crate) fn arm_refresh(sim: &mut Core, node: u32) {
     let l2s = l2(sim);
-    let sw = match l2s.pause_sw[node as usize].as_mut() {
+    let sw = match l2s.pause_sw[node.idx()].as_mut() {
         Some(s) => s,
         None => return,
     };
@@ -460,7 +461,7 @@ pub(crate) fn arm_refresh(sim: &mut Core, node: u32) {
 fn on_refresh(sim: &mut Core, node: u32) {
     let now = sim.now;
     {
-        let sw = match l2(sim).pause_sw[node as usize].as_mut() {
+        let sw = match l2(sim).pause_sw[node.idx()].as_mut() {
             Some(s) => s,
             None => return,
         };
@@ -471,12 +472,12 @@ fn on_refresh(sim: &mut Core, node: u32) {
     }
     loop {
         let f = {
-            let sw = l2(sim).pause_sw[node as usize].as_mut().expect("pause");
+            let sw = l2(sim).pause_sw[node.idx()].as_mut().expect("pause");
             sw.wm.poll_refresh(now)
         };
         match f {
             Some(f) => {
-                let pid = sim.net.nodes[node as usize].ports[f.port];
+                let pid = sim.net.nodes[node.idx()].ports[f.port];
                 send_pause(sim, pid, f.quanta, f.prio);
             }
             None => break,
@@ -486,13 +487,13 @@ fn on_refresh(sim: &mut Core, node: u32) {
 }
 
 /// A PAUSE/PFC frame `p` arrived over the wire of port `link`: it pauses that port.
-fn on_pause_frame(sim: &mut Core, p: Packet, link: u32) {
+fn on_pause_frame(sim: &mut Core, p: Packet, link: PortId) {
     let now = sim.now;
-    if link == u32::MAX {
+    if link == PortId::NONE {
         return;
     }
-    let target = sim.net.ports[link as usize].peer_port;
-    let ti = target as usize;
+    let target = sim.net.ports[link.idx()].peer_port;
+    let ti = target.idx();
     let rate = sim.net.ports[ti].rate;
     let l2s = sim.l2.as_mut().expect("l2 state");
     l2s.pause_rcvd[ti] += 1;
@@ -543,7 +544,7 @@ fn on_cnm_host(sim: &mut Core, host: u32, p: Packet) {
         return;
     }
     let notify = l2s.notify;
-    let rl = &mut l2s.rls[idx as usize];
+    let rl = &mut l2s.rls[idx.idx()];
     if rl.fixed.is_some() {
         l2s.cnm_ignored += 1;
         return;
@@ -583,7 +584,7 @@ pub(crate) fn host_send(sim: &mut Core, _host: u32, p: &Packet) -> bool {
         Some(&i) if i != u32::MAX => i,
         _ => return false,
     };
-    let rl = &mut l2s.rls[idx as usize];
+    let rl = &mut l2s.rls[idx.idx()];
     if rl.fifo.is_empty() && rl.next_departure(now, p.size) <= now {
         rl.on_release(now, p.size, &mut l2s.rng);
         sync_rl(sim, idx);
@@ -600,7 +601,7 @@ pub(crate) fn host_send(sim: &mut Core, _host: u32, p: &Packet) -> bool {
 /// Arm the limiter's release and RP-timer events if they are needed earlier than pending.
 fn sync_rl(sim: &mut Core, idx: u32) {
     let now = sim.now;
-    let rl = &mut l2(sim).rls[idx as usize];
+    let rl = &mut l2(sim).rls[idx.idx()];
     let mut rel = None;
     if let Some(h) = rl.fifo.front() {
         let nd = rl.next_departure(now, h.size);
@@ -640,7 +641,7 @@ fn sync_rl(sim: &mut Core, idx: u32) {
 fn on_release(sim: &mut Core, idx: u32) {
     let now = sim.now;
     {
-        let rl = &mut l2(sim).rls[idx as usize];
+        let rl = &mut l2(sim).rls[idx.idx()];
         if rl.rel_at != now {
             return;
         }
@@ -648,7 +649,7 @@ fn on_release(sim: &mut Core, idx: u32) {
     }
     loop {
         let l2s = sim.l2.as_mut().expect("l2 state");
-        let rl = &mut l2s.rls[idx as usize];
+        let rl = &mut l2s.rls[idx.idx()];
         let size = match rl.fifo.front() {
             Some(h) => h.size,
             None => break,
@@ -659,8 +660,8 @@ fn on_release(sim: &mut Core, idx: u32) {
         let p = rl.fifo.pop_front().expect("head");
         rl.on_release(now, size, &mut l2s.rng);
         let host = rl.host;
-        let out = sim.net.nodes[host as usize].route[p.dst as usize];
-        if out != u32::MAX {
+        let out = sim.net.nodes[host.idx()].route[p.dst.idx()];
+        if out != PortId::NONE {
             sim.enqueue(out, p);
         } else {
             sim.net.unroutable += 1;
@@ -673,7 +674,7 @@ fn on_rl_timer(sim: &mut Core, idx: u32) {
     let now = sim.now;
     {
         let l2s = l2(sim);
-        let rl = &mut l2s.rls[idx as usize];
+        let rl = &mut l2s.rls[idx.idx()];
         if rl.timer_at != now {
             return;
         }
@@ -694,8 +695,8 @@ pub(crate) fn una_held_in_limiter(sim: &Core, fid: u32) -> bool {
         Some(&i) if i != u32::MAX => i,
         _ => return false,
     };
-    let una = sim.hosts.flows[fid as usize].snd.snd_una;
-    l.rls[idx as usize]
+    let una = sim.hosts.flows[fid.idx()].snd.snd_una;
+    l.rls[idx.idx()]
         .fifo
         .iter()
         .any(|p| p.flow == fid && p.kind == Kind::Data && p.seq == una)
@@ -708,7 +709,7 @@ pub(crate) fn count_held_rto(sim: &mut Core, fid: u32) {
     l2s.rto_held += 1;
     if let Some(&i) = l2s.rl_of_flow.get(fid as usize) {
         if i != u32::MAX {
-            l2s.rls[i as usize].rto_held += 1;
+            l2s.rls[i.idx()].rto_held += 1;
         }
     }
 }
@@ -722,8 +723,8 @@ pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: L2Kind) {
         L2Kind::RlTimer => on_rl_timer(sim, idx),
         L2Kind::PauseRefresh => on_refresh(sim, idx),
         L2Kind::RateChange => {
-            let (_, pid, r) = l2(sim).rate_changes[idx as usize];
-            sim.net.ports[pid as usize].set_rate(r);
+            let (_, pid, r) = l2(sim).rate_changes[idx.idx()];
+            sim.net.ports[pid.idx()].set_rate(r);
         }
         L2Kind::SampleRp => {
             let l2s = l2(sim);

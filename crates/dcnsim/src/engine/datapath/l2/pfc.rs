@@ -24,6 +24,7 @@
 //!   priority is paused (head-of-line blocking, as a one-queue NIC would). Control frames
 //!   (PAUSE, PFC, CNM) go first and are never paused.
 
+use crate::base::ids::{Idx, PortId};
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 use crate::engine::datapath::l2::{arm_refresh, send_pause, L2};
@@ -37,10 +38,10 @@ use std::collections::VecDeque;
 pub struct MqPause {
     /// Per port: per class queue, the input ports (of this switch) of the frames it holds.
     /// Empty for ports that are not multi-queue egress ports of a pausing switch.
-    inq: Vec<Vec<VecDeque<u32>>>,
+    inq: Vec<Vec<VecDeque<PortId>>>,
     /// Frames produced by the accounting inside `Core::mq_enqueue` / `mq_send_next`, sent by
     /// [`flush`] once those return: (input port, frame).
-    pending: Vec<(u32, PauseFrame)>,
+    pending: Vec<(PortId, PauseFrame)>,
     /// Per port and priority: PFC frames sent / received (802.3x frames are not counted here).
     pub sent_prio: Vec<[u64; PFC_PRIORITIES]>,
     pub rcvd_prio: Vec<[u64; PFC_PRIORITIES]>,
@@ -58,24 +59,24 @@ impl MqPause {
 
     /// Allocate the input FIFOs of the multi-queue ports of pausing switch `node`.
     pub(crate) fn alloc_switch(&mut self, sim: &Core, node: u32) {
-        for &pid in &sim.net.nodes[node as usize].ports {
-            if let Some(m) = sim.net.ports[pid as usize].mq.as_ref() {
-                self.inq[pid as usize] = vec![VecDeque::new(); m.mq.num_queues()];
+        for &pid in &sim.net.nodes[node.idx()].ports {
+            if let Some(m) = sim.net.ports[pid.idx()].mq.as_ref() {
+                self.inq[pid.idx()] = vec![VecDeque::new(); m.mq.num_queues()];
             }
         }
     }
 
-    pub(crate) fn count_sent(&mut self, pid: u32, prio: Option<u8>) {
+    pub(crate) fn count_sent(&mut self, pid: PortId, prio: Option<u8>) {
         if let Some(p) = prio {
-            if let Some(c) = self.sent_prio.get_mut(pid as usize) {
+            if let Some(c) = self.sent_prio.get_mut(pid.idx()) {
                 c[(p as usize).min(PFC_PRIORITIES - 1)] += 1;
             }
         }
     }
 
-    pub(crate) fn count_rcvd(&mut self, pid: u32, prio: Option<u8>) {
+    pub(crate) fn count_rcvd(&mut self, pid: PortId, prio: Option<u8>) {
         if let Some(p) = prio {
-            if let Some(c) = self.rcvd_prio.get_mut(pid as usize) {
+            if let Some(c) = self.rcvd_prio.get_mut(pid.idx()) {
                 c[(p as usize).min(PFC_PRIORITIES - 1)] += 1;
             }
         }
@@ -90,21 +91,21 @@ impl L2 {
         &mut self,
         now: SimTime,
         node: u32,
-        pid: u32,
+        pid: PortId,
         q: usize,
         p: &Packet,
-        inp: u32,
+        inp: PortId,
     ) {
-        let Some(fifos) = self.mqp.inq.get_mut(pid as usize) else {
+        let Some(fifos) = self.mqp.inq.get_mut(pid.idx()) else {
             return;
         };
-        if fifos.is_empty() || inp == u32::MAX {
+        if fifos.is_empty() || inp == PortId::NONE {
             return;
         }
         let q = q.min(fifos.len() - 1);
         fifos[q].push_back(inp);
-        let ii = self.input_idx[inp as usize] as usize;
-        if let Some(sw) = self.pause_sw[node as usize].as_mut() {
+        let ii = self.input_idx[inp.idx()] as usize;
+        if let Some(sw) = self.pause_sw[node.idx()].as_mut() {
             if let Some(f) = sw.wm.on_arrival(now, ii, class_priority(p.class), p.size) {
                 self.mqp.pending.push((inp, f));
             }
@@ -113,8 +114,8 @@ impl L2 {
 
     /// Frame `p` left queue `q` of multi-queue port `pid` (transmitted or dropped).
     #[inline]
-    pub(crate) fn mq_left(&mut self, now: SimTime, node: u32, pid: u32, q: usize, p: &Packet) {
-        let Some(fifos) = self.mqp.inq.get_mut(pid as usize) else {
+    pub(crate) fn mq_left(&mut self, now: SimTime, node: u32, pid: PortId, q: usize, p: &Packet) {
+        let Some(fifos) = self.mqp.inq.get_mut(pid.idx()) else {
             return;
         };
         if fifos.is_empty() {
@@ -124,8 +125,8 @@ impl L2 {
         let Some(inp) = fifos[q].pop_front() else {
             return; // arrived before accounting existed (cannot happen) or from a host
         };
-        let ii = self.input_idx[inp as usize] as usize;
-        if let Some(sw) = self.pause_sw[node as usize].as_mut() {
+        let ii = self.input_idx[inp.idx()] as usize;
+        if let Some(sw) = self.pause_sw[node.idx()].as_mut() {
             if let Some(f) = sw.wm.on_departure(now, ii, class_priority(p.class), p.size) {
                 self.mqp.pending.push((inp, f));
             }
@@ -141,24 +142,24 @@ fn l2(sim: &mut Core) -> &mut L2 {
 fn flush(sim: &mut Core) {
     while let Some((inp, f)) = l2(sim).mqp.pending.pop() {
         send_pause(sim, inp, f.quanta, f.prio);
-        let node = sim.net.ports[inp as usize].node;
+        let node = sim.net.ports[inp.idx()].node;
         arm_refresh(sim, node);
     }
 }
 
 /// A switch with PAUSE/PFC forwards `p`, received on its port `inp`, to multi-queue port
 /// `out` (the input is accounted inside `Core::mq_enqueue`).
-pub(crate) fn switch_forward_mq(sim: &mut Core, out: u32, p: Packet, inp: u32) -> Enqueued {
+pub(crate) fn switch_forward_mq(sim: &mut Core, out: PortId, p: Packet, inp: PortId) -> Enqueued {
     sim.enqueue_from(out, p, inp)
 }
 
 /// The end of `Core::mq_enqueue` with layer 2 on: send the frames the accounting produced and
 /// make sure the transmitter looks at the new frame (at once if idle; a held port wakes when
 /// the new head may start).
-pub(crate) fn mq_after_enqueue(sim: &mut Core, pid: u32) {
+pub(crate) fn mq_after_enqueue(sim: &mut Core, pid: PortId) {
     flush(sim);
     let now = sim.now;
-    let i = pid as usize;
+    let i = pid.idx();
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.net.ports[i];
     if !port.tx.armed() {
@@ -185,9 +186,9 @@ pub(crate) fn mq_after_enqueue(sim: &mut Core, pid: u32) {
 /// `PortTxDone` of a multi-queue port with layer 2 on (after `tx_gate`'s stale-event checks):
 /// control frames first, then the scheduler over the queues whose head is not paused; hold
 /// until the earliest blocking pause ends if nothing may start.
-pub(crate) fn mq_tx(sim: &mut Core, pid: u32) {
+pub(crate) fn mq_tx(sim: &mut Core, pid: PortId) {
     let now = sim.now;
-    let i = pid as usize;
+    let i = pid.idx();
     {
         let l2s = sim.l2.as_mut().expect("l2 state");
         let port = &mut sim.net.ports[i];
@@ -235,9 +236,9 @@ pub(crate) fn mq_tx(sim: &mut Core, pid: u32) {
 /// A PAUSE/PFC frame was applied to port `target` (PFC mode or a multi-queue port): keep
 /// `Port::paused_until` as the latest pause end (the single-FIFO fast path tests it) and
 /// wake a held transmitter so it re-evaluates which frames may start.
-pub(crate) fn after_pause_frame(sim: &mut Core, target: u32) {
+pub(crate) fn after_pause_frame(sim: &mut Core, target: PortId) {
     let now = sim.now;
-    let i = target as usize;
+    let i = target.idx();
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.net.ports[i];
     port.paused_until = l2s.pause_tx[i].latest_until();
