@@ -17,6 +17,7 @@ use serde::Deserialize;
 use std::fmt;
 
 pub use apps::AppCfg;
+pub use mq::QueuesCfg;
 
 pub mod apps;
 pub mod flows;
