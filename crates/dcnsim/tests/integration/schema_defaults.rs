@@ -10,8 +10,8 @@ use dcnsim::scenario::apps::{
 };
 use dcnsim::scenario::l2::{PauseCfgFile, QcnCpCfg, RpCfgFile};
 use dcnsim::scenario::{
-    build, load, AppCfg, AqmCfg, MarkCfg, MarkDefaults, MeasureCfg, QueuesCfg, SimCfg,
-    TcpCfgFile, TopologyCfg,
+    build, load, AppCfg, AqmCfg, MarkCfg, MarkDefaults, MeasureCfg, QueuesCfg, SimCfg, TcpCfgFile,
+    TopologyCfg,
 };
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
@@ -75,9 +75,7 @@ fn assignments(text: &str, name: &str) -> Vec<usize> {
 fn assigned_words(text: &str) -> Vec<&str> {
     text.match_indices(" = ")
         .filter_map(|(i, _)| {
-            let start = text[..i]
-                .rfind(|c: char| !is_word(c))
-                .map_or(0, |k| k + 1);
+            let start = text[..i].rfind(|c: char| !is_word(c)).map_or(0, |k| k + 1);
             let w = &text[start..i];
             (start < i && !w.starts_with(|c: char| c.is_ascii_digit())).then_some(w)
         })
@@ -181,7 +179,10 @@ fn check<T: PartialEq + Debug>(s: Section<T>) {
     if let Some(others) = s.others {
         for w in assigned_words(text) {
             let known = s.fields.iter().any(|(k, _)| k == w) || others.contains(&w);
-            assert!(known, "schema.txt, {name}: `{w} = ...` is not a key of the section");
+            assert!(
+                known,
+                "schema.txt, {name}: `{w} = ...` is not a key of the section"
+            );
         }
     }
 }
@@ -318,7 +319,10 @@ fn schema_txt_lists_queues_and_marking_defaults() {
         );
     }
     for (k, _) in debug_fields(&AqmCfg::default()) {
-        assert!(k == "port" || debug_fields(&marking).iter().any(|(m, _)| *m == k), "{k}");
+        assert!(
+            k == "port" || debug_fields(&marking).iter().any(|(m, _)| *m == k),
+            "{k}"
+        );
     }
     keys.extend(["k", "t_min", "t_max"].map(|k| (k.to_string(), Kind::Absent)));
     check(Section {
@@ -389,7 +393,14 @@ fn schema_txt_lists_the_tcp_profile_defaults() {
         fields: keys,
         skip: &[],
         // Prose: "DupThresh = dupack_threshold", "cwnd = min(...)", "false = FreeBSD", "L = 2", Linux "tcp_recovery = 1".
-        others: Some(&["DupThresh", "cwnd", "ssthresh", "false", "L", "tcp_recovery"]),
+        others: Some(&[
+            "DupThresh",
+            "cwnd",
+            "ssthresh",
+            "false",
+            "L",
+            "tcp_recovery",
+        ]),
         parse: &tcp_of,
     });
 }
