@@ -2,7 +2,7 @@
 //! the builder that installs the engine's layer-2 state (`engine/datapath/l2/mod.rs`) from them.
 
 use crate::base::ids::{Idx, PortId};
-use crate::base::units::{RateBps, SimTime};
+use crate::base::units::{Bytes, RateBps, SimTime};
 use crate::engine::datapath::l2::*;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
@@ -13,60 +13,111 @@ use serde::Deserialize;
 // ------------------------------------------------------------------- scenario keys
 
 /// `[topology] qcn = { ... }`: a QCN congestion point on every switch egress port (or on
-/// `ports`). Defaults: `CpConfig::default()` (seed 000 App. A: Q_EQ 33 KB, W 2, v2.2).
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
+/// `ports`). Absent keys come from the `Default` impl, which takes the model's parameters
+/// from `CpConfig::default()` (seed 000 App. A: Q_EQ 33 KB, W 2, v2.2; sources there).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct QcnCpCfg {
-    /// Default true; false removes the CPs (for sweeping QCN on/off).
-    pub enabled: Option<bool>,
-    pub q_eq: Option<Size>,
-    pub w: Option<f64>,
-    /// "v2.2" (default), "nov2007" (unverified hypothesis) or "every_packet".
-    pub sampling: Option<String>,
-    pub jitter: Option<f64>,
-    /// M1 (seed 000 ch. IV-B-1). Default false.
-    pub congestion_memory: Option<bool>,
-    /// M1's QSC as a fraction of the port buffer. Default 0.9 (thesis: 90 %).
-    pub memory_threshold: Option<f64>,
-    /// M2 (seed 000 Table V). Default false.
-    pub detailed_sampling: Option<bool>,
-    pub nov2007_p_min: Option<f64>,
-    pub nov2007_p_max: Option<f64>,
-    /// Which frames the CP samples: "admitted" (default; frames the queue accepted, as the
-    /// public software models LINUX-QCN and OMNET-QCN) or "arrivals" (every arriving frame,
+    /// false removes the CPs (for sweeping QCN on/off).
+    pub enabled: bool,
+    pub q_eq: Size,
+    pub w: f64,
+    /// "v2.2", "nov2007" (unverified hypothesis) or "every_packet".
+    pub sampling: String,
+    pub jitter: f64,
+    /// M1 (seed 000 ch. IV-B-1).
+    pub congestion_memory: bool,
+    /// M1's QSC as a fraction of the port buffer.
+    pub memory_threshold: f64,
+    /// M2 (seed 000 Table V).
+    pub detailed_sampling: bool,
+    pub nov2007_p_min: f64,
+    pub nov2007_p_max: f64,
+    /// Which frames the CP samples: "admitted" (frames the queue accepted, as the public
+    /// software models LINUX-QCN and OMNET-QCN) or "arrivals" (every arriving frame,
     /// dropped ones included, as the Broadcom Soc_petra-B hardware CP; `SampleSet`).
-    pub sample: Option<String>,
+    pub sample: String,
     /// Quantise |Fb| by dropping this many low-order bits (`Quantizer::MsbShift`, MODELS.md
-    /// §1.2 variant Q2, as the QCN-patched Linux qdisc with 13) instead of the default linear
-    /// `floor(63·|Fb|/FbMax)` (variant Q1). Default: absent (linear).
+    /// §1.2 variant Q2, as the QCN-patched Linux qdisc with 13). Absent: the linear
+    /// `floor(63·|Fb|/FbMax)` (variant Q1).
     pub quantizer_shift: Option<u32>,
-    /// Only these ports ("A->B"); default every switch egress port.
+    /// Only these ports ("A->B"); absent: every switch egress port.
     pub ports: Option<Vec<String>>,
 }
 
-/// `[topology] pause = { ... }`: IEEE 802.3x PAUSE at every switch (slides' watermarks).
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
+impl Default for QcnCpCfg {
+    fn default() -> Self {
+        // `CpConfig::default()` holds the sources of q_eq, w, jitter, sampling (v2.2),
+        // detailed (off) and sample (admitted).
+        let cp = CpConfig::default();
+        QcnCpCfg {
+            // A `qcn` table turns the CPs on.
+            enabled: true,
+            q_eq: Size(Bytes(cp.q_eq_bytes)),
+            w: cp.w,
+            sampling: "v2.2".to_string(),
+            jitter: cp.jitter,
+            // `CpConfig::default().memory` is None: M1 off.
+            congestion_memory: false,
+            // `CongestionMemory::new`: 0.9 (seed 000: 90 % of the buffer).
+            memory_threshold: CongestionMemory::new(0).threshold_fraction,
+            detailed_sampling: cp.detailed,
+            // The unverified Nov-2007 hypothesis: p from 1 % to 10 % of packets (MODELS.md,
+            // "Nov-2007 pseudocode vs v2.2").
+            nov2007_p_min: 0.01,
+            nov2007_p_max: 0.10,
+            sample: "admitted".to_string(),
+            quantizer_shift: None,
+            ports: None,
+        }
+    }
+}
+
+/// `[topology] pause = { ... }`: IEEE 802.3x PAUSE at every switch. Absent keys come from
+/// the `Default` impl, which takes the watermarks and timing from `PauseConfig::default()`
+/// (the slides' 130 KB / 110 KB; sources there).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct PauseCfgFile {
-    /// Default true; false disables PAUSE (for sweeping it on/off).
-    pub enabled: Option<bool>,
-    /// High watermark per input. Default 130 KB (slides).
-    pub hi: Option<Size>,
-    /// Low watermark per input. Default 110 KB (slides).
-    pub lo: Option<Size>,
-    /// Quanta per PAUSE frame. Default 0xFFFF (MODELS.md §2.2 implementation choice).
-    pub quanta: Option<u32>,
-    /// Refresh at this fraction of the pause time. Default 0.5 (MODELS.md §2.2).
-    pub refresh_fraction: Option<f64>,
-    /// Only these switches; default all.
+    /// false disables PAUSE (for sweeping it on/off).
+    pub enabled: bool,
+    /// High watermark per input.
+    pub hi: Size,
+    /// Low watermark per input.
+    pub lo: Size,
+    /// Quanta per PAUSE frame.
+    pub quanta: u32,
+    /// Refresh at this fraction of the pause time.
+    pub refresh_fraction: f64,
+    /// Only these switches; absent: all.
     pub switches: Option<Vec<String>>,
-    /// "pause" (default: IEEE 802.3x, one class per link, the slides' set-up) or "pfc"
-    /// (IEEE 802.1Qbb: watermarks per input x priority, priority = class mod 8; `pfcsim.rs`).
-    pub mode: Option<String>,
+    /// "pause" (IEEE 802.3x, one class per link, the slides' set-up) or "pfc" (IEEE
+    /// 802.1Qbb: watermarks per input x priority, priority = class mod 8).
+    pub mode: String,
+}
+
+impl Default for PauseCfgFile {
+    fn default() -> Self {
+        let p = PauseConfig::default();
+        PauseCfgFile {
+            // A `pause` table turns PAUSE on.
+            enabled: true,
+            // Slides: 130 KB / 110 KB.
+            hi: Size(Bytes(p.hi_bytes)),
+            lo: Size(Bytes(p.lo_bytes)),
+            // 0xFFFF, the largest (MODELS.md §2.2 implementation choice).
+            quanta: p.quanta as u32,
+            // MODELS.md §2.2.
+            refresh_fraction: p.refresh_fraction,
+            switches: None,
+            // `PauseConfig::default().mode`: 802.3x, the slides' set-up.
+            mode: "pause".to_string(),
+        }
+    }
 }
 
 /// `[[topology.rate_changes]] port = "sw->n3", at = "250ms", rate = "500Mbps"`.
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RateChangeCfg {
     pub port: String,
@@ -75,37 +126,65 @@ pub struct RateChangeCfg {
 }
 
 /// `[qcn] rp = { ... }`: reaction points in the hosts.
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct QcnCfg {
     pub rp: Option<RpCfgFile>,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
+/// `[qcn] rp = { ... }`. Absent keys come from the `Default` impl, which takes the RP's
+/// parameters from `RpConfig::default()` (802.1Qau / seed 000; sources there).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct RpCfgFile {
-    /// "flow" (default; seed 000: one RL per server, one flow each), "destination", "shared".
-    pub scope: Option<String>,
+    /// "flow", "destination" or "shared".
+    pub scope: String,
     /// Ideal mode: every flow hard-limited to its destination link rate / number of flows to
     /// that destination (seed 000 Fig. 20). No QCN reaction.
-    pub ideal: Option<bool>,
-    /// Fixed-rate limiter instead of QCN (like `ideal`, with an explicit rate).
+    pub ideal: bool,
+    /// Fixed-rate limiter instead of QCN (like `ideal`, with an explicit rate); absent: QCN.
     pub fixed_rate: Option<Rate>,
-    pub adaptive_rai: Option<bool>,
-    pub gd: Option<f64>,
-    pub min_rate: Option<Rate>,
-    pub bc_limit: Option<Size>,
-    pub timer_period: Option<Dur>,
-    pub r_ai: Option<Rate>,
-    pub r_hai: Option<Rate>,
-    pub jitter: Option<f64>,
-    pub release_at_line_rate: Option<bool>,
-    /// Token-bucket depth. Default 0 (pure pacing).
-    pub bucket: Option<SizeOrUnlimited>,
-    /// Per-flow notification by a shared limiter cut by a CNM (slides part 2): "off"
-    /// (default), "drop" (drop the flow's oldest held segment) or "ecn" (CE-mark it if ECT,
-    /// else drop it).
-    pub notify: Option<String>,
+    pub adaptive_rai: bool,
+    pub gd: f64,
+    pub min_rate: Rate,
+    pub bc_limit: Size,
+    pub timer_period: Dur,
+    pub r_ai: Rate,
+    pub r_hai: Rate,
+    pub jitter: f64,
+    pub release_at_line_rate: bool,
+    /// Token-bucket depth (0: pure pacing).
+    pub bucket: SizeOrUnlimited,
+    /// Per-flow notification by a shared limiter cut by a CNM (slides part 2): "off",
+    /// "drop" (drop the flow's oldest held segment) or "ecn" (CE-mark it if ECT, else drop
+    /// it).
+    pub notify: String,
+}
+
+impl Default for RpCfgFile {
+    fn default() -> Self {
+        // `RpConfig::default()` holds the sources of gd to bucket.
+        let r = RpConfig::default();
+        RpCfgFile {
+            // Seed 000: one rate limiter per server, one flow each.
+            scope: "flow".to_string(),
+            ideal: false,
+            fixed_rate: None,
+            // M3 off: unmodified QCN.
+            adaptive_rai: r.adaptive_rai,
+            gd: r.gd,
+            min_rate: Rate(r.min_rate),
+            bc_limit: Size(Bytes(r.bc_limit_bytes)),
+            timer_period: Dur(r.timer_period),
+            r_ai: Rate(r.r_ai),
+            r_hai: Rate(r.r_hai),
+            jitter: r.jitter,
+            release_at_line_rate: r.release_at_line_rate,
+            bucket: SizeOrUnlimited(r.bucket_bytes),
+            // Slides part 1: no per-flow notification.
+            notify: "off".to_string(),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------- build
@@ -116,7 +195,7 @@ pub struct BuildArgs<'a> {
     pub pause: Option<&'a PauseCfgFile>,
     pub rate_changes: &'a [RateChangeCfg],
     pub qcn: Option<&'a QcnCfg>,
-    pub rp_interval: Option<SimTime>,
+    pub rp_interval: SimTime,
     pub keep_rp_series: bool,
     pub flow_rate_interval: Option<SimTime>,
 }
@@ -124,48 +203,35 @@ pub struct BuildArgs<'a> {
 type ErrFn<'a> = &'a dyn Fn(&str, &str, String) -> ScenarioError;
 
 fn cp_config(c: &QcnCpCfg, err: ErrFn) -> Result<CpConfig, ScenarioError> {
-    let mut cfg = CpConfig::default();
-    if let Some(q) = c.q_eq {
-        cfg.q_eq_bytes = q.0 .0;
-    }
-    if let Some(w) = c.w {
-        cfg.w = w;
-    }
-    if let Some(j) = c.jitter {
-        cfg.jitter = j;
-    }
-    match c.sampling.as_deref() {
-        None | Some("v2.2") => cfg.sampling = Sampling::V22,
-        Some("every_packet") => cfg.sampling = Sampling::EveryPacket,
-        Some("nov2007") => {
-            let (mut lo, mut hi) = (0.01, 0.10);
-            if let Some(p) = c.nov2007_p_min {
-                lo = p;
-            }
-            if let Some(p) = c.nov2007_p_max {
-                hi = p;
-            }
-            cfg.sampling = Sampling::Nov2007 {
-                p_min: lo,
-                p_max: hi,
-            };
-        }
-        Some(o) => {
+    let mut cfg = CpConfig {
+        q_eq_bytes: c.q_eq.0 .0,
+        w: c.w,
+        jitter: c.jitter,
+        detailed: c.detailed_sampling,
+        ..CpConfig::default()
+    };
+    cfg.sampling = match c.sampling.as_str() {
+        "v2.2" => Sampling::V22,
+        "every_packet" => Sampling::EveryPacket,
+        "nov2007" => Sampling::Nov2007 {
+            p_min: c.nov2007_p_min,
+            p_max: c.nov2007_p_max,
+        },
+        o => {
             return Err(err(
                 "topology",
                 "qcn",
                 format!("sampling {o:?}: expected \"v2.2\", \"nov2007\" or \"every_packet\""),
             ))
         }
-    }
-    cfg.detailed = c.detailed_sampling.unwrap_or(false);
+    };
     if let Some(shift) = c.quantizer_shift {
         cfg.quantizer = crate::model::l2::Quantizer::MsbShift { shift };
     }
-    cfg.sample = match c.sample.as_deref() {
-        None | Some("admitted") => SampleSet::Admitted,
-        Some("arrivals") => SampleSet::Arrivals,
-        Some(o) => {
+    cfg.sample = match c.sample.as_str() {
+        "admitted" => SampleSet::Admitted,
+        "arrivals" => SampleSet::Arrivals,
+        o => {
             return Err(err(
                 "topology",
                 "qcn",
@@ -177,43 +243,26 @@ fn cp_config(c: &QcnCpCfg, err: ErrFn) -> Result<CpConfig, ScenarioError> {
 }
 
 fn rp_config(c: &RpCfgFile) -> RpConfig {
-    let mut r = RpConfig::default();
-    if let Some(x) = c.gd {
-        r.gd = x;
+    RpConfig {
+        gd: c.gd,
+        min_rate: c.min_rate.0,
+        bc_limit_bytes: c.bc_limit.0 .0,
+        timer_period: c.timer_period.0,
+        r_ai: c.r_ai.0,
+        r_hai: c.r_hai.0,
+        jitter: c.jitter,
+        release_at_line_rate: c.release_at_line_rate,
+        bucket_bytes: c.bucket.0,
+        adaptive_rai: c.adaptive_rai,
+        ..RpConfig::default()
     }
-    if let Some(x) = c.min_rate {
-        r.min_rate = x.0;
-    }
-    if let Some(x) = c.bc_limit {
-        r.bc_limit_bytes = x.0 .0;
-    }
-    if let Some(x) = c.timer_period {
-        r.timer_period = x.0;
-    }
-    if let Some(x) = c.r_ai {
-        r.r_ai = x.0;
-    }
-    if let Some(x) = c.r_hai {
-        r.r_hai = x.0;
-    }
-    if let Some(x) = c.jitter {
-        r.jitter = x;
-    }
-    if let Some(x) = c.release_at_line_rate {
-        r.release_at_line_rate = x;
-    }
-    if let Some(x) = c.bucket {
-        r.bucket_bytes = x.0;
-    }
-    r.adaptive_rai = c.adaptive_rai.unwrap_or(false);
-    r
 }
 
 /// Install the L2 state described by the scenario (no-op when nothing is configured).
 pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioError> {
     let rp_cfg = a.qcn.and_then(|q| q.rp.as_ref());
-    let cp_cfg = a.cp.filter(|c| c.enabled.unwrap_or(true));
-    let pause_cfg = a.pause.filter(|c| c.enabled.unwrap_or(true));
+    let cp_cfg = a.cp.filter(|c| c.enabled);
+    let pause_cfg = a.pause.filter(|c| c.enabled);
     let a = &BuildArgs {
         cp: cp_cfg,
         pause: pause_cfg,
@@ -274,9 +323,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
     if let Some(rc) = rp_cfg {
         install_rps(sim, &mut l, rc, err)?;
     }
-    if let Some(t) = a.rp_interval {
-        l.rp_interval = t;
-    }
+    l.rp_interval = a.rp_interval;
     l.keep_rp_series = a.keep_rp_series;
     if let Some(t) = a.flow_rate_interval {
         l.flow_interval = t;
@@ -318,7 +365,7 @@ fn install_cps(sim: &Sim, l: &mut L2, c: &QcnCpCfg, err: ErrFn) -> Result<(), Sc
     for pid in ports {
         let port = &sim.net.ports[pid.idx()];
         let mut cfg = base;
-        if c.congestion_memory.unwrap_or(false) {
+        if c.congestion_memory {
             if port.limit_bytes == u64::MAX {
                 return Err(err(
                     "topology",
@@ -330,9 +377,7 @@ fn install_cps(sim: &Sim, l: &mut L2, c: &QcnCpCfg, err: ErrFn) -> Result<(), Sc
                 ));
             }
             let mut m = CongestionMemory::new(port.limit_bytes);
-            if let Some(f) = c.memory_threshold {
-                m.threshold_fraction = f;
-            }
+            m.threshold_fraction = c.memory_threshold;
             cfg.memory = Some(m);
         }
         let cp = CongestionPoint::new(cfg).map_err(|e| err("topology", "qcn", e))?;
@@ -348,30 +393,25 @@ fn install_pause(
     pc: &PauseCfgFile,
     err: ErrFn,
 ) -> Result<(), ScenarioError> {
-    let mut cfg = PauseConfig::default();
-    if let Some(x) = pc.hi {
-        cfg.hi_bytes = x.0 .0;
+    let q = pc.quanta;
+    if q == 0 || q > 0xFFFF {
+        return Err(err(
+            "topology",
+            "pause",
+            format!("quanta {q}: expected 1..65535"),
+        ));
     }
-    if let Some(x) = pc.lo {
-        cfg.lo_bytes = x.0 .0;
-    }
-    if let Some(q) = pc.quanta {
-        if q == 0 || q > 0xFFFF {
-            return Err(err(
-                "topology",
-                "pause",
-                format!("quanta {q}: expected 1..65535"),
-            ));
-        }
-        cfg.quanta = q as u16;
-    }
-    if let Some(f) = pc.refresh_fraction {
-        cfg.refresh_fraction = f;
-    }
-    cfg.mode = match pc.mode.as_deref() {
-        None | Some("pause") => PauseMode::Pause,
-        Some("pfc") => PauseMode::Pfc,
-        Some(o) => {
+    let mut cfg = PauseConfig {
+        hi_bytes: pc.hi.0 .0,
+        lo_bytes: pc.lo.0 .0,
+        quanta: q as u16,
+        refresh_fraction: pc.refresh_fraction,
+        ..PauseConfig::default()
+    };
+    cfg.mode = match pc.mode.as_str() {
+        "pause" => PauseMode::Pause,
+        "pfc" => PauseMode::Pfc,
+        o => {
             return Err(err(
                 "topology",
                 "pause",
@@ -414,11 +454,11 @@ fn install_pause(
 /// (`scope`), shared by the TCP flows it covers, then limiters for the CBR sources.
 fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), ScenarioError> {
     let cfg = rp_config(rc);
-    l.notify = match rc.notify.as_deref() {
-        None | Some("off") => Notify::Off,
-        Some("drop") => Notify::Drop,
-        Some("ecn") => Notify::Ecn,
-        Some(o) => {
+    l.notify = match rc.notify.as_str() {
+        "off" => Notify::Off,
+        "drop" => Notify::Drop,
+        "ecn" => Notify::Ecn,
+        o => {
             return Err(err(
                 "qcn",
                 "rp",
@@ -426,7 +466,7 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
             ))
         }
     };
-    let scope = rc.scope.as_deref().unwrap_or("flow");
+    let scope = rc.scope.as_str();
     if !matches!(scope, "flow" | "destination" | "shared") {
         return Err(err(
             "qcn",
@@ -434,7 +474,7 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
             format!("scope {scope:?}: expected \"flow\", \"destination\" or \"shared\""),
         ));
     }
-    let ideal = rc.ideal.unwrap_or(false);
+    let ideal = rc.ideal;
     let mut keys: Vec<(u32, u32, u32)> = Vec::new(); // (src, dst-or-flow key, limiter)
     for fid in 0..sim.hosts.flows.len() {
         let f = &sim.hosts.flows[fid];

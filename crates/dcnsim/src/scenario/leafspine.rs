@@ -68,8 +68,7 @@ pub(super) fn build(
             (d, d)
         }
     };
-    let sw_buf = t.switch_buffer.map(|b| b.0).unwrap_or(u64::MAX);
-    let nic_buf = t.nic_buffer.map(|b| b.0).unwrap_or(u64::MAX);
+    let (sw_buf, nic_buf) = (t.switch_buffer.0, t.nic_buffer.0);
     let hosts: Vec<u32> = (1..=hpl * leaves)
         .map(|i| sim.add_node(&format!("host{i}"), NodeKind::Host))
         .collect();

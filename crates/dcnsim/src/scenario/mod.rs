@@ -17,6 +17,7 @@ use serde::Deserialize;
 use std::fmt;
 
 pub use apps::AppCfg;
+pub use mq::QueuesCfg;
 
 pub mod apps;
 pub mod flows;
@@ -180,17 +181,23 @@ pub struct Meta {
     pub source: Option<String>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+/// `[sim]`. `duration` is required; `seed` takes its default from `SimCfg::default_seed`.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SimCfg {
-    /// Simulated time.
+    /// Simulated time (required).
     pub duration: Dur,
     /// Seed of every random stream of the run.
-    #[serde(default = "default_seed")]
+    #[serde(default = "SimCfg::default_seed")]
     pub seed: u64,
 }
-fn default_seed() -> u64 {
-    1
+
+impl SimCfg {
+    /// Seed 1: our choice (no source fixes one); every run without `seed` draws the same
+    /// random streams, so results are reproducible.
+    fn default_seed() -> u64 {
+        1
+    }
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq)]
@@ -207,45 +214,56 @@ pub enum TopoKind {
     Leafspine,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeCfg {
     pub name: String,
     pub kind: String,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkCfg {
     pub a: String,
     pub b: String,
+    /// Absent: `topology.link_rate`.
     pub rate: Option<Rate>,
+    /// Absent: `topology.link_delay`.
     pub delay: Option<Dur>,
-    /// Buffer of the switch ports at either end (hosts use `nic_buffer`).
+    /// Buffer of the switch ports at either end (hosts use `nic_buffer`). Absent:
+    /// `topology.switch_buffer`.
     pub buffer: Option<SizeOrUnlimited>,
     /// Queue limit in packets of the switch ports at either end (a dummynet pipe's
     /// `queue N`); applies together with `buffer`. Default: no packet limit.
     pub queue_limit_pkts: Option<u64>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+/// `[topology]`. `kind` is required, so there is no `Default` impl: the two scalar keys with
+/// a constant default take it from `TopologyCfg::unlimited`; the other scalar keys are
+/// required by some kinds or fall back on other keys, and say so.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
     pub kind: TopoKind,
-    /// star: number of servers.
+    /// star: number of servers (required for a star).
     pub servers: Option<u32>,
-    /// dumbbell: hosts on each side.
+    /// dumbbell: hosts on each side (required for a dumbbell).
     pub left: Option<u32>,
     pub right: Option<u32>,
+    /// Required by star, dumbbell and leafspine; explicit: the rate of links without one.
     pub link_rate: Option<Rate>,
+    /// Absent: 0 (no propagation delay). An `Option` because a leafspine refuses it
+    /// together with `base_rtt`.
     pub link_delay: Option<Dur>,
-    /// dumbbell: the switch-to-switch link.
+    /// dumbbell: the switch-to-switch link. Absent: `link_rate` / `link_delay`.
     pub bottleneck_rate: Option<Rate>,
     pub bottleneck_delay: Option<Dur>,
     /// Per switch output port, bytes (DropTail).
-    pub switch_buffer: Option<SizeOrUnlimited>,
-    /// Host NIC queue (default unlimited).
-    pub nic_buffer: Option<SizeOrUnlimited>,
+    #[serde(default = "TopologyCfg::unlimited")]
+    pub switch_buffer: SizeOrUnlimited,
+    /// Host NIC queue.
+    #[serde(default = "TopologyCfg::unlimited")]
+    pub nic_buffer: SizeOrUnlimited,
     /// Queue limit in packets of every switch output port without its own
     /// `links.queue_limit_pkts` (dummynet `queue N`). Default: no packet limit.
     pub queue_limit_pkts: Option<u64>,
@@ -284,8 +302,17 @@ pub struct TopologyCfg {
     /// sets the per-link delays, with `host_delay` of it spent in the hosts.
     pub base_rtt: Option<Dur>,
     pub host_delay: Option<Dur>,
-    /// ECMP over equal-cost next hops (`engine/net/ecmp.rs`; default on for leafspine, off otherwise).
+    /// ECMP over equal-cost next hops (`engine/net/ecmp.rs`). Absent: on for leafspine,
+    /// off otherwise.
     pub ecmp: Option<bool>,
+}
+
+impl TopologyCfg {
+    /// `switch_buffer` and `nic_buffer`: unlimited (no tail drop), so that a scenario
+    /// drops packets only at the buffer sizes it sets from its source.
+    fn unlimited() -> SizeOrUnlimited {
+        SizeOrUnlimited(u64::MAX)
+    }
 }
 
 /// Declares `AqmCfg` (`[topology] aqm`) and `MarkCfg` (a multi-queue port's `marking`) with
@@ -301,7 +328,7 @@ macro_rules! aqm_tables {
         $(#[$mm:meta])* MarkCfg { $($(#[$mfm:meta])* $mf:ident: $mft:ty,)* }
     ) => {
         $(#[$am])*
-        #[derive(Deserialize, Debug, Clone, Default)]
+        #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
         #[serde(deny_unknown_fields)]
         pub struct AqmCfg {
             pub kind: String,
@@ -310,7 +337,7 @@ macro_rules! aqm_tables {
         }
 
         $(#[$mm])*
-        #[derive(Deserialize, Debug, Clone, Default)]
+        #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
         #[serde(deny_unknown_fields)]
         pub struct MarkCfg {
             pub kind: String,
@@ -332,13 +359,16 @@ macro_rules! aqm_tables {
 }
 
 aqm_tables! {
-    /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (defaults in `aqm_from_cfg`).
+    /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (also `aqm_ports` entries
+    /// and `queues.port_marking`). One table holds the keys of several kinds and a key of
+    /// another kind is an error, so every key is an `Option`; absence means the value in
+    /// `MarkDefaults`, except `k` (absent: 65 packets on ports >= 10 Gb/s, 20 below).
     AqmCfg {
         /// Only in `aqm_ports`: the port ("A->B") this entry applies to.
         port: Option<String>,
     }
     shared {
-        /// "enqueue" (default) or "dequeue".
+        /// "enqueue" or "dequeue".
         at: Option<String>,
         /// step: marking threshold K.
         k: Option<Threshold>,
@@ -349,12 +379,13 @@ aqm_tables! {
         w_q: Option<f64>,
         gentle: Option<bool>,
         wait: Option<bool>,
-        /// "average" (default) or "instantaneous".
+        /// "average" or "instantaneous".
         queue: Option<String>,
         mean_pkt_size: Option<Size>,
     }
     /// `marking = { kind = ..., ... }` of a multi-queue port (`scenario/mq.rs`): "step" and
-    /// "red" take the keys of `[topology] aqm`, per queue.
+    /// "red" take the keys of `[topology] aqm`, per queue. As in `AqmCfg`, absence means
+    /// the value in `MarkDefaults`; prob_tcn's `t_min` and `t_max` are required.
     MarkCfg {
         /// tcn / prob_tcn.
         threshold: Option<Dur>,
@@ -376,6 +407,77 @@ aqm_tables! {
     }
 }
 
+/// The constant defaults of the keys of `AqmCfg` and `MarkCfg`, one field per key (the
+/// tables keep `Option`s; see `AqmCfg`). `Deserialize` only lets the schema test read
+/// `key = value` as written in schema.txt.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct MarkDefaults {
+    pub at: String,
+    pub min_th: Threshold,
+    pub max_th: Threshold,
+    pub max_p: f64,
+    pub w_q: f64,
+    pub gentle: bool,
+    pub wait: bool,
+    pub queue: String,
+    pub mean_pkt_size: Size,
+    pub threshold: Dur,
+    pub p_max: f64,
+    pub target: Dur,
+    pub interval: Dur,
+    pub ecn: bool,
+    pub port_thresh: f64,
+    pub beta: f64,
+    pub dq_thresh: Size,
+    pub epsilon: f64,
+    pub rtt: Dur,
+    pub lambda: f64,
+}
+
+impl Default for MarkDefaults {
+    fn default() -> Self {
+        use crate::model::mq::{codel, dqrate, mqecn, tcn};
+        MarkDefaults {
+            // DCTCP paper / MODELS.md §3.1: mark on arrival.
+            at: "enqueue".to_string(),
+            // RED: ns-3 RedQueueDisc (MinTh 5, MaxTh 15 packets, LInterm 50 → max_p 0.02,
+            // QW 0.002, Gentle, Wait, MeanPktSize 500 B); MODELS.md §5.4.
+            min_th: Threshold(5, QueueUnit::Packets),
+            max_th: Threshold(15, QueueUnit::Packets),
+            max_p: 0.02,
+            w_q: 0.002,
+            gentle: true,
+            wait: true,
+            // Floyd-Jacobson RED compares the averaged queue with the thresholds.
+            queue: "average".to_string(),
+            mean_pkt_size: Size(Bytes(500)),
+            // `tcn::DEFAULT_T`: 78 µs, seed 002 (DCTCP at 10 Gb/s).
+            threshold: Dur(tcn::DEFAULT_T),
+            // prob_tcn: probability 1 at t_max, where it meets TCN's deterministic mark.
+            p_max: 1.0,
+            // `codel::DEFAULT_TARGET` / `DEFAULT_INTERVAL`: RFC 8289 (5 ms / 100 ms).
+            target: Dur(codel::DEFAULT_TARGET),
+            interval: Dur(codel::DEFAULT_INTERVAL),
+            // Mark rather than drop: CoDel is one of the markings compared with TCN.
+            ecn: true,
+            // `mqecn::DEFAULT_PORT_THRESH_PKTS` (65, MQECN-NS2) and `DEFAULT_BETA` (0.75).
+            port_thresh: mqecn::DEFAULT_PORT_THRESH_PKTS,
+            beta: mqecn::DEFAULT_BETA,
+            // `dqrate::DEFAULT_*`: seed 002 §3.3 (10 KB, ε 0.875, 100 µs, λ 1).
+            dq_thresh: Size(Bytes(dqrate::DEFAULT_DQ_THRESH)),
+            epsilon: dqrate::DEFAULT_EPSILON,
+            rtt: Dur(dqrate::DEFAULT_RTT),
+            lambda: dqrate::DEFAULT_LAMBDA,
+        }
+    }
+}
+
+/// `[tcp]` and `[apps.tcp]`. Every key is an `Option` on purpose: absence means the value
+/// of the chosen `profile` (`model/tcp/profile.rs`, absent profile: "dcnsim", whose values
+/// and sources are `TcpConfig::default()`), and an `[apps.tcp]` key falls back on `[tcp]`'s
+/// (`over`). The receiver policy's default also depends on `cc` and `ecn`
+/// (`tcp_algorithms`). schema.txt lists the "dcnsim" profile's values, checked by a test.
 #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpCfgFile {
@@ -466,45 +568,76 @@ impl TcpCfgFile {
     }
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
+/// `[measure]`: absent keys come from the `Default` impl; a key that turns something on
+/// (a port or an interval) is an `Option` whose absence means "off".
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct MeasureCfg {
-    /// Port named "A->B" whose silent periods are measured.
+    /// Port named "A->B" whose silent periods are measured (absent: none).
     pub silent_link: Option<String>,
-    pub silent_threshold: Option<Dur>,
-    /// Port whose transmitted data packets are reported as `bottleneck_pkts`.
+    pub silent_threshold: Dur,
+    /// Port whose transmitted data packets are reported as `bottleneck_pkts`. Absent: the
+    /// star's "sw->client" or the dumbbell's "swL->swR" (none for other topologies).
     pub bottleneck: Option<String>,
-    #[serde(default)]
     pub queue_ports: Vec<String>,
-    pub queue_interval: Option<Dur>,
-    #[serde(default)]
+    pub queue_interval: Dur,
     pub cwnd_flows: Vec<u32>,
-    pub cwnd_interval: Option<Dur>,
+    pub cwnd_interval: Dur,
     /// Flows whose data segments and ACKs are traced at the sender (`seq` table).
-    #[serde(default)]
     pub seq_flows: Vec<u32>,
     /// Per-flow throughput sampling interval (`throughput` table and fairness summary);
-    /// default off. Seed 001 §6.2 samples every 50 ms.
+    /// absent: off. Seed 001 §6.2 samples every 50 ms.
     pub throughput_interval: Option<Dur>,
-    /// Fairness summary over samples from this time on (default 0).
+    /// Fairness summary over samples from this time on. Absent: from 0; an `Option` because
+    /// it is refused without `throughput_interval`.
     pub fairness_after: Option<Dur>,
-    /// QCN: sampling period of the RP rates and their minimum (default 1 ms).
-    pub rp_interval: Option<Dur>,
-    /// QCN: keep the per-limiter rate series as table `rp_rate` (default false).
-    pub rp_series: Option<bool>,
-    /// Per-flow throughput sampled every interval as table `flow_rate` (default off).
+    /// QCN: sampling period of the RP rates and their minimum.
+    pub rp_interval: Dur,
+    /// QCN: keep the per-limiter rate series as table `rp_rate`.
+    pub rp_series: bool,
+    /// Per-flow throughput sampled every interval as table `flow_rate` (absent: off).
     pub flow_rate_interval: Option<Dur>,
     /// Port "A->B" whose exact time-averaged queue is reported as summary columns
-    /// `mean_queue_bytes` / `mean_queue_pkts` (`engine/observe/queue_mean.rs`); default off. Seed 000 Fig. 20
-    /// states "mean queue < 1 packet".
+    /// `mean_queue_bytes` / `mean_queue_pkts` (`engine/observe/queue_mean.rs`); absent: off.
+    /// Seed 000 Fig. 20 states "mean queue < 1 packet".
     pub mean_queue_port: Option<String>,
     /// Ports "A->B" whose transmitted frames are captured as libpcap files
     /// (`engine/observe/pcap.rs`; written by Python as `pcap/<port>.pcap`).
     #[serde(default)]
     pub pcap: Vec<String>,
-    /// Memory cap of one port's capture (default 64 MiB); past it the capture stops and
-    /// counts the frames it missed (table `pcap`, column `not_captured`).
-    pub pcap_max_bytes: Option<Size>,
+    /// Memory cap of one port's capture; past it the capture stops and counts the frames
+    /// it missed (table `pcap`, column `not_captured`).
+    pub pcap_max_bytes: Size,
+}
+
+impl Default for MeasureCfg {
+    fn default() -> Self {
+        MeasureCfg {
+            silent_link: None,
+            // Seed 000 ch. I.4 counts "periods with no traffic", not short gaps: 100 ms
+            // separates the 200 ms timeout stalls from the < 1 ms gaps between rounds.
+            silent_threshold: Dur(SimTime::from_ms(100)),
+            bottleneck: None,
+            queue_ports: Vec::new(),
+            // 1 ms: our choice (no source states a sampling period).
+            queue_interval: Dur(SimTime::from_ms(1)),
+            cwnd_flows: Vec::new(),
+            // 1 ms, as `queue_interval`.
+            cwnd_interval: Dur(SimTime::from_ms(1)),
+            seq_flows: Vec::new(),
+            throughput_interval: None,
+            fairness_after: None,
+            // 1 ms: our choice (seed 000 does not state how its minimum rate was sampled).
+            rp_interval: Dur(SimTime::from_ms(1)),
+            // The series is large; off unless asked for.
+            rp_series: false,
+            flow_rate_interval: None,
+            mean_queue_port: None,
+            pcap: Vec::new(),
+            // 64 MiB: our choice, a few hundred thousand header-only frames per port.
+            pcap_max_bytes: Size(Bytes(crate::engine::observe::pcap::DEFAULT_MAX_BYTES)),
+        }
+    }
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -991,11 +1124,11 @@ fn aqm_from_cfg(
         e.line = e.line.or_else(|| line_of(&ctx.loaded.text, table, k));
         e
     };
-    let at = match a.at.as_deref() {
-        // DCTCP paper / MODELS.md §3.1: mark on arrival.
-        None | Some("enqueue") => AqmAt::Enqueue,
-        Some("dequeue") => AqmAt::Dequeue,
-        Some(o) => {
+    let d = MarkDefaults::default();
+    let at = match a.at.as_deref().unwrap_or(&d.at) {
+        "enqueue" => AqmAt::Enqueue,
+        "dequeue" => AqmAt::Dequeue,
+        o => {
             return Err(err(
                 "at",
                 format!("unknown {o:?}: expected \"enqueue\" or \"dequeue\""),
@@ -1034,10 +1167,8 @@ fn aqm_from_cfg(
                     "only for kind = \"step\" (RED uses min_th/max_th)".to_string(),
                 ));
             }
-            // Defaults: ns-3 RedQueueDisc (MinTh 5, MaxTh 15 packets, QW 0.002,
-            // LInterm 50 → max_p 0.02, Gentle, Wait, MeanPktSize 500 B); MODELS.md §5.4.
-            let min = a.min_th.unwrap_or(Threshold(5, QueueUnit::Packets));
-            let max = a.max_th.unwrap_or(Threshold(15, QueueUnit::Packets));
+            let min = a.min_th.unwrap_or(d.min_th);
+            let max = a.max_th.unwrap_or(d.max_th);
             if min.1 != max.1 {
                 return Err(err(
                     "max_th",
@@ -1048,31 +1179,31 @@ fn aqm_from_cfg(
             if min.0 > max.0 {
                 return Err(err("max_th", "must not be below min_th".to_string()));
             }
-            let max_p = a.max_p.unwrap_or(0.02);
+            let max_p = a.max_p.unwrap_or(d.max_p);
             if !(max_p > 0.0 && max_p <= 1.0) {
                 return Err(err(
                     "max_p",
                     format!("{max_p} is out of range: expected 0 < max_p <= 1"),
                 ));
             }
-            let w_q = a.w_q.unwrap_or(0.002);
+            let w_q = a.w_q.unwrap_or(d.w_q);
             if !(w_q > 0.0 && w_q <= 1.0) {
                 return Err(err(
                     "w_q",
                     format!("{w_q} is out of range: expected 0 < w_q <= 1"),
                 ));
             }
-            let instantaneous = match a.queue.as_deref() {
-                None | Some("average") => false,
-                Some("instantaneous") => true,
-                Some(o) => {
+            let instantaneous = match a.queue.as_deref().unwrap_or(&d.queue) {
+                "average" => false,
+                "instantaneous" => true,
+                o => {
                     return Err(err(
                         "queue",
                         format!("unknown {o:?}: expected \"average\" or \"instantaneous\""),
                     ))
                 }
             };
-            let mean = a.mean_pkt_size.map(|s| s.0 .0).unwrap_or(500);
+            let mean = a.mean_pkt_size.unwrap_or(d.mean_pkt_size).0 .0;
             if mean == 0 || mean > 65535 {
                 return Err(err("mean_pkt_size", "expected 1..65535 bytes".to_string()));
             }
@@ -1082,8 +1213,8 @@ fn aqm_from_cfg(
                 unit: min.1,
                 max_p,
                 w_q,
-                gentle: a.gentle.unwrap_or(true),
-                wait: a.wait.unwrap_or(true),
+                gentle: a.gentle.unwrap_or(d.gentle),
+                wait: a.wait.unwrap_or(d.wait),
                 instantaneous,
                 mean_pkt_time: port.rate.tx_time(mean as u32),
             };
@@ -1146,8 +1277,8 @@ fn build_topology(
     let d = LinkDefaults {
         rate: t.link_rate.map(|r| r.0),
         delay: t.link_delay.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        sw_buf: t.switch_buffer.map(|b| b.0).unwrap_or(u64::MAX),
-        nic_buf: t.nic_buffer.map(|b| b.0).unwrap_or(u64::MAX),
+        sw_buf: t.switch_buffer.0,
+        nic_buf: t.nic_buffer.0,
     };
     info.switch_buffer_bytes = d.sw_buf;
     match t.kind {
@@ -1463,12 +1594,8 @@ fn build_measure(
     };
     if let Some(name) = &m.silent_link {
         let pid = port(sim, name, "silent_link")?;
-        let threshold = m
-            .silent_threshold
-            .map(|d| d.0)
-            .unwrap_or(SimTime::from_ms(100));
         sim.net.ports[pid.idx()].silent = Some(crate::engine::net::SilentTracker {
-            threshold,
+            threshold: m.silent_threshold.0,
             ..Default::default()
         });
     }
@@ -1479,7 +1606,7 @@ fn build_measure(
         let pid = port(sim, name, "queue_ports")?;
         sim.obs.samplers.queue_ports.push(pid);
     }
-    sim.obs.samplers.queue_interval = m.queue_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    sim.obs.samplers.queue_interval = m.queue_interval.0;
     if let Some(name) = &m.mean_queue_port {
         let pid = port(sim, name, "mean_queue_port")?;
         sim.obs.queue_mean = Some(Box::new(
@@ -1499,7 +1626,7 @@ fn build_measure(
         }
         sim.obs.samplers.cwnd_flows.push(f);
     }
-    sim.obs.samplers.cwnd_interval = m.cwnd_interval.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    sim.obs.samplers.cwnd_interval = m.cwnd_interval.0;
     for &f in &m.seq_flows {
         if f as usize >= sim.hosts.flows.len() {
             return Err(ctx.err(
@@ -1519,9 +1646,7 @@ fn build_measure(
         }
         sim.obs.samplers.tput_interval = d.0;
     }
-    let cap = m
-        .pcap_max_bytes
-        .map_or(crate::engine::observe::pcap::DEFAULT_MAX_BYTES, |s| s.0 .0);
+    let cap = m.pcap_max_bytes.0 .0;
     if cap < (crate::engine::observe::pcap::FILE_HEADER_BYTES as u64) {
         return Err(ctx.err("measure", "pcap_max_bytes", "must be at least 24 bytes"));
     }
@@ -1555,8 +1680,8 @@ fn build_l2(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioError>
         pause: t.pause.as_ref(),
         rate_changes: &t.rate_changes,
         qcn: s.qcn.as_ref(),
-        rp_interval: m.rp_interval.map(|d| d.0),
-        keep_rp_series: m.rp_series.unwrap_or(false),
+        rp_interval: m.rp_interval.0,
+        keep_rp_series: m.rp_series,
         flow_rate_interval: m.flow_rate_interval.map(|d| d.0),
     };
     crate::scenario::l2::build(sim, &l2_args, &|table: &str, key: &str, msg: String| {

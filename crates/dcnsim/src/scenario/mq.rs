@@ -2,10 +2,10 @@
 //! `[[topology.queue_ports]]`), built into `mqport::MqPort`s. A child module of `scenario`
 //! so that errors use the same file/line/field shaping.
 
-use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, MarkCfg, ScenarioError, Size};
+use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, MarkCfg, MarkDefaults, ScenarioError, Size};
 use crate::base::ids::{Idx, PortId};
 use crate::base::rng::Rng;
-use crate::base::units::RateBps;
+use crate::base::units::{Bytes, RateBps};
 use crate::engine::net::mq_port::{MqPort, QueueMark};
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
@@ -22,42 +22,88 @@ use crate::model::mq::tcn::{ProbTcn, Tcn};
 use crate::model::mq::{MultiQueue, SchedConfig, DEFAULT_QUEUE_CAPACITY};
 use serde::Deserialize;
 
-/// `queues = { ... }` (defaults and sources in `build_port`, listed in schema.txt).
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
+/// `queues = { ... }` and each `[[topology.queue_ports]]` entry: absent keys come from the
+/// `Default` impl; a key whose fallback depends on `scheduler`, on the queue count or on
+/// the port is an `Option`, and says what absence means.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct QueuesCfg {
     /// Only in `queue_ports`: the port ("A->B").
     pub port: Option<String>,
+    /// Absent: 8, or the ns-2 bucket count for "drr" (10) and "sfq" (16).
     pub count: Option<u32>,
-    pub scheduler: Option<String>,
-    pub strict: Option<u32>,
+    pub scheduler: String,
+    /// sp_*: queues 0..strict are strict priority.
+    pub strict: u32,
+    /// Absent: 1500 B, or 250 B for "drr".
     pub quantum: Option<Size>,
+    /// One per round-robin queue; absent: `quantum` each.
     pub quanta: Option<Vec<u32>>,
+    /// One per weighted queue; absent: 1 each.
     pub weights: Option<Vec<f64>>,
-    /// "shared" (default) | "static" | "dynamic".
-    pub buffer: Option<String>,
-    /// shared: port limit; static: limit of every queue.
+    /// "shared" | "static" | "dynamic".
+    pub buffer: String,
+    /// shared: port limit (absent: the port's `switch_buffer`, or 300 KB if that is
+    /// unlimited); static: limit of every queue (absent: `limits` is required).
     pub limit: Option<Size>,
     pub limits: Option<Vec<Size>>,
-    /// dynamic: DT α and the switch-wide pool.
-    pub alpha: Option<f64>,
+    /// dynamic: DT α and the switch-wide pool (`pool` required).
+    pub alpha: f64,
     pub pool: Option<Size>,
     /// drr / sfq.
-    pub blimit: Option<Size>,
-    pub drr_key: Option<String>,
-    pub maxqueue: Option<u32>,
+    pub blimit: Size,
+    pub drr_key: String,
+    pub maxqueue: u32,
+    /// sfq: hard per-flow limit maxqueue/n (absent: ns-2's limit).
     pub sfq_partition_flows: Option<u32>,
+    /// Absent: no marking.
     pub marking: Option<MarkCfg>,
     /// Per-port AQM on the port's total backlog (the keys of `[topology] aqm`); overrides
     /// `[topology] aqm` for this port. Lets one sweep value switch per-port / per-queue.
     pub port_marking: Option<AqmCfg>,
     /// Attach Algorithm-1 estimators to every queue and record their samples.
-    pub record_estimates: Option<bool>,
-    /// Only in `[topology] queues`: give every host NIC the same configuration (default
-    /// false). ns-2's `duplex-link` puts one queue of the link's type at *both* ends, so the
-    /// seed-002 simulations mark and limit at the sender's NIC too; without it a DCTCP
-    /// sender whose NIC is its bottleneck sees no marks and its window grows without bound.
+    pub record_estimates: bool,
+    /// Only in `[topology] queues`: give every host NIC the same configuration (absent:
+    /// false; an `Option` because a `queue_ports` entry refuses it). ns-2's `duplex-link`
+    /// puts one queue of the link's type at *both* ends, so the seed-002 simulations mark
+    /// and limit at the sender's NIC too; without it a DCTCP sender whose NIC is its
+    /// bottleneck sees no marks and its window grows without bound.
     pub hosts: Option<bool>,
+}
+
+impl Default for QueuesCfg {
+    fn default() -> Self {
+        QueuesCfg {
+            port: None,
+            count: None,
+            // TCN simulations: DWRR over the service queues (MODELS.md §5.6).
+            scheduler: "dwrr".to_string(),
+            // TCN-NS2 PrioDwrr / PrioWfq: 1 SP queue above the round robin (MODELS.md §5.6).
+            strict: 1,
+            quantum: None,
+            quanta: None,
+            weights: None,
+            // TCN simulations: one buffer shared by the port's queues (MODELS.md §5.6).
+            buffer: "shared".to_string(),
+            limit: None,
+            limits: None,
+            // `DEFAULT_DT_ALPHA`: α = 1 (MODELS.md §5.6: "α typically 1/8…8").
+            alpha: crate::model::mq::buffer::DEFAULT_DT_ALPHA,
+            pool: None,
+            // `DEFAULT_DRR_BLIMIT`: ns-2 ns-default.tcl `Queue/DRR set blimit_ 25000`.
+            blimit: Size(Bytes(DEFAULT_DRR_BLIMIT)),
+            // ns-2 Queue/DRR hashes flows by source address (MODELS.md §5.6).
+            drr_key: "src".to_string(),
+            // `DEFAULT_SFQ_MAXQUEUE`: ns-2 `maxqueue_` = 40 (MODELS.md §5.6).
+            maxqueue: DEFAULT_SFQ_MAXQUEUE,
+            sfq_partition_flows: None,
+            marking: None,
+            port_marking: None,
+            // The estimates table is large; off unless asked for.
+            record_estimates: false,
+            hosts: None,
+        }
+    }
 }
 
 fn sched_config(
@@ -67,13 +113,13 @@ fn sched_config(
     n: usize,
 ) -> Result<SchedConfig, ScenarioError> {
     let err = |key: &str, msg: String| ctx.err(what, key, msg);
-    let name = q.scheduler.as_deref().unwrap_or("dwrr");
+    let name = q.scheduler.as_str();
     // TCN / MQ-ECN sims: quantum 1500 B (1460 + 40) per service queue (MODELS.md §5.6).
     let quantum = q.quantum.map(|s| s.0 .0).unwrap_or(1500);
     if quantum == 0 || quantum > u32::MAX as u64 {
         return Err(err("quantum", "expected 1..4294967295 bytes".into()));
     }
-    let strict = q.strict.unwrap_or(1) as usize;
+    let strict = q.strict as usize;
     let rr_n = |k: usize| -> Result<usize, ScenarioError> {
         if k >= n {
             return Err(err(
@@ -126,11 +172,11 @@ fn sched_config(
         "drr" => SchedConfig::Drr {
             // ns-2 Queue/DRR quantum_ default 250 B (MODELS.md §5.6).
             quantum: q.quantum.map(|s| s.0 .0 as u32).unwrap_or(250),
-            blimit: q.blimit.map(|s| s.0 .0).unwrap_or(DEFAULT_DRR_BLIMIT),
-            key: match q.drr_key.as_deref() {
-                None | Some("src") => FlowKey::Src,
-                Some("src_dst") => FlowKey::SrcDst,
-                Some(o) => {
+            blimit: q.blimit.0 .0,
+            key: match q.drr_key.as_str() {
+                "src" => FlowKey::Src,
+                "src_dst" => FlowKey::SrcDst,
+                o => {
                     return Err(err(
                         "drr_key",
                         format!("unknown {o:?}: expected \"src\" or \"src_dst\""),
@@ -139,7 +185,7 @@ fn sched_config(
             },
         },
         "sfq" => SchedConfig::Sfq {
-            maxqueue: q.maxqueue.unwrap_or(DEFAULT_SFQ_MAXQUEUE),
+            maxqueue: q.maxqueue,
             limit: match q.sfq_partition_flows {
                 None => SfqLimit::Ns2,
                 Some(0) => return Err(err("sfq_partition_flows", "must be ≥ 1".into())),
@@ -170,6 +216,7 @@ fn mark_from_cfg(
 ) -> Result<QueueMark, ScenarioError> {
     let err = |key: &str, msg: String| ctx.err(what, key, msg);
     let rate = sim.net.ports[pid.idx()].rate;
+    let d = MarkDefaults::default();
     Ok(match m.kind.as_str() {
         "none" => QueueMark::None,
         "red" | "step" => {
@@ -190,11 +237,7 @@ fn mark_from_cfg(
             QueueMark::PerQueue { aqm: v, at }
         }
         "tcn" => {
-            // Seed 002: 78 µs (DCTCP, 10 Gb/s), 101 µs (ECN*), 256 µs (1 Gb/s testbed).
-            let t = m
-                .threshold
-                .map(|d| d.0)
-                .unwrap_or(crate::model::mq::tcn::DEFAULT_T);
+            let t = m.threshold.unwrap_or(d.threshold).0;
             QueueMark::Tcn(Tcn::new(t).map_err(|e| err("threshold", e))?)
         }
         "prob_tcn" => {
@@ -204,24 +247,16 @@ fn mark_from_cfg(
             let t_max = m
                 .t_max
                 .ok_or_else(|| err("t_max", "prob_tcn needs t_max".into()))?;
-            let p = ProbTcn::new(t_min.0, t_max.0, m.p_max.unwrap_or(1.0))
+            let p = ProbTcn::new(t_min.0, t_max.0, m.p_max.unwrap_or(d.p_max))
                 .map_err(|e| err("t_max", e))?;
             let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x4_0000 + pid.0 as u64);
             QueueMark::ProbTcn(p, Box::new(rng))
         }
         "codel" => {
-            // RFC 8289 defaults (5 ms / 100 ms); seed 002 testbed uses 51.2 µs / 1024 µs
-            // and marks: ecn defaults to true here (the marking option of the issue).
             let cfg = CodelConfig {
-                target: m
-                    .target
-                    .map(|d| d.0)
-                    .unwrap_or(crate::model::mq::codel::DEFAULT_TARGET),
-                interval: m
-                    .interval
-                    .map(|d| d.0)
-                    .unwrap_or(crate::model::mq::codel::DEFAULT_INTERVAL),
-                ecn: m.ecn.unwrap_or(true),
+                target: m.target.unwrap_or(d.target).0,
+                interval: m.interval.unwrap_or(d.interval).0,
+                ecn: m.ecn.unwrap_or(d.ecn),
                 ..CodelConfig::default()
             };
             let mut v = Vec::with_capacity(n);
@@ -238,12 +273,8 @@ fn mark_from_cfg(
                 )
             })?;
             let mut cfg = MqEcnConfig::new(rate, quanta);
-            if let Some(k) = m.port_thresh {
-                cfg.port_thresh_pkts = k;
-            }
-            if let Some(b) = m.beta {
-                cfg.beta = b;
-            }
+            cfg.port_thresh_pkts = m.port_thresh.unwrap_or(d.port_thresh);
+            cfg.beta = m.beta.unwrap_or(d.beta);
             let e = MqEcn::new(cfg).map_err(|e| err("port_thresh", e))?;
             mq.set_mqecn(e).map_err(|e| err("kind", e))?;
             QueueMark::MqEcn
@@ -264,24 +295,17 @@ fn dq_config(
     m: Option<&MarkCfg>,
     rate: RateBps,
 ) -> Result<DqRateConfig, ScenarioError> {
-    let mut c = DqRateConfig {
+    let d = MarkDefaults::default();
+    let none = MarkCfg::default();
+    let m = m.unwrap_or(&none);
+    let c = DqRateConfig {
         initial_rate: rate,
+        dq_thresh: m.dq_thresh.unwrap_or(d.dq_thresh).0 .0,
+        epsilon: m.epsilon.unwrap_or(d.epsilon),
+        rtt: m.rtt.unwrap_or(d.rtt).0,
+        lambda: m.lambda.unwrap_or(d.lambda),
         ..DqRateConfig::default()
     };
-    if let Some(m) = m {
-        if let Some(t) = m.dq_thresh {
-            c.dq_thresh = t.0 .0;
-        }
-        if let Some(e) = m.epsilon {
-            c.epsilon = e;
-        }
-        if let Some(r) = m.rtt {
-            c.rtt = r.0;
-        }
-        if let Some(l) = m.lambda {
-            c.lambda = l;
-        }
-    }
     DqRate::new(c).map_err(|e| ctx.err(what, "dq_thresh", e))?;
     Ok(c)
 }
@@ -304,7 +328,7 @@ fn build_port(
         e
     };
     let fail = |key: &str, msg: String| -> ScenarioError { err(key, msg) };
-    let sched_name = q.scheduler.as_deref().unwrap_or("dwrr");
+    let sched_name = q.scheduler.as_str();
     // TCN simulations: 8 queues per port (SP + 7 DWRR/WFQ); DRR/SFQ: ns-2 bucket counts.
     let default_n = match sched_name {
         "drr" => DEFAULT_DRR_BUCKETS as u32,
@@ -341,7 +365,7 @@ fn build_port(
     };
     let rate = sim.net.ports[pid.idx()].rate;
     let mut mp = MqPort::new(mq, adm, mark);
-    let want_est = q.record_estimates.unwrap_or(false);
+    let want_est = q.record_estimates;
     if matches!(mp.mark, QueueMark::DqRate) || want_est {
         let c = dq_config(ctx, what, q.marking.as_ref(), rate)?;
         mp.dqrate = (0..n).map(|_| DqRate::new(c).expect("validated")).collect();
@@ -370,8 +394,8 @@ fn buffer_policy(
     sw_limit: u64,
     fail: &Fail,
 ) -> Result<BufferPolicy, ScenarioError> {
-    let policy = match q.buffer.as_deref() {
-        None | Some("shared") => BufferPolicy::CompleteSharing {
+    let policy = match q.buffer.as_str() {
+        "shared" => BufferPolicy::CompleteSharing {
             // The port's switch_buffer if set, else 300 KB (TCN sims: 200 × 1500 B).
             limit: q.limit.map(|s| s.0 .0).unwrap_or(if sw_limit == u64::MAX {
                 DEFAULT_PORT_BUFFER_BYTES
@@ -379,7 +403,7 @@ fn buffer_policy(
                 sw_limit
             }),
         },
-        Some("static") => BufferPolicy::StaticPerQueue {
+        "static" => BufferPolicy::StaticPerQueue {
             limits: match (&q.limits, q.limit) {
                 (Some(v), _) => v.iter().map(|s| s.0 .0).collect(),
                 (None, Some(l)) => vec![l.0 .0; n],
@@ -391,12 +415,8 @@ fn buffer_policy(
                 }
             },
         },
-        Some("dynamic") => BufferPolicy::DynamicThreshold {
-            alpha: q
-                .alpha
-                .unwrap_or(crate::model::mq::buffer::DEFAULT_DT_ALPHA),
-        },
-        Some(o) => {
+        "dynamic" => BufferPolicy::DynamicThreshold { alpha: q.alpha },
+        o => {
             return Err(fail(
                 "buffer",
                 format!("unknown {o:?}: expected \"shared\", \"static\" or \"dynamic\""),

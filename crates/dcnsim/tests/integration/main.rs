@@ -11,4 +11,5 @@ mod leafspine;
 mod mq_ports;
 mod net;
 mod scenarios;
+mod schema_defaults;
 mod workload_app;
