@@ -206,68 +206,71 @@ fn udp_datagram(
     }
 }
 
+/// The clock of a periodic UDP source (CBR, ping): `Start` arms the first tick at `start`;
+/// true when a tick fires before `stop`, i.e. a datagram is due now.
+fn udp_tick_due(
+    sim: &mut Core,
+    id: AppId,
+    ev: AppEvent,
+    (start, stop): (SimTime, SimTime),
+) -> bool {
+    match ev {
+        AppEvent::Start => {
+            sim.events.schedule(start, Event::App { app: id, arg: 0 });
+            false
+        }
+        AppEvent::Timer(_) => sim.now < stop,
+        _ => false,
+    }
+}
+
+/// Send a periodic source's datagram and arm its next tick `interval` later.
+fn udp_send_and_rearm(sim: &mut Core, id: AppId, src: u32, p: Packet, interval: SimTime) {
+    sim.host_send(src, p);
+    let next = sim.now + interval;
+    sim.events.schedule(next, Event::App { app: id, arg: 0 });
+}
+
 impl Cbr {
     fn interval(&self) -> SimTime {
         self.rate.tx_time(self.packet_size)
     }
 
     fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
-        match ev {
-            AppEvent::Start => {
-                sim.events
-                    .schedule(self.start, Event::App { app: id, arg: 0 });
-            }
-            AppEvent::Timer(_) => {
-                if sim.now >= self.stop {
-                    return;
-                }
-                let p = udp_datagram(
-                    sim.now,
-                    id,
-                    (self.src, self.dst),
-                    self.sent_bytes,
-                    (self.packet_size, self.header),
-                    self.class,
-                    0,
-                );
-                self.sent_bytes += p.payload as u64;
-                sim.host_send(self.src, p);
-                let next = sim.now + self.interval();
-                sim.events.schedule(next, Event::App { app: id, arg: 0 });
-            }
-            AppEvent::UdpReceived(b) => self.received_bytes += b,
-            AppEvent::FlowDone(_) | AppEvent::PingReply(_) => {}
+        if let AppEvent::UdpReceived(b) = ev {
+            self.received_bytes += b;
+        } else if udp_tick_due(sim, id, ev, (self.start, self.stop)) {
+            let p = udp_datagram(
+                sim.now,
+                id,
+                (self.src, self.dst),
+                self.sent_bytes,
+                (self.packet_size, self.header),
+                self.class,
+                0,
+            );
+            self.sent_bytes += p.payload as u64;
+            udp_send_and_rearm(sim, id, self.src, p, self.interval());
         }
     }
 }
 
 impl Ping {
     fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
-        match ev {
-            AppEvent::Start => {
-                sim.events
-                    .schedule(self.start, Event::App { app: id, arg: 0 });
-            }
-            AppEvent::Timer(_) => {
-                if sim.now >= self.stop {
-                    return;
-                }
-                let p = udp_datagram(
-                    sim.now,
-                    id,
-                    (self.src, self.dst),
-                    self.sent,
-                    (self.packet_size, 28),
-                    self.class,
-                    crate::base::packet::flags::PING_REQ,
-                );
-                self.sent += 1;
-                sim.host_send(self.src, p);
-                let next = sim.now + self.interval;
-                sim.events.schedule(next, Event::App { app: id, arg: 0 });
-            }
-            AppEvent::PingReply(rtt) => self.rtts.push(rtt),
-            _ => {}
+        if let AppEvent::PingReply(rtt) = ev {
+            self.rtts.push(rtt);
+        } else if udp_tick_due(sim, id, ev, (self.start, self.stop)) {
+            let p = udp_datagram(
+                sim.now,
+                id,
+                (self.src, self.dst),
+                self.sent,
+                (self.packet_size, 28),
+                self.class,
+                crate::base::packet::flags::PING_REQ,
+            );
+            self.sent += 1;
+            udp_send_and_rearm(sim, id, self.src, p, self.interval);
         }
     }
 }
