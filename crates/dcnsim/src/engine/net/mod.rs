@@ -607,7 +607,7 @@ pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
 
 /// Distances from `src` to every node over paths whose inner nodes are switches (`src`
 /// itself is expanded whatever its kind); u32::MAX: unreachable.
-fn bfs(
+pub(crate) fn bfs(
     nodes: &[Node],
     ports: &[Port],
     src: usize,
