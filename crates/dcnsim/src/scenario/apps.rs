@@ -262,7 +262,7 @@ pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, S
 }
 
 fn reachable(sim: &Sim, src: u32, dst: u32) -> bool {
-    sim.net.nodes[src.idx()].route[dst.idx()] != PortId::NONE
+    crate::engine::net::route(&sim.net.nodes, src, dst) != PortId::NONE
 }
 
 /// A required `src` or `dst` key of app `ai` of kind `kind`, resolved to a host.

@@ -271,7 +271,7 @@ fn add_schedule(
     (pairs, transfers): Transfers,
 ) -> Result<(), ScenarioError> {
     for &(s, d) in &pairs {
-        if sim.net.nodes[s.idx()].route[d.idx()] == PortId::NONE || s == d {
+        if crate::engine::net::route(&sim.net.nodes, s, d) == PortId::NONE || s == d {
             return Err(err(
                 file,
                 text,

@@ -30,7 +30,11 @@ fn head_out_is_the_route_of_every_wire_head() {
                 checked += 1;
                 let n = &sim.net.nodes[p.peer_node.idx()];
                 if n.kind == crate::engine::net::NodeKind::Switch
-                    && crate::engine::net::ecmp::EcmpGroups::is_group(n.route[head.dst.idx()])
+                    && crate::engine::net::ecmp::EcmpGroups::is_group(crate::engine::net::route(
+                        &sim.net.nodes,
+                        p.peer_node,
+                        head.dst,
+                    ))
                 {
                     via_group += 1;
                 }
@@ -44,4 +48,65 @@ fn head_out_is_the_route_of_every_wire_head() {
         checked > 100_000 && via_group > 10_000,
         "{checked} {via_group}"
     );
+}
+
+/// Route entries of every (node, destination) pair as `engine::net::route` reports them.
+fn all_routes(nodes: &[crate::engine::net::Node]) -> Vec<crate::base::ids::PortId> {
+    let n = nodes.len() as u32;
+    (0..n)
+        .flat_map(|u| (0..n).map(move |d| (u, d)))
+        .map(|(u, d)| crate::engine::net::route(nodes, u, d))
+        .collect()
+}
+
+/// The per-switch route computation (single-homed hosts) gives the same entries as the
+/// general one-search-per-destination way, on every topology builder, and it is the one
+/// these topologies take (hosts keep no table).
+#[test]
+fn routes_by_switch_equal_routes_by_destination() {
+    let topologies = [
+        (
+            "kind = \"star\"\nservers = 7\nlink_rate = \"1Gbps\"\nlink_delay = \"25us\"",
+            ("server1", "client"),
+        ),
+        (
+            "kind = \"dumbbell\"\nleft = 3\nright = 2\nlink_rate = \"1Gbps\"\n\
+             link_delay = \"10us\"",
+            ("left1", "right1"),
+        ),
+        (
+            "kind = \"leafspine\"\nhosts_per_leaf = 3\nleaves = 4\nspines = 2\n\
+             link_rate = \"10Gbps\"\nbase_rtt = \"20us\"",
+            ("host1", "host9"),
+        ),
+        (
+            "kind = \"leafspine\"\nhosts_per_leaf = 2\nleaves = 3\nspines = 3\n\
+             link_rate = \"10Gbps\"\nbase_rtt = \"20us\"\necmp = false",
+            ("host1", "host5"),
+        ),
+    ];
+    for (topo, (src, dst)) in topologies {
+        let text = format!(
+            "[sim]\nduration = \"1ms\"\n[topology]\n{topo}\n[[apps]]\nkind = \"ping\"\n\
+             src = \"{src}\"\ndst = \"{dst}\"\n"
+        );
+        let loaded = crate::scenario::load(&text, "t.toml", &[]).unwrap();
+        let (sim, _) = crate::scenario::build(&loaded).unwrap();
+        let mut fast = sim.net.nodes.clone();
+        crate::engine::net::compute_routes(&mut fast, &sim.net.ports);
+        let mut general = sim.net.nodes.clone();
+        crate::engine::net::routes_by_destination(&mut general, &sim.net.ports);
+        assert!(
+            fast.iter()
+                .filter(|n| n.kind == crate::engine::net::NodeKind::Host)
+                .all(|n| n.route.is_empty() && n.uplink.is_some()),
+            "{topo}: hosts keep tables"
+        );
+        let (a, b) = (all_routes(&fast), all_routes(&general));
+        assert!(
+            b.iter().filter(|p| p.is_some()).count() > 10,
+            "{topo}: no routes"
+        );
+        assert_eq!(a, b, "{topo}");
+    }
 }

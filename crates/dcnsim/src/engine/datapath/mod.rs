@@ -111,6 +111,8 @@ impl Core {
             kind,
             ports: Vec::new(),
             route: Vec::new(),
+            uplink: PortId::NONE,
+            fabric: u32::MAX,
         });
         (self.net.nodes.len() - 1) as u32
     }
@@ -387,7 +389,7 @@ impl Core {
         if self.l2.is_some() && crate::engine::datapath::l2::host_send(self, host, &p) {
             return;
         }
-        let out = self.net.nodes[host.idx()].route[p.dst.idx()];
+        let out = crate::engine::net::route(&self.net.nodes, host, p.dst);
         if out != PortId::NONE {
             self.enqueue(out, p);
         } else {

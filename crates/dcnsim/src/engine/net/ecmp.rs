@@ -71,21 +71,7 @@ impl EcmpGroups {
             if nodes[dst].kind != NodeKind::Host {
                 continue;
             }
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst] = 0;
-            frontier.clear();
-            frontier.push_back(dst);
-            while let Some(v) = frontier.pop_front() {
-                for &pid in &nodes[v].ports {
-                    let u = ports[pid.idx()].peer_node.idx();
-                    if dist[u] == u32::MAX {
-                        dist[u] = dist[v] + 1;
-                        if nodes[u].kind == NodeKind::Switch {
-                            frontier.push_back(u);
-                        }
-                    }
-                }
-            }
+            crate::engine::net::bfs(nodes, ports, dst, &mut dist, &mut frontier);
             for u in 0..n {
                 if u == dst || dist[u] == u32::MAX || nodes[u].kind != NodeKind::Switch {
                     continue;

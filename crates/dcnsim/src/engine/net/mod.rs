@@ -313,8 +313,33 @@ pub struct Node {
     pub name: String,
     pub kind: NodeKind,
     pub ports: Vec<PortId>,
-    /// Output port towards each destination host, indexed by node id (u32::MAX: none).
+    /// Output port towards each destination host, indexed by node id (`PortId::NONE`:
+    /// none). Empty for a host whose one link goes to a switch: see `uplink` and [`route`].
     pub route: Vec<PortId>,
+    /// A host with one link, to a switch: that port (else `NONE`). It reaches every other
+    /// host of the same `fabric` through it and nothing else.
+    pub uplink: PortId,
+    /// Connected component of the switches (linked through switches only) that the node
+    /// is, or hangs off (`u32::MAX`: none).
+    pub fabric: u32,
+}
+
+/// The output port `node` uses towards host `dst` (`PortId::NONE`: none): the node's route
+/// entry, or for a host on one switch link, that link when `dst` is another host of the
+/// same switch fabric. A switch's entry may name an ECMP group (`ecmp::ECMP_BIT`).
+#[inline]
+pub fn route(nodes: &[Node], node: u32, dst: u32) -> PortId {
+    let n = &nodes[node.idx()];
+    if n.uplink.is_some() {
+        let d = &nodes[dst.idx()];
+        if dst != node && d.kind == NodeKind::Host && d.fabric == n.fabric {
+            n.uplink
+        } else {
+            PortId::NONE
+        }
+    } else {
+        n.route.get(dst.idx()).copied().unwrap_or(PortId::NONE)
+    }
 }
 
 /// Per-port counters. Packet conservation: every packet offered to the port (`arrived`)
@@ -556,34 +581,72 @@ fn exact_ps_per_byte(rate: RateBps) -> u64 {
     }
 }
 
-/// Compute static shortest-path routes (hop count) from every node to every host.
-/// Ties are broken by the lowest port index, so routes are deterministic.
+/// Fill every node's routes: towards each destination host, the first of the node's ports
+/// (in port order) on a shortest path, where hosts do not forward (a path's inner nodes are
+/// switches).
+///
+/// Where every host has at most one link and it goes to a switch (stars, dumbbells,
+/// leaf-spines, fat-trees), hosts keep no table (`Node::uplink`, `Node::fabric`) and the
+/// switches' tables come from one breadth-first search per switch: O(switches × nodes)
+/// time and memory instead of O(nodes²). Other topologies take the general way, one search
+/// per destination host. Both give the same entries (tested).
 pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
+    let single_homed = nodes.iter().all(|n| {
+        n.kind == NodeKind::Switch
+            || n.ports.len() <= 1
+                && n.ports
+                    .iter()
+                    .all(|p| nodes[ports[p.idx()].peer_node.idx()].kind == NodeKind::Switch)
+    });
+    if single_homed {
+        routes_by_switch(nodes, ports);
+    } else {
+        routes_by_destination(nodes, ports);
+    }
+}
+
+/// Distances from `src` to every node over paths whose inner nodes are switches (`src`
+/// itself is expanded whatever its kind); u32::MAX: unreachable.
+pub(crate) fn bfs(
+    nodes: &[Node],
+    ports: &[Port],
+    src: usize,
+    dist: &mut [u32],
+    frontier: &mut VecDeque<usize>,
+) {
+    dist.iter_mut().for_each(|d| *d = u32::MAX);
+    dist[src] = 0;
+    frontier.clear();
+    frontier.push_back(src);
+    while let Some(v) = frontier.pop_front() {
+        for &pid in &nodes[v].ports {
+            let u = ports[pid.idx()].peer_node.idx();
+            if dist[u] == u32::MAX {
+                dist[u] = dist[v] + 1;
+                // Hosts do not forward: do not expand through a host.
+                if nodes[u].kind == NodeKind::Switch {
+                    frontier.push_back(u);
+                }
+            }
+        }
+    }
+}
+
+/// The general way: one search from each destination host, a table in every node.
+pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) {
     let n = nodes.len();
     for node in nodes.iter_mut() {
         node.route = vec![PortId::NONE; n];
+        node.uplink = PortId::NONE;
+        node.fabric = u32::MAX;
     }
+    let mut dist = vec![u32::MAX; n];
+    let mut frontier = VecDeque::new();
     for dst in 0..n {
         if nodes[dst].kind != NodeKind::Host {
             continue;
         }
-        // BFS from the destination over reversed links.
-        let mut dist = vec![u32::MAX; n];
-        dist[dst] = 0;
-        let mut frontier = VecDeque::new();
-        frontier.push_back(dst);
-        while let Some(v) = frontier.pop_front() {
-            for &pid in &nodes[v].ports {
-                let u = ports[pid.idx()].peer_node.idx();
-                if dist[u] == u32::MAX {
-                    dist[u] = dist[v] + 1;
-                    // Hosts do not forward: do not expand through a host other than dst.
-                    if nodes[u].kind == NodeKind::Switch {
-                        frontier.push_back(u);
-                    }
-                }
-            }
-        }
+        bfs(nodes, ports, dst, &mut dist, &mut frontier);
         for u in 0..n {
             if u == dst || dist[u] == u32::MAX {
                 continue;
@@ -598,6 +661,92 @@ pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
             }
             nodes[u].route[dst] = best;
         }
+    }
+}
+
+/// Single-homed hosts: one search from each switch. For switch `u` and host `h`, the
+/// general rule picks the first port whose peer `w` has `dist(w, h) + 1 == dist(u, h)`.
+/// A host peer qualifies only if it is `h` itself (any other host hangs off `u` alone, one
+/// hop further); a switch peer `w` qualifies by its own search's distance to `h`.
+fn routes_by_switch(nodes: &mut [Node], ports: &[Port]) {
+    let n = nodes.len();
+    let switches: Vec<usize> = (0..n)
+        .filter(|&u| nodes[u].kind == NodeKind::Switch)
+        .collect();
+    let mut row_of = vec![usize::MAX; n];
+    for (r, &s) in switches.iter().enumerate() {
+        row_of[s] = r;
+    }
+    // dist[r * n + x]: distance from switch `switches[r]` to node x.
+    let mut dist = vec![u32::MAX; switches.len() * n];
+    let mut frontier = VecDeque::new();
+    for (r, &s) in switches.iter().enumerate() {
+        bfs(
+            nodes,
+            ports,
+            s,
+            &mut dist[r * n..(r + 1) * n],
+            &mut frontier,
+        );
+    }
+    // Fabrics: switches connected through switches, numbered by their first switch.
+    let mut fabric = vec![u32::MAX; n];
+    for (r, &s) in switches.iter().enumerate() {
+        if fabric[s] == u32::MAX {
+            for &t in &switches {
+                if dist[r * n + t] != u32::MAX {
+                    fabric[t] = r as u32;
+                }
+            }
+        }
+    }
+    let hosts: Vec<usize> = (0..n)
+        .filter(|&u| nodes[u].kind == NodeKind::Host)
+        .collect();
+    for &u in &switches {
+        let r = row_of[u];
+        let mut table = vec![PortId::NONE; n];
+        // Adjacent hosts: the first port to them.
+        for &pid in nodes[u].ports.iter().rev() {
+            let w = ports[pid.idx()].peer_node.idx();
+            if nodes[w].kind == NodeKind::Host {
+                table[w] = pid;
+            }
+        }
+        let via: Vec<(PortId, usize)> = nodes[u]
+            .ports
+            .iter()
+            .map(|&pid| (pid, ports[pid.idx()].peer_node.idx()))
+            .filter(|&(_, w)| nodes[w].kind == NodeKind::Switch)
+            .collect();
+        for &h in &hosts {
+            let d = dist[r * n + h];
+            if d == u32::MAX || d == 1 {
+                continue;
+            }
+            for &(pid, w) in &via {
+                let dw = dist[row_of[w] * n + h];
+                if dw != u32::MAX && dw + 1 == d {
+                    table[h] = pid;
+                    break;
+                }
+            }
+        }
+        nodes[u].route = table;
+        nodes[u].uplink = PortId::NONE;
+        nodes[u].fabric = fabric[u];
+    }
+    for &h in &hosts {
+        let up = nodes[h].ports.first().copied().unwrap_or(PortId::NONE);
+        let f = if up.is_some() {
+            fabric[ports[up.idx()].peer_node.idx()]
+        } else {
+            u32::MAX
+        };
+        nodes[h].route = Vec::new();
+        // A host without a link keeps `NONE`: it reaches nothing, like an empty table.
+        nodes[h].uplink = up;
+        nodes[h].fabric = f;
     }
 }
 
@@ -1072,7 +1221,7 @@ pub(crate) fn route_hint(
     if n.kind != NodeKind::Switch {
         return PortId::NONE;
     }
-    let out = n.route[p.dst.idx()];
+    let out = n.route.get(p.dst.idx()).copied().unwrap_or(PortId::NONE);
     if crate::engine::net::ecmp::EcmpGroups::is_group(out) {
         ecmp.pick(out, p, node)
     } else {

@@ -69,7 +69,7 @@ pub struct Limiter {
 
 /// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
 pub(crate) fn nic_rate(sim: &Core, src: u32, dst: u32) -> RateBps {
-    match sim.net.nodes[src.idx()].route[dst.idx()] {
+    match crate::engine::net::route(&sim.net.nodes, src, dst) {
         PortId::NONE => RateBps(1),
         nic => sim.net.ports[nic.idx()].rate,
     }
@@ -431,7 +431,7 @@ fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: PortId, input: Port
             l2s.cnm_sent += 1;
             l2s.cnm_port[oi] += 1;
             let cnm = Packet::cnm(&p, node, CNM_FRAME_BYTES, c.q, now);
-            let back = sim.net.nodes[node.idx()].route[p.src.idx()];
+            let back = crate::engine::net::route(&sim.net.nodes, node, p.src);
             if back != PortId::NONE {
                 send_control(sim, back, cnm);
             }
@@ -660,7 +660,7 @@ fn on_release(sim: &mut Core, idx: u32) {
         let p = rl.fifo.pop_front().expect("head");
         rl.on_release(now, size, &mut l2s.rng);
         let host = rl.host;
-        let out = sim.net.nodes[host.idx()].route[p.dst.idx()];
+        let out = crate::engine::net::route(&sim.net.nodes, host, p.dst);
         if out != PortId::NONE {
             sim.enqueue(out, p);
         } else {
