@@ -225,7 +225,8 @@ def _run_and_report(scn: Scenario, report: Report, plan: Plan, out_root: Path,
                     shard: Plan | None = None, stdout: IO[str] | None = None) -> Path:
     """Run the points of ``plan`` (of ``shard`` if given) not yet done in its folder under
     ``out_root``, then write the report (not for a shard); returns the folder. What the
-    report prints goes to ``stdout`` (default: this process's) and to ``report.txt``."""
+    report prints goes to ``report.txt`` and to ``stdout``; given ``stdout`` (a catalog
+    run), the notes on stderr and the closing line are left out as well."""
     validate_points(plan)
     catalog_run = stdout is not None
     if report.note and not catalog_run:
