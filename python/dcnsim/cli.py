@@ -244,9 +244,8 @@ def _run_and_report(scn: Scenario, report: Report, plan: Plan, out_root: Path,
               "then run the same sweep with --out on the merged folder's parent for the "
               "report", file=sys.stderr)
         return out
-    printed = io.StringIO()
-    ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out,
-                                out=_Tee(printed, stdout or sys.stdout))
+    printed = _Tee(stdout or sys.stdout)
+    ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out, out=printed)
     if args.quick and not catalog_run:
         print("dcnsim: note: a --quick run (smaller scale, same code path): source figures "
               "printed below are those of the full-scale experiment", file=sys.stderr)
@@ -260,20 +259,16 @@ def _run_and_report(scn: Scenario, report: Report, plan: Plan, out_root: Path,
     return out
 
 
-class _Tee(io.TextIOBase):
-    """A text stream that writes to two others."""
+class _Tee(io.StringIO):
+    """A text buffer that also writes everything to another stream."""
 
-    def __init__(self, first: IO[str], second: IO[str]) -> None:
-        self.streams = (first, second)
+    def __init__(self, also: IO[str]) -> None:
+        super().__init__()
+        self.also = also
 
     def write(self, text: str) -> int:
-        for stream in self.streams:
-            stream.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        for stream in self.streams:
-            stream.flush()
+        self.also.write(text)
+        return super().write(text)
 
 
 def _shard_points(plan: Plan, shard: str | None) -> Plan | None:
