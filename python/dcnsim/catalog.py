@@ -117,6 +117,8 @@ def _badge(verdict: str) -> str:
 
 
 def _seconds(value: float) -> str:
+    if value < 1:
+        return f"{value:.2f} s"
     if value < 60:
         return f"{value:.1f} s"
     minutes, secs = divmod(round(value), 60)
