@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p dcnsim-py --quiet
-cp target/release/lib_core.so python/dcnsim/_core.abi3.so
+cp "${CARGO_TARGET_DIR:-target}/release/lib_core.so" python/dcnsim/_core.abi3.so

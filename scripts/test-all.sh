@@ -9,6 +9,12 @@ if ! command -v tshark >/dev/null; then
   echo "== apt-get install tshark"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null
 fi
+if ! command -v chromium >/dev/null; then
+  # tests/test_catalog_e2e.py loads the catalog page of `dcnsim reproduce --all` in headless
+  # Chromium (Debian package).
+  echo "== apt-get install chromium"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 echo "== install (pip install .[test]; builds the Rust extension with maturin)"
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 echo "== cargo fmt --check"
@@ -19,6 +25,6 @@ echo "== cargo test"
 cargo test --workspace --quiet
 echo "== ruff"
 python3 -m ruff check python tests benches
-echo "== pytest"
+echo "== pytest (includes \`dcnsim reproduce --all --quick\`: the whole catalog, about a minute)"
 # The repo root has no dcnsim/ folder, so the installed package is what gets imported.
 python3 -m pytest -q -p no:cacheprovider

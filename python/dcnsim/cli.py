@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import difflib
 import functools
+import io
 import os
 import re
 import shlex
@@ -20,15 +21,16 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import IO, Any, TypeVar, cast
 
-from . import __version__, _toml, executors, reports, store
+from . import __version__, _toml, catalog, executors, reports, store, validation
 from ._native import core, is_scenario_error
-from ._tables import csv_text, format_mapping, format_table, human
+from ._tables import csv_text, format_mapping, format_table, human, write_text_atomic
 from .api import Result, run, validate
 from .errors import ExtensionMissingError, UserError
+from .reports import Report
 from .runs import merge_dirs, point_id
-from .scenario import Plan, load, load_validated, make_plan, read_text, validate_points
+from .scenario import Plan, Scenario, load, load_validated, make_plan, read_text, validate_points
 from .sweep import PointFailed, SweepInterrupted, run_sweep, summary_row
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
@@ -194,25 +196,46 @@ def _warn_pcap_truncated(result: Result) -> None:
 
 def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Namespace,
            argv: Sequence[str]) -> int:
-    text = _scenario_text(str(file))
-    scn = load_validated(file, sets, text=text)
-    report = reports.parse(scn)
-    plan = make_plan(scn, quick=args.quick, sets=sets)
+    scn, report, plan = _plan(file, sets, quick=args.quick)
     if args.list_points:
         return _list_points(plan)
     shard = _shard_points(plan, args.shard)
+    _check_pool(args)
+    with executors.choose(cluster=args.cluster) as pool:
+        _run_and_report(scn, report, plan, out_root, args, pool, shard=shard)
+    return 0
+
+
+def _plan(file: Path, sets: dict[str, Any], *, quick: bool) -> tuple[Scenario, Report, Plan]:
+    """Load and check a scenario and its report; its plan of points."""
+    text = _scenario_text(str(file))
+    scn = load_validated(file, sets, text=text)
+    report = reports.parse(scn)
+    return scn, report, make_plan(scn, quick=quick, sets=sets)
+
+
+def _check_pool(args: argparse.Namespace) -> None:
     if args.cluster and args.jobs:
         raise UserError("--jobs is for this machine's threads; with --cluster each Dask worker "
                         "runs as many points as it has threads (dask worker --nthreads)")
+
+
+def _run_and_report(scn: Scenario, report: Report, plan: Plan, out_root: Path,
+                    args: argparse.Namespace, pool: executors.Pool, *,
+                    shard: Plan | None = None, stdout: IO[str] | None = None) -> Path:
+    """Run the points of ``plan`` (of ``shard`` if given) not yet done in its folder under
+    ``out_root``, then write the report (not for a shard); returns the folder. What the
+    report prints goes to ``report.txt`` and to ``stdout``; given ``stdout`` (a catalog
+    run), the notes on stderr and the closing line are left out as well."""
     validate_points(plan)
-    if report.note:
+    catalog_run = stdout is not None
+    if report.note and not catalog_run:
         print(f"dcnsim: note: {report.note}", file=sys.stderr)
     out = _output_dir(out_root / (scn.id + ("-quick" if args.quick else "")))
     try:
-        with executors.choose(cluster=args.cluster) as pool:
-            outcome = run_sweep(shard or plan, out, jobs=args.jobs or executors.cpu_count(),
-                                keep=report.tables, fresh=args.fresh, executor=pool.executor,
-                                where=pool.description)
+        outcome = run_sweep(shard or plan, out, jobs=args.jobs or executors.cpu_count(),
+                            keep=report.tables, fresh=args.fresh, executor=pool.executor,
+                            where=pool.description)
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     if shard is not None:
@@ -220,17 +243,32 @@ def _sweep(file: Path, sets: dict[str, Any], out_root: Path, args: argparse.Name
               f"done in {out}; join the shards' folders with `dcnsim merge DIR SHARD_DIR...`, "
               "then run the same sweep with --out on the merged folder's parent for the "
               "report", file=sys.stderr)
-        return 0
-    ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out)
-    if args.quick:
+        return out
+    printed = _Tee(stdout or sys.stdout)
+    ctx = reports.ReportContext(plan=plan, records=outcome.records, out_dir=out, out=printed)
+    if args.quick and not catalog_run:
         print("dcnsim: note: a --quick run (smaller scale, same code path): source figures "
               "printed below are those of the full-scale experiment", file=sys.stderr)
     try:
         written = report.write(ctx)
+        write_text_atomic(out / catalog.REPORT_TEXT, printed.getvalue())
     except OSError as exc:
         raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
-    print(f"\nwrote {', '.join(str(p) for p in written)} (runs in {outcome.runs_path})")
-    return 0
+    if not catalog_run:
+        print(f"\nwrote {', '.join(str(p) for p in written)} (runs in {outcome.runs_path})")
+    return out
+
+
+class _Tee(io.StringIO):
+    """A text buffer that also writes everything to another stream."""
+
+    def __init__(self, also: IO[str]) -> None:
+        super().__init__()
+        self.also = also
+
+    def write(self, text: str) -> int:
+        self.also.write(text)
+        return super().write(text)
 
 
 def _shard_points(plan: Plan, shard: str | None) -> Plan | None:
@@ -271,12 +309,101 @@ def cmd_sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.list:
-        if args.id:
-            raise UserError("give either a scenario id or --list, not both")
+        if args.id or args.all:
+            raise UserError("give a scenario id, --all or --list, not two of them")
         return _list_scenarios()
+    if args.all:
+        if args.id:
+            raise UserError("give either a scenario id or --all, not both")
+        return _reproduce_all(args)
     if not args.id:
-        raise UserError("give a scenario id (`dcnsim reproduce --list` lists them)")
+        raise UserError("give a scenario id or --all (`dcnsim reproduce --list` lists them)")
     return _sweep(_scenario_by_id(args.id), {}, Path(args.out or "results"), args, argv)
+
+
+def _reproduce_all(args: argparse.Namespace) -> int:
+    """Every catalog id, one after the other (each resumed from its folder), then one HTML
+    page of them all; an id that fails is reported and the others go on."""
+    for flag, given in (("--shard", args.shard), ("--list-points", args.list_points)):
+        if given:
+            raise UserError(f"{flag} is for one scenario id, not --all")
+    _check_pool(args)
+    ids = _scenario_ids()
+    if not ids:
+        raise UserError(f"no scenario files in {SCENARIO_DIR}")
+    out_root = _output_dir(Path(args.out or "results"))
+    verdicts, doc = validation.load(known=set(ids))
+    if doc is None:
+        print(f"dcnsim: note: {validation.VALIDATION_DOC} not found (it is in the source "
+              "tree): the report shows no verdicts", file=sys.stderr)
+    mode = " --quick" if args.quick else ""
+    print(f"dcnsim: catalog: {len(ids)} ids{mode} into {out_root}/ (an id already done is "
+          "reused, not rerun)", file=sys.stderr, flush=True)
+    items: list[catalog.Item] = []
+    start = time.perf_counter()
+    with executors.choose(cluster=args.cluster) as pool:
+        for n, (ident, path) in enumerate(ids.items(), 1):
+            failed = sum(1 for item in items if item.error is not None)
+            note = f", {failed} failed" if failed else ""
+            print(f"dcnsim: catalog [{n}/{len(ids)}] {ident} (elapsed "
+                  f"{_clock(time.perf_counter() - start)}{note})", file=sys.stderr, flush=True)
+            items.append(_catalog_item(ident, path, out_root, args, pool))
+    wall = time.perf_counter() - start
+    index = catalog.write_index(out_root, items, verdicts, quick=args.quick, doc=doc,
+                                wall_s=wall)
+    failed_items = [item for item in items if item.error is not None]
+    print(f"wrote {index}: {len(items)} ids in {_clock(wall)}, "
+          f"{len(items) - len(failed_items)} reported, {len(failed_items)} failed")
+    if failed_items:
+        _err(f"{len(failed_items)} of {len(items)} ids failed: "
+             + "; ".join(f"{item.ident}: {item.error}" for item in failed_items))
+        return EXIT_BUG
+    return 0
+
+
+def _catalog_item(ident: str, path: Path, out_root: Path, args: argparse.Namespace,
+                  pool: executors.Pool) -> catalog.Item:
+    """Run and report one id of a catalog run; a failure is kept in the item."""
+    item = catalog.Item(ident, ident)
+    start = time.perf_counter()
+    try:
+        scn, report, plan = _plan(path, {}, quick=args.quick)
+        item.title = scn.title
+        meta = scn.data.get("meta")
+        item.source = str(meta.get("source", "")) if isinstance(meta, dict) else ""
+        item.folder = out_root / (scn.id + ("-quick" if args.quick else ""))
+        _run_and_report(scn, report, plan, out_root, args, pool, stdout=io.StringIO())
+    except (SweepInterrupted, _Abandoned):
+        raise
+    except Exception as exc:  # noqa: BLE001 -- reported, and the catalog goes on
+        item.error = _failure_text(exc)
+        print(f"dcnsim: catalog: {ident} failed: {item.error}", file=sys.stderr, flush=True)
+    item.wall_s = time.perf_counter() - start
+    return item
+
+
+def _failure_text(exc: Exception) -> str:
+    """One line on why an id of a catalog run failed."""
+    if isinstance(exc, (UserError, ExtensionMissingError)) or is_scenario_error(exc):
+        return _shorten(str(exc))
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        return f"cannot access{where}: {exc.strerror or exc}"
+    return _bug_text(exc)
+
+
+def _bug_text(exc: Exception) -> str:
+    """``internal error [in sweep point P: ]Type: message``, one line."""
+    where, cause = "", cast(BaseException, exc)
+    if isinstance(exc, PointFailed):
+        where, cause = f"in sweep point {exc.point.label()}: ", exc.original
+    text = f"{type(cause).__name__}: {cause}".splitlines()[0]
+    return f"internal error {where}{text}"
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}:{secs:02d}"
 
 
 def _list_scenarios() -> int:
@@ -425,9 +552,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("sources", nargs="+", metavar="SHARD_DIR", help="sweep folders to join")
     p.set_defaults(func=cmd_merge)
 
-    p = sub.add_parser("reproduce", help="rerun a catalog experiment by id (see --list)")
+    p = sub.add_parser("reproduce", help="rerun a catalog experiment by id (see --list), "
+                                          "or all of them (--all)")
     p.add_argument("id", nargs="?", metavar="ID", help="experiment id, e.g. devkota-fig08")
     p.add_argument("--list", action="store_true", help="list the experiment ids and titles")
+    p.add_argument("--all", action="store_true",
+                   help="run every id of --list (each resumed from DIR/<id>/; one that fails "
+                        "is reported and the rest go on) and write DIR/index.html, one "
+                        "self-contained page of every figure, table and verdict")
     add_sweep_opts(p, "results")
     p.set_defaults(func=cmd_reproduce, wants_argv=True)
 
@@ -514,11 +646,7 @@ def _handle(exc: Exception, argv: Sequence[str]) -> int:
         return EXIT_USER
     if os.environ.get("DCNSIM_DEBUG"):
         traceback.print_exception(exc)
-    where, cause = "", cast(BaseException, exc)
-    if isinstance(exc, PointFailed):
-        where, cause = f"in sweep point {exc.point.label()}: ", exc.original
-    text = f"{type(cause).__name__}: {cause}".splitlines()[0]
-    _err(f"internal error {where}{text} (this is a bug; please report it; "
+    _err(f"{_bug_text(exc)} (this is a bug; please report it; "
          "DCNSIM_DEBUG=1 shows the traceback)")
     if isinstance(exc, PointFailed):
         print(f"dcnsim: finished points are saved; to resume, run: {_resume_command(argv)}",
