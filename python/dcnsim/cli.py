@@ -24,9 +24,10 @@ from typing import Any, TypeVar, cast
 
 from . import __version__, _toml, executors, reports, store
 from ._native import core, is_scenario_error
+from ._runopts import add_run_limits, run_limits
 from ._tables import csv_text, format_mapping, format_table, human
 from .api import Result, run, validate
-from .errors import ExtensionMissingError, UserError
+from .errors import CheckFailed, ExtensionMissingError, UserError
 from .runs import merge_dirs, point_id
 from .scenario import Plan, load, load_validated, make_plan, read_text, validate_points
 from .sweep import PointFailed, SweepInterrupted, run_sweep, summary_row
@@ -163,9 +164,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
     bar = _RunProgress()
     try:
-        result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update))
+        result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update,
+                                            **run_limits(args)))
     finally:
         bar.close()
+    _print_warnings(result.warnings)
     try:
         written = result.to_dir(out)
     except OSError as exc:
@@ -178,6 +181,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("dcnsim: note: pyarrow is not installed, so the Parquet results store is not "
               f"written (pip install 'dcnsim[{store.EXTRA}]')", file=sys.stderr)
     return 0
+
+
+def _print_warnings(warnings: Sequence[str]) -> None:
+    for w in warnings:
+        print(f"dcnsim: warning: {_shorten(w)}", file=sys.stderr)
 
 
 def _warn_pcap_truncated(result: Result) -> None:
@@ -316,7 +324,7 @@ def cmd_results(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     sets = _toml.parse_sets(args.set)
     text = _scenario_text(args.file)
-    validate(args.file, sets, text=text)
+    _print_warnings(validate(args.file, sets, text=text))
     print(f"ok: {args.file}")
     return 0
 
@@ -412,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="scenario file (TOML)")
     add_set(p)
     p.add_argument("--out", metavar="DIR", help="CSV tables go to DIR (default: out/<file stem>)")
+    add_run_limits(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run every point of a scenario's [sweep] and report")
@@ -482,6 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ExtensionMissingError) as exc:
         _err(str(exc))
         return EXIT_USER
+    except CheckFailed as exc:
+        _err(str(exc))
+        return EXIT_BUG
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED

@@ -5,6 +5,7 @@
 //! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
 
 use crate::base::ids::{Idx, PortId};
+use crate::base::limits;
 use crate::base::rng::Rng;
 use crate::base::units::{parse_bytes, parse_rate, parse_time, Bytes, RateBps, SimTime};
 use crate::engine::net::NodeKind;
@@ -52,6 +53,46 @@ impl std::error::Error for ScenarioError {}
 
 // ---------------------------------------------------------------- unit values
 
+/// A duration within `limits::DURATION_MAX_PS`.
+fn parse_time_checked(s: &str) -> Result<SimTime, String> {
+    let t = parse_time(s)?;
+    if t.0 > limits::DURATION_MAX_PS {
+        return Err(limits::out_of_range(s, "0s ..= 1000000s (limits: durations)"));
+    }
+    Ok(t)
+}
+
+/// A rate within `limits::RATE_MIN_BPS ..= RATE_MAX_BPS`.
+fn parse_rate_checked(s: &str) -> Result<RateBps, String> {
+    const RANGE: &str = "1kbps ..= 10Tbps (limits: rates)";
+    // A rate below 0.5 b/s rounds to 0, which `parse_rate` refuses as not positive.
+    let r = parse_rate(s).map_err(|e| {
+        if e.ends_with("must be positive") {
+            limits::out_of_range(s, RANGE)
+        } else {
+            e
+        }
+    })?;
+    if !(limits::RATE_MIN_BPS..=limits::RATE_MAX_BPS).contains(&r.0) {
+        return Err(limits::out_of_range(s, RANGE));
+    }
+    Ok(r)
+}
+
+/// A size within `limits::SIZE_MAX_BYTES`.
+fn parse_bytes_checked(s: &str) -> Result<Bytes, String> {
+    let b = parse_bytes(s)?;
+    check_size(b.0, s)?;
+    Ok(b)
+}
+
+fn check_size(bytes: u64, shown: &str) -> Result<(), String> {
+    if bytes > limits::SIZE_MAX_BYTES {
+        return Err(limits::out_of_range(shown, "0 ..= 1TiB (limits: sizes)"));
+    }
+    Ok(())
+}
+
 macro_rules! unit_type {
     ($name:ident, $inner:ty, $parse:ident, $what:expr) => {
         #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,13 +118,13 @@ macro_rules! unit_type {
 unit_type!(
     Dur,
     SimTime,
-    parse_time,
+    parse_time_checked,
     "a duration string such as \"25us\""
 );
 unit_type!(
     Rate,
     RateBps,
-    parse_rate,
+    parse_rate_checked,
     "a rate string such as \"10Gbps\""
 );
 
@@ -99,15 +140,16 @@ impl<'de> Deserialize<'de> for Size {
                 f.write_str("a size such as \"256KiB\", \"32KB\" or a number of bytes")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Size, E> {
-                parse_bytes(s).map(Size).map_err(E::custom)
+                parse_bytes_checked(s).map(Size).map_err(E::custom)
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Size, E> {
                 if v < 0 {
                     return Err(E::custom("a size cannot be negative"));
                 }
-                Ok(Size(Bytes(v as u64)))
+                self.visit_u64(v as u64)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
+                check_size(v, &v.to_string()).map_err(E::custom)?;
                 Ok(Size(Bytes(v)))
             }
         }
@@ -127,9 +169,18 @@ impl<'de> Deserialize<'de> for Threshold {
                 f.write_str("a threshold such as \"65pkts\" or \"30KB\"")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Threshold, E> {
-                parse_threshold(s)
-                    .map(|(v, u)| Threshold(v, u))
-                    .map_err(E::custom)
+                let (v, u) = parse_threshold(s).map_err(E::custom)?;
+                match u {
+                    QueueUnit::Bytes => check_size(v, s).map_err(E::custom)?,
+                    QueueUnit::Packets if v > limits::QUEUE_PKTS_MAX => {
+                        return Err(E::custom(limits::out_of_range(
+                            s,
+                            "0 ..= 1000000000 packets (limits: queue_limit_pkts)",
+                        )))
+                    }
+                    QueueUnit::Packets => {}
+                }
+                Ok(Threshold(v, u))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Threshold, E> {
                 Err(E::custom(format!(
@@ -156,7 +207,7 @@ impl<'de> Deserialize<'de> for SizeOrUnlimited {
                 if s == "unlimited" {
                     return Ok(SizeOrUnlimited(u64::MAX));
                 }
-                parse_bytes(s)
+                parse_bytes_checked(s)
                     .map(|b| SizeOrUnlimited(b.0))
                     .map_err(|e| E::custom(format!("{e}, or \"unlimited\"")))
             }
@@ -164,6 +215,7 @@ impl<'de> Deserialize<'de> for SizeOrUnlimited {
                 if v < 0 {
                     return Err(E::custom("a size cannot be negative"));
                 }
+                check_size(v as u64, &v.to_string()).map_err(E::custom)?;
                 Ok(SizeOrUnlimited(v as u64))
             }
         }
@@ -665,8 +717,14 @@ pub struct Scenario {
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub file: String,
+    /// The file's text (line numbers in errors refer to it).
     pub text: String,
     pub scenario: Scenario,
+    /// The dotted keys `--set` overrides, list indices left out ("apps.0.sru" is
+    /// "apps.sru"): an error about one of them has no line (the value is not the file's).
+    pub overridden: Vec<String>,
+    /// Legal but suspicious settings (`BuildInfo::warnings`), found by `load`'s build.
+    pub warnings: Vec<String>,
 }
 
 // ---------------------------------------------------------------- error shaping
@@ -813,8 +871,8 @@ pub fn load(
     overrides: &[(String, String)],
 ) -> Result<Loaded, ScenarioError> {
     let base: Scenario = toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
-    let (scenario, text_used) = if overrides.is_empty() {
-        (base, text.to_string())
+    let scenario = if overrides.is_empty() {
+        base
     } else {
         let mut table: toml::Table =
             toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
@@ -836,15 +894,24 @@ pub fn load(
             err.message = format!("{} (after applying overrides)", err.message);
             err
         })?;
-        (s, merged)
+        s
     };
-    let loaded = Loaded {
+    let overridden = overrides
+        .iter()
+        .map(|(k, _)| {
+            let parts: Vec<&str> = k.split('.').filter(|p| p.parse::<usize>().is_err()).collect();
+            parts.join(".")
+        })
+        .collect();
+    let mut loaded = Loaded {
         file: file.to_string(),
-        text: text_used,
+        text: text.to_string(),
         scenario,
+        overridden,
+        warnings: Vec::new(),
     };
     // Build once to run every semantic check.
-    build(&loaded)?;
+    loaded.warnings = build(&loaded)?.1.warnings;
     Ok(loaded)
 }
 
@@ -852,18 +919,59 @@ pub fn load(
 
 struct Ctx<'a> {
     loaded: &'a Loaded,
+    /// Legal but suspicious settings found while building (`suspicious`), each once.
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Ctx<'_> {
+    /// `v` within `lo ..= hi` (`what`: the unit and the limits entry, for the message).
+    fn in_range(
+        &self,
+        table: &str,
+        key: &str,
+        v: u64,
+        (lo, hi): (u64, u64),
+        what: &str,
+    ) -> Result<(), ScenarioError> {
+        if (lo..=hi).contains(&v) {
+            return Ok(());
+        }
+        let range = format!("{lo} ..= {hi}{what}");
+        Err(self.err(table, key, limits::out_of_range(&v.to_string(), &range)))
+    }
+
+    /// A `[measure]` sampling interval: at least `limits::SAMPLE_INTERVAL_MIN_PS`.
+    fn interval(&self, key: &str, d: SimTime) -> Result<(), ScenarioError> {
+        if d.0 >= limits::SAMPLE_INTERVAL_MIN_PS {
+            return Ok(());
+        }
+        let msg = format!("{}ns is below 1us (limits: measure intervals)", d.0 as f64 / 1e3);
+        Err(self.err("measure", key, msg))
+    }
+
+    /// Record a warning (once: the same text twice is kept once), shaped as an error.
+    fn warn(&self, table: &str, key: &str, message: &str) {
+        let text = self.err(table, key, message).to_string();
+        let mut w = self.warnings.borrow_mut();
+        if !w.contains(&text) {
+            w.push(text);
+        }
+    }
+
     fn err(&self, table: &str, key: &str, message: impl Into<String>) -> ScenarioError {
         let field = if table.is_empty() {
             key.to_string()
         } else {
             format!("{table}.{key}")
         };
+        let line = if self.loaded.overridden.contains(&field) {
+            None
+        } else {
+            line_of(&self.loaded.text, table, key)
+        };
         ScenarioError {
             file: self.loaded.file.clone(),
-            line: line_of(&self.loaded.text, table, key),
+            line,
             field: Some(field),
             message: message.into(),
         }
@@ -1076,9 +1184,8 @@ fn tcp_numbers(
         c.header = v;
     }
     if let Some(v) = f.init_cwnd {
-        if v == 0 {
-            return Err(ctx.err(table, "init_cwnd", "expected at least 1 segment"));
-        }
+        let range = (1, limits::INIT_CWND_MAX);
+        ctx.in_range(table, "init_cwnd", v.into(), range, " segments (limits: tcp.init_cwnd)")?;
         c.init_cwnd = v;
     }
     if let Some(v) = f.initial_rto {
@@ -1236,13 +1343,19 @@ pub struct BuildInfo {
     pub switch_buffer_bytes: u64,
     pub bottleneck_port: Option<PortId>,
     pub bottleneck_rate: Option<RateBps>,
+    /// Legal but suspicious settings, one line each (file, line, field, what), each once:
+    /// for stderr and the run's metadata, never the tables.
+    pub warnings: Vec<String>,
 }
 
 /// Build the simulation described by a loaded scenario: the topology, the AQMs and
 /// multi-queue ports, the apps, the measurements, then layer 2, in this order (which is also
 /// the order in which errors are found).
 pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
-    let ctx = Ctx { loaded };
+    let ctx = Ctx {
+        loaded,
+        warnings: Default::default(),
+    };
     let s = &loaded.scenario;
     if s.sim.duration.0 == SimTime::ZERO {
         return Err(ctx.err("sim", "duration", "must be positive"));
@@ -1256,7 +1369,53 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     build_apps(&ctx, s, &mut sim)?;
     build_measure(&ctx, &s.measure, &mut sim, &mut info)?;
     build_l2(&ctx, s, &mut sim)?;
+    suspicious(&ctx, &sim);
+    info.warnings = ctx.warnings.take();
     Ok((sim, info))
+}
+
+/// Warn about settings that are legal but rarely meant: a zero switch or NIC buffer (a
+/// packet that finds the port busy is dropped; only an idle port passes one), a zero
+/// receive window (the sender can never send), an initial window above
+/// `limits::INIT_CWND_WARN` segments or above 1000 x the smallest switch buffer.
+fn suspicious(ctx: &Ctx, sim: &Sim) {
+    let t = &ctx.loaded.scenario.topology;
+    let mut min_switch_buf = u64::MAX;
+    for p in &sim.net.ports {
+        if sim.net.nodes[p.node.idx()].kind == NodeKind::Switch {
+            min_switch_buf = min_switch_buf.min(p.limit_bytes);
+        }
+    }
+    if min_switch_buf == 0 {
+        let key = if t.switch_buffer.0 == 0 { "switch_buffer" } else { "links" };
+        let msg = "a switch port has a zero buffer: it drops every packet that finds it busy";
+        ctx.warn("topology", key, msg);
+    }
+    if t.nic_buffer.0 == 0 {
+        let msg = "zero NIC buffer: a host drops every packet it sends while its NIC is busy";
+        ctx.warn("topology", "nic_buffer", msg);
+    }
+    for f in &sim.hosts.flows {
+        let c = &f.cfg;
+        if c.rwnd == 0 {
+            ctx.warn("tcp", "rwnd", "rwnd = 0: the sender can never send data");
+        }
+        let iw = u64::from(c.init_cwnd) * u64::from(c.mss);
+        if u64::from(c.init_cwnd) > limits::INIT_CWND_WARN {
+            let msg = format!(
+                "init_cwnd = {} segments: far above RFC 6928's 10 (warned above {})",
+                c.init_cwnd,
+                limits::INIT_CWND_WARN
+            );
+            ctx.warn("tcp", "init_cwnd", &msg);
+        } else if min_switch_buf > 0 && iw / 1000 > min_switch_buf {
+            let msg = format!(
+                "the initial window ({iw} bytes) is over 1000 x the smallest switch buffer \
+                 ({min_switch_buf} bytes)"
+            );
+            ctx.warn("tcp", "init_cwnd", &msg);
+        }
+    }
 }
 
 /// Link rate, delay and buffers shared by the built-in topologies.
@@ -1293,9 +1452,8 @@ fn build_topology(
         net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports);
     }
     if let Some(n) = t.queue_limit_pkts {
-        if n == 0 {
-            return Err(ctx.err("topology", "queue_limit_pkts", "expected at least 1 packet"));
-        }
+        let range = (1, limits::QUEUE_PKTS_MAX);
+        ctx.in_range("topology", "queue_limit_pkts", n, range, " packets (limits: queue_limit_pkts)")?;
         let net = &mut sim.net;
         for p in net.ports.iter_mut() {
             if net.nodes[p.node.idx()].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
@@ -1322,13 +1480,9 @@ fn build_star(
     let n = t
         .servers
         .ok_or_else(|| ctx.err("topology", "servers", "a star needs `servers` (at least 1)"))?;
-    if n == 0 || n > 100_000 {
-        return Err(ctx.err(
-            "topology",
-            "servers",
-            format!("{n} is out of range: expected 1..100000"),
-        ));
-    }
+    // The client and the switch are nodes too.
+    let range = (1, limits::NODES_MAX - 2);
+    ctx.in_range("topology", "servers", n.into(), range, " (limits: topology nodes)")?;
     let rate = rate.ok_or_else(|| ctx.err("topology", "link_rate", "a star needs `link_rate`"))?;
     info.servers = n;
     let sw = sim.add_node("sw", NodeKind::Switch);
@@ -1384,6 +1538,11 @@ fn build_dumbbell(
     if l == 0 || r == 0 {
         return Err(ctx.err("topology", "left", "each side needs at least one host"));
     }
+    // Both switches are nodes too.
+    let range = (1, limits::NODES_MAX - 2);
+    let what = " hosts on both sides (limits: topology nodes)";
+    ctx.in_range("topology", "left", l.into(), range, what)?;
+    ctx.in_range("topology", "right", u64::from(l) + u64::from(r), range, what)?;
     let rate =
         rate.ok_or_else(|| ctx.err("topology", "link_rate", "a dumbbell needs `link_rate`"))?;
     let brate = t.bottleneck_rate.map(|r| r.0).unwrap_or(rate);
@@ -1425,6 +1584,9 @@ fn build_explicit(
             "an explicit topology needs [[topology.nodes]]",
         ));
     }
+    let range = (1, limits::NODES_MAX);
+    let what = " (limits: topology nodes)";
+    ctx.in_range("topology", "nodes", t.nodes.len() as u64, range, what)?;
     for (i, n) in t.nodes.iter().enumerate() {
         let kind = match n.kind.as_str() {
             "host" => NodeKind::Host,
@@ -1485,11 +1647,12 @@ fn build_explicit(
         };
         let (pa, pb) = sim.add_link(a, b, lr, ld, la, lb);
         if let Some(n) = l.queue_limit_pkts {
-            if n == 0 {
+            if n == 0 || n > limits::QUEUE_PKTS_MAX {
+                let range = "1 ..= 1000000000 packets (limits: queue_limit_pkts)";
                 return Err(ctx.err(
                     "topology.links",
                     "queue_limit_pkts",
-                    format!("link {i}: expected at least 1 packet"),
+                    format!("link {i}: {}", limits::out_of_range(&n.to_string(), range)),
                 ));
             }
             for pid in [pa, pb] {
@@ -1606,6 +1769,17 @@ fn build_measure(
         let pid = port(sim, name, "queue_ports")?;
         sim.obs.samplers.queue_ports.push(pid);
     }
+    ctx.interval("queue_interval", m.queue_interval.0)?;
+    ctx.interval("cwnd_interval", m.cwnd_interval.0)?;
+    ctx.interval("rp_interval", m.rp_interval.0)?;
+    for (key, d) in [
+        ("throughput_interval", m.throughput_interval),
+        ("flow_rate_interval", m.flow_rate_interval),
+    ] {
+        if let Some(d) = d {
+            ctx.interval(key, d.0)?;
+        }
+    }
     sim.obs.samplers.queue_interval = m.queue_interval.0;
     if let Some(name) = &m.mean_queue_port {
         let pid = port(sim, name, "mean_queue_port")?;
@@ -1641,9 +1815,6 @@ fn build_measure(
         sim.obs.samplers.seq.enable(f);
     }
     if let Some(d) = m.throughput_interval {
-        if d.0 == SimTime::ZERO {
-            return Err(ctx.err("measure", "throughput_interval", "must be positive"));
-        }
         sim.obs.samplers.tput_interval = d.0;
     }
     let cap = m.pcap_max_bytes.0 .0;

@@ -1,0 +1,126 @@
+//! Issue 13 [robust]: out-of-range values are refused with the range (`base/limits.rs`),
+//! legal but suspicious ones warned about once, and errors name the real field; each
+//! message is checked exactly.
+
+use crate::helpers::set;
+use dcnsim::scenario::load;
+
+/// A star with two servers and one incast app; `{topo}` adds lines to `[topology]` (line 7
+/// on), `{more}` whole tables after the app.
+const BASE: &str = r#"[sim]
+duration = "10ms"
+[topology]
+kind = "star"
+servers = 2
+link_delay = "5us"
+{topo}
+[[apps]]
+kind = "incast"
+sru = "10KB"
+{more}
+"#;
+
+fn scenario(topo: &str, more: &str) -> String {
+    let topo = if topo.contains("link_rate") {
+        topo.to_string()
+    } else {
+        format!("link_rate = \"1Gbps\"\n{topo}")
+    };
+    BASE.replace("{topo}", &topo).replace("{more}", more)
+}
+
+fn refused(topo: &str, more: &str) -> String {
+    let text = scenario(topo, more);
+    let e = load(&text, "x.toml", &[]).expect_err("the scenario should be refused");
+    let s = e.to_string();
+    assert!(!s.contains('\n') && s.len() <= 200, "{s}");
+    s
+}
+
+fn warnings(topo: &str, more: &str) -> Vec<String> {
+    load(&scenario(topo, more), "x.toml", &[]).unwrap().warnings
+}
+
+#[test]
+fn out_of_range_values_name_the_range() {
+    let cases = [
+        (
+            "link_rate = \"1e30Gbps\"",
+            "",
+            "x.toml: line 7, field topology.link_rate: \"1e30Gbps\" is out of range: expected 1kbps ..= 10Tbps (limits: rates)",
+        ),
+        (
+            "link_rate = \"0.001bps\"",
+            "",
+            "x.toml: line 7, field topology.link_rate: \"0.001bps\" is out of range: expected 1kbps ..= 10Tbps (limits: rates)",
+        ),
+        (
+            "switch_buffer = \"99999999999999999999999KiB\"",
+            "",
+            "x.toml: line 8, field topology.switch_buffer: \"99999999999999999999999KiB\" is out of range: expected 0 ..= 1TiB (limits: sizes), or \"unlimited\"",
+        ),
+        (
+            "queues = { count = 1000000000 }",
+            "",
+            "x.toml: line 8, field topology.queues.count: \"1000000000\" is out of range: expected 1 ..= 1024 (limits: queues.count)",
+        ),
+        (
+            "queue_limit_pkts = 0",
+            "",
+            "x.toml: line 8, field topology.queue_limit_pkts: \"0\" is out of range: expected 1 ..= 1000000000 packets (limits: queue_limit_pkts)",
+        ),
+        (
+            "",
+            "[measure]\nqueue_interval = \"1ns\"",
+            "x.toml: line 13, field measure.queue_interval: 1ns is below 1us (limits: measure intervals)",
+        ),
+        (
+            "",
+            "[tcp]\ninit_cwnd = 1000000000",
+            "x.toml: line 13, field tcp.init_cwnd: \"1000000000\" is out of range: expected 1 ..= 1000000 segments (limits: tcp.init_cwnd)",
+        ),
+    ];
+    for (topo, more, want) in cases {
+        assert_eq!(refused(topo, more), want);
+    }
+    let long = format!("link_rate = \"{}Gbps\"", "9".repeat(5000));
+    let e = refused(&long, "");
+    assert!(e.contains("(5004 characters) is out of range"), "{e}");
+}
+
+#[test]
+fn big_topologies_are_refused_before_anything_is_built() {
+    let d = "[sim]\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nleft = 1000000000\nright = 1\nlink_rate = \"1Gbps\"\n[[apps]]\nkind = \"bulk\"\nsrc = \"left1\"\ndst = \"right1\"\n";
+    let e = load(d, "d.toml", &[]).unwrap_err().to_string();
+    assert_eq!(e, "d.toml: line 5, field topology.left: \"1000000000\" is out of range: expected 1 ..= 99998 hosts on both sides (limits: topology nodes)");
+    let e = load(&scenario("", ""), "x.toml", &set(&[("topology.servers", "100000")]))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "x.toml, field topology.servers: \"100000\" is out of range: expected 1 ..= 99998 (limits: topology nodes)");
+    let e = load(&scenario("", ""), "x.toml", &set(&[("sim.duration", "\"1e7s\"")]))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "x.toml, field sim.duration: \"1e7s\" is out of range: expected 0s ..= 1000000s (limits: durations) (after applying overrides)");
+}
+
+#[test]
+fn suspicious_values_warn_once() {
+    assert!(warnings("", "").is_empty());
+    assert_eq!(
+        warnings("switch_buffer = 0", ""),
+        ["x.toml: line 8, field topology.switch_buffer: a switch port has a zero buffer: it drops every packet that finds it busy"]
+    );
+    // Two flows (two servers), one warning.
+    assert_eq!(
+        warnings("", "[tcp]\nrwnd = 0"),
+        ["x.toml: line 13, field tcp.rwnd: rwnd = 0: the sender can never send data"]
+    );
+    assert_eq!(
+        warnings("", "[tcp]\ninit_cwnd = 5000"),
+        ["x.toml: line 13, field tcp.init_cwnd: init_cwnd = 5000 segments: far above RFC 6928's 10 (warned above 1000)"]
+    );
+    assert_eq!(
+        warnings("switch_buffer = \"1KB\"", "[tcp]\ninit_cwnd = 1000"),
+        ["x.toml: line 13, field tcp.init_cwnd: the initial window (1460000 bytes) is over 1000 x the smallest switch buffer (1000 bytes)"]
+    );
+}
