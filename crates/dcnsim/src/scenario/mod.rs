@@ -32,6 +32,8 @@ pub mod workload;
 pub struct ScenarioError {
     pub file: String,
     pub line: Option<usize>,
+    /// Column of a TOML syntax error (1-based, in characters), with its line.
+    pub column: Option<usize>,
     pub field: Option<String>,
     pub message: String,
 }
@@ -41,6 +43,9 @@ impl fmt::Display for ScenarioError {
         write!(f, "{}", self.file)?;
         if let Some(l) = self.line {
             write!(f, ": line {l}")?;
+        }
+        if let Some(c) = self.column {
+            write!(f, ", column {c}")?;
         }
         if let Some(k) = &self.field {
             write!(f, ", field {k}")?;
@@ -729,6 +734,18 @@ pub struct Loaded {
 
 // ---------------------------------------------------------------- error shaping
 
+/// The table a header line names: "apps" for `[[apps]] # a comment`, "apps.tcp" for
+/// `[apps.tcp]`; None for other lines.
+fn header_name(line: &str) -> Option<String> {
+    let t = line.trim();
+    if !t.starts_with('[') {
+        return None;
+    }
+    let inner = t.trim_start_matches('[');
+    let name = inner.split(']').next().unwrap_or(inner);
+    Some(name.trim().to_string())
+}
+
 /// Find the dotted field name for a byte offset: the nearest `[table]` header above the
 /// line and the key on the line itself.
 fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
@@ -738,9 +755,8 @@ fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
     // The headers above the line, and the line itself when it is one (an error at a
     // `[table]` header is about that table).
     for l in lines.iter().take(line_no) {
-        let t = l.trim();
-        if t.starts_with('[') {
-            table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        if let Some(h) = header_name(l) {
+            table = h;
         }
     }
     let key = lines.get(line_no - 1).and_then(|l| {
@@ -762,12 +778,26 @@ fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
 
 fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
     let (span, msg) = apps::error_position(text, e);
+    // toml's messages may span lines ("invalid table header\nexpected `.`, `]`").
+    let msg = msg.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ");
     match span {
+        // A required top-level table is missing: name it, not the table the span starts in.
+        Some(_) if ["sim", "topology"].iter().any(|t| msg == format!("missing field `{t}`")) => {
+            let missing = msg.trim_start_matches("missing field `").trim_end_matches('`');
+            ScenarioError {
+                file: file.to_string(),
+                line: None,
+                column: None,
+                field: Some(missing.to_string()),
+                message: msg,
+            }
+        }
         Some(sp) => {
             let (line, field) = field_at(text, sp.start);
             ScenarioError {
                 file: file.to_string(),
                 line: Some(line),
+                column: None,
                 field,
                 message: msg,
             }
@@ -775,6 +805,7 @@ fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError
         None => ScenarioError {
             file: file.to_string(),
             line: None,
+            column: None,
             field: None,
             message: msg,
         },
@@ -786,8 +817,8 @@ pub(crate) fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
     let mut cur = String::new();
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
-        if t.starts_with('[') {
-            cur = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        if let Some(h) = header_name(l) {
+            cur = h;
             continue;
         }
         if cur == table {
@@ -864,12 +895,62 @@ fn apply_to_value(root: &mut toml::Value, overrides: &[(String, String)]) -> Res
     Ok(())
 }
 
+/// A TOML syntax error (the text is not TOML at all): its line and column, no field (the
+/// line cannot be trusted to name one).
+fn syntax_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
+    let msg = e.message().lines().map(str::trim).filter(|l| !l.is_empty());
+    let msg = msg.collect::<Vec<_>>().join(": ");
+    let (line, column) = match e.span() {
+        Some(sp) => {
+            let before = &text[..sp.start.min(text.len())];
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let col = before[line_start..].chars().count() + 1;
+            (Some(before.matches('\n').count() + 1), Some(col))
+        }
+        None => (None, None),
+    };
+    ScenarioError {
+        file: file.to_string(),
+        line,
+        column,
+        field: None,
+        message: format!("TOML syntax error: {msg}"),
+    }
+}
+
+/// The `--set` key an error after applying overrides is about: the override whose dotted
+/// key (list indices left out) is the error's field or lies under it, or that names the
+/// unknown field the message quotes. None: the error is about the file's own text.
+fn override_field(field: Option<&str>, msg: &str, overridden: &[String]) -> Option<String> {
+    let unknown = msg
+        .strip_prefix("unknown field `")
+        .and_then(|m| m.split('`').next());
+    overridden
+        .iter()
+        .find(|k| {
+            let under = field.is_some_and(|f| *k == f || k.starts_with(&format!("{f}.")));
+            let names = unknown.is_some_and(|u| k.split('.').any(|p| p == u));
+            under && (unknown.is_none() || names) || (field.is_none() && names)
+        })
+        .cloned()
+}
+
 /// Parse and validate a scenario. Errors name the file, line and field.
 pub fn load(
     text: &str,
     file: &str,
     overrides: &[(String, String)],
 ) -> Result<Loaded, ScenarioError> {
+    if let Err(e) = toml::from_str::<toml::Table>(text) {
+        return Err(syntax_error(file, text, &e));
+    }
+    let overridden: Vec<String> = overrides
+        .iter()
+        .map(|(k, _)| {
+            let parts: Vec<&str> = k.split('.').filter(|p| p.parse::<usize>().is_err()).collect();
+            parts.join(".")
+        })
+        .collect();
     let base: Scenario = toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
     let scenario = if overrides.is_empty() {
         base
@@ -879,30 +960,28 @@ pub fn load(
         apply_overrides(&mut table, overrides).map_err(|m| ScenarioError {
             file: file.to_string(),
             line: None,
+            column: None,
             field: None,
             message: m,
         })?;
         let merged = toml::to_string(&table).map_err(|e| ScenarioError {
             file: file.to_string(),
             line: None,
+            column: None,
             field: None,
             message: format!("cannot apply overrides: {e}"),
         })?;
         let s: Scenario = toml::from_str(&merged).map_err(|e| {
             let mut err = from_toml_error(file, &merged, &e);
             err.line = None;
+            if let Some(k) = override_field(err.field.as_deref(), &err.message, &overridden) {
+                err.field = Some(k);
+            }
             err.message = format!("{} (after applying overrides)", err.message);
             err
         })?;
         s
     };
-    let overridden = overrides
-        .iter()
-        .map(|(k, _)| {
-            let parts: Vec<&str> = k.split('.').filter(|p| p.parse::<usize>().is_err()).collect();
-            parts.join(".")
-        })
-        .collect();
     let mut loaded = Loaded {
         file: file.to_string(),
         text: text.to_string(),
@@ -972,6 +1051,7 @@ impl Ctx<'_> {
         ScenarioError {
             file: self.loaded.file.clone(),
             line,
+            column: None,
             field: Some(field),
             message: message.into(),
         }

@@ -124,3 +124,45 @@ fn suspicious_values_warn_once() {
         ["x.toml: line 13, field tcp.init_cwnd: the initial window (1460000 bytes) is over 1000 x the smallest switch buffer (1000 bytes)"]
     );
 }
+
+#[test]
+fn errors_name_the_real_field() {
+    let text = scenario("", "");
+    let e = |sets: &[(&str, &str)]| load(&text, "x.toml", &set(sets)).unwrap_err().to_string();
+    assert_eq!(
+        e(&[("nosuch.key", "1")]),
+        "x.toml, field nosuch.key: unknown field `nosuch`, expected one of `meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `sweep`, `quick`, `report` (after applying overrides)"
+    );
+    let e2 = e(&[("topology.nosuch", "1")]);
+    assert!(e2.starts_with("x.toml, field topology.nosuch: unknown field `nosuch`, expected one of `kind`,"), "{e2}");
+    let cases = [
+        (
+            "[sim]\nduration = \"10ms\"\n[topology]\n[[apps]]\nkind = \"incast\"\nsru = \"1KB\"\n",
+            "x.toml: line 3, field topology: missing field `kind`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n[[apps]]\nkind = \"incast\"\nsru = \"1KB\"\n[topology]\n",
+            "x.toml: line 6, field topology: missing field `kind`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n",
+            "x.toml, field topology: missing field `topology`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n[topology\nkind = \"star\"\n",
+            "x.toml: line 3, column 10: TOML syntax error: invalid table header: expected `.`, `]`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n[[apps]] # 400 Mb/s UDP CBR\nkind = \"cbr\"\nrate = = 3\n",
+            "x.toml: line 5, column 8: TOML syntax error: invalid string: expected `\"`, `'`",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = load(text, "x.toml", &[]).unwrap_err().to_string();
+        assert_eq!(got, want);
+    }
+    // A header with a comment names its table.
+    let text = "[sim]\nduration = \"10ms\"\n[[apps]] # 400 Mb/s UDP CBR\nkind = \"cbr\"\nrate = 3\n";
+    let got = load(text, "x.toml", &[]).unwrap_err();
+    assert_eq!(got.field.as_deref(), Some("apps.rate"), "{got}");
+}
