@@ -61,3 +61,21 @@ def test_suspicious_values_warn_once_on_stderr_and_in_run_json(tmp_path: Path) -
     assert meta["warnings"] == [warning.removeprefix("dcnsim: warning: ")]
     assert meta["partial"] is None
     assert "switch_buffer" not in (out / "summary.csv").read_text().split("\n")[1]
+
+
+def test_max_memory_refuses_with_the_numbers_and_the_key(tmp_path: Path) -> None:
+    line = _error("run", FIG08, "--max-memory", "1KB", "--out", str(tmp_path / "out"))
+    assert line.startswith(f"dcnsim: error: {FIG08}: line ")
+    assert "field topology.servers: the run needs about 0.0 GB" in line
+    assert line.endswith("0.0 GB available (--max-memory or MemAvailable): lower topology.servers")
+
+
+def test_max_events_keeps_partial_tables_marked_partial(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = dcnsim_cli("run", FIG08, "--max-events", "1", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["partial"].startswith("max_events: stopped after ")
+    header, row = (out / "summary.csv").read_text().splitlines()[:2]
+    columns = dict(zip(header.split(","), row.split(","), strict=True))
+    assert columns["partial"] == "1" and 0 < float(columns["simulated_s"]) < 20

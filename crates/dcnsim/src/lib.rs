@@ -123,7 +123,8 @@ pub fn run_text_with(
     opts: &RunOptions,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunOutput, ScenarioError> {
-    let loaded = scenario::load(text, file, overrides)?;
+    let budget = scenario::estimate_budget(opts.max_memory);
+    let loaded = scenario::load_with_budget(text, file, overrides, budget)?;
     let (mut sim, info) = scenario::build(&loaded)?;
     let started = std::time::Instant::now();
     let mut stopped = None;

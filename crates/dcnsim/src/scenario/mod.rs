@@ -18,9 +18,11 @@ use serde::Deserialize;
 use std::fmt;
 
 pub use apps::AppCfg;
+pub use estimate::budget as estimate_budget;
 pub use mq::QueuesCfg;
 
 pub mod apps;
+mod estimate;
 pub mod flows;
 pub mod l2;
 mod leafspine;
@@ -730,6 +732,8 @@ pub struct Loaded {
     pub overridden: Vec<String>,
     /// Legal but suspicious settings (`BuildInfo::warnings`), found by `load`'s build.
     pub warnings: Vec<String>,
+    /// Memory the run may take (`estimate::budget`); None: not checked.
+    pub budget: Option<u64>,
 }
 
 // ---------------------------------------------------------------- error shaping
@@ -935,11 +939,22 @@ fn override_field(field: Option<&str>, msg: &str, overridden: &[String]) -> Opti
         .cloned()
 }
 
-/// Parse and validate a scenario. Errors name the file, line and field.
+/// Parse and validate a scenario. Errors name the file, line and field. The memory the run
+/// would take is checked against what is available (`estimate::budget`).
 pub fn load(
     text: &str,
     file: &str,
     overrides: &[(String, String)],
+) -> Result<Loaded, ScenarioError> {
+    load_with_budget(text, file, overrides, estimate::budget(None))
+}
+
+/// As `load`, with the memory the run may take (None: not checked).
+pub fn load_with_budget(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    budget: Option<u64>,
 ) -> Result<Loaded, ScenarioError> {
     if let Err(e) = toml::from_str::<toml::Table>(text) {
         return Err(syntax_error(file, text, &e));
@@ -988,6 +1003,7 @@ pub fn load(
         scenario,
         overridden,
         warnings: Vec::new(),
+        budget,
     };
     // Build once to run every semantic check.
     loaded.warnings = build(&loaded)?.1.warnings;
@@ -1449,6 +1465,7 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     build_apps(&ctx, s, &mut sim)?;
     build_measure(&ctx, &s.measure, &mut sim, &mut info)?;
     build_l2(&ctx, s, &mut sim)?;
+    estimate::after_build(&ctx, &s.measure, &sim)?;
     suspicious(&ctx, &sim);
     info.warnings = ctx.warnings.take();
     Ok((sim, info))
@@ -1526,6 +1543,7 @@ fn build_topology(
         TopoKind::Explicit => build_explicit(ctx, t, &d, sim, info)?,
         TopoKind::Leafspine => leafspine::build(ctx, t, sim, info)?,
     }
+    estimate::before_routes(ctx, t, sim)?;
     sim.finalize_routes();
     if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
         let net = &mut sim.net;

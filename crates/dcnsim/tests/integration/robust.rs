@@ -166,3 +166,55 @@ fn errors_name_the_real_field() {
     let got = load(text, "x.toml", &[]).unwrap_err();
     assert_eq!(got.field.as_deref(), Some("apps.rate"), "{got}");
 }
+
+#[test]
+fn memory_above_the_budget_is_refused_with_the_key_to_change() {
+    use dcnsim::scenario::load_with_budget;
+    let gb = Some(1_000_000_000);
+    let text = scenario("", "").replace("servers = 2", "servers = 20000");
+    let e = load_with_budget(&text, "x.toml", &[], gb).unwrap_err().to_string();
+    assert_eq!(e, "x.toml: line 5, field topology.servers: the run needs about 1.6 GB (routes 1.6 GB), 1.0 GB available (--max-memory or MemAvailable): lower topology.servers");
+    let samples = "[measure]\nqueue_ports = [\"sw->client\"]\nqueue_interval = \"1us\"";
+    let text = scenario("", samples).replace("\"10ms\"", "\"1000s\"");
+    let e = load_with_budget(&text, "x.toml", &[], gb).unwrap_err().to_string();
+    assert_eq!(e, "x.toml: line 14, field measure.queue_interval: the run needs about 64.0 GB (queue samples 64.0 GB), 1.0 GB available (--max-memory or MemAvailable): lower measure.queue_interval");
+    // Half the budget: a warning.
+    let text = scenario("", "").replace("servers = 2", "servers = 12000");
+    let w = load_with_budget(&text, "x.toml", &[], gb).unwrap().warnings;
+    assert_eq!(w, ["x.toml: line 5, field topology.servers: the run needs about 0.6 GB (routes 0.6 GB), 1.0 GB available (--max-memory or MemAvailable): over half of it"]);
+}
+
+#[test]
+fn long_runs_are_warned_about() {
+    let text = scenario("link_rate = \"100Gbps\"", "").replace("\"10ms\"", "\"100000s\"");
+    assert_eq!(
+        warnings_of(&text),
+        ["x.toml: line 2, field sim.duration: up to 1.0e13 events (6e11 port-bit/s for 100000 s): days of wall time at a few million events per second; shorten sim.duration or use --max-wall"]
+    );
+}
+
+fn warnings_of(text: &str) -> Vec<String> {
+    load(text, "x.toml", &[]).unwrap().warnings
+}
+
+#[test]
+fn max_events_stops_cleanly_and_marks_the_tables_partial() {
+    use dcnsim::{run_text_with, RunOptions};
+    let text = scenario("link_rate = \"10Gbps\"", "").replace("\"10ms\"", "\"2s\"").replace(
+        "kind = \"incast\"\nsru = \"10KB\"",
+        "kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"",
+    );
+    let opts = RunOptions {
+        max_events: Some(1),
+        check: true,
+        ..Default::default()
+    };
+    let out = run_text_with(&text, "x.toml", &[], &opts, &mut |_| true).unwrap();
+    let stopped = out.stopped.expect("stopped early");
+    assert!(stopped.starts_with("max_events: stopped after 1048576 events"), "{stopped}");
+    let summary = out.tables.iter().find(|t| t.name == "summary").unwrap();
+    assert_eq!(summary.get_f64("partial"), Some(1.0));
+    let simulated = summary.get_f64("simulated_s").unwrap();
+    assert!(simulated > 0.0 && simulated < 2.0, "{simulated}");
+    assert_eq!(out.check_failed, None);
+}

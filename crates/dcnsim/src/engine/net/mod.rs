@@ -556,6 +556,14 @@ fn exact_ps_per_byte(rate: RateBps) -> u64 {
     }
 }
 
+/// The bytes `compute_routes` allocates for `nodes`: one `PortId` per (node, node) pair.
+/// `scenario::estimate` checks it against the memory available before the routes are
+/// computed; keep it in step with `compute_routes`.
+pub fn route_table_bytes(nodes: &[Node]) -> u64 {
+    let n = nodes.len() as u64;
+    n * n * std::mem::size_of::<PortId>() as u64
+}
+
 /// Compute static shortest-path routes (hop count) from every node to every host.
 /// Ties are broken by the lowest port index, so routes are deterministic.
 pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
