@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import dcnsim
 import dcnsim._core  # noqa: F401 -- fails loudly (not a skip) when the extension is missing
+import pytest
+from dcnsim.scenario import load_validated, make_plan
 
 from .conftest import SCENARIOS
 from .test_integration import dcnsim_cli
@@ -79,3 +82,11 @@ def test_max_events_keeps_partial_tables_marked_partial(tmp_path: Path) -> None:
     header, row = (out / "summary.csv").read_text().splitlines()[:2]
     columns = dict(zip(header.split(","), row.split(","), strict=True))
     assert columns["partial"] == "1" and 0 < float(columns["simulated_s"]) < 20
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.stem)
+def test_check_passes_on_every_scenario_at_its_quick_cut(path: Path) -> None:
+    # The quick overrides keep the whole set under ~10 s; the checks run in release.
+    plan = make_plan(load_validated(path), quick=True)
+    result = dcnsim.run(path, plan.points[0].overrides, check=True)
+    assert result.stopped is None

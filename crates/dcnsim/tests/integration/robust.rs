@@ -218,3 +218,26 @@ fn max_events_stops_cleanly_and_marks_the_tables_partial() {
     assert!(simulated > 0.0 && simulated < 2.0, "{simulated}");
     assert_eq!(out.check_failed, None);
 }
+
+#[test]
+fn check_run_names_the_port_and_the_flow_that_fail() {
+    use dcnsim::scenario::build;
+    let l = load(&scenario("", ""), "x.toml", &[]).unwrap();
+    let (mut sim, _) = build(&l).unwrap();
+    sim.start();
+    sim.run(&mut |_| true);
+    assert_eq!(sim.check_run(), Ok(()));
+    sim.net.ports[0].stats.arrived += 1;
+    let e = sim.check_run().unwrap_err();
+    assert!(e.starts_with("port client->sw: arrived "), "{e}");
+    sim.net.ports[0].stats.arrived -= 1;
+    sim.net.ports[1].stats.max_queue_bytes = sim.net.ports[1].limit_bytes.saturating_add(1);
+    sim.net.ports[1].limit_bytes = 10;
+    let e = sim.check_run().unwrap_err();
+    assert!(e.starts_with("port sw->client: backlog "), "{e}");
+    sim.net.ports[1].limit_bytes = u64::MAX;
+    sim.net.ports[1].stats.max_queue_bytes = 0;
+    sim.hosts.flows[1].rcv.rcv_nxt = sim.hosts.flows[1].snd.snd_max + 1;
+    let e = sim.check_run().unwrap_err();
+    assert!(e.starts_with("flow 1: snd_una "), "{e}");
+}
