@@ -130,7 +130,9 @@ pub fn run_text_with(
     let mut stopped = None;
     let mut watch = |f: f64, events: u64| -> bool {
         if let Some(max) = opts.max_events.filter(|&m| events >= m) {
-            stopped = Some(format!("max_events: stopped after {events} events (limit {max})"));
+            stopped = Some(format!(
+                "max_events: stopped after {events} events (limit {max})"
+            ));
             return false;
         }
         if let Some(max) = opts.max_wall.filter(|&m| started.elapsed() >= m) {

@@ -120,7 +120,10 @@ mod tests {
     #[test]
     fn long_values_are_cut() {
         let s = shown(&"x".repeat(5000));
-        assert!(s.len() <= SHOWN_MAX && s.ends_with("(5000 characters)"), "{s}");
+        assert!(
+            s.len() <= SHOWN_MAX && s.ends_with("(5000 characters)"),
+            "{s}"
+        );
         assert_eq!(shown("1Gbps"), "\"1Gbps\"");
     }
 }

@@ -111,7 +111,8 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 /// Parse a duration like `"25us"`, `"200ms"`, `"20s"`, `"1.5ms"`, `"80ps"`, `"10ns"`.
 pub fn parse_time(s: &str) -> Result<SimTime, String> {
     let expected = "expected a number followed by ps, ns, us, ms or s (e.g. \"25us\")";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("invalid duration {}: {expected}", shown(s)))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("invalid duration {}: {expected}", shown(s)))?;
     let mult: f64 = match unit {
         "ps" => 1.0,
         "ns" => 1e3,
@@ -130,7 +131,8 @@ pub fn parse_time(s: &str) -> Result<SimTime, String> {
 /// Parse a rate like `"1Gbps"`, `"500Mbps"`, `"8.5Gbps"`, `"100Kbps"`, `"9600bps"`.
 pub fn parse_rate(s: &str) -> Result<RateBps, String> {
     let expected = "expected a number followed by bps, Kbps, Mbps, Gbps or Tbps (e.g. \"10Gbps\")";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("invalid rate {}: {expected}", shown(s)))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("invalid rate {}: {expected}", shown(s)))?;
     let mult: f64 = match unit {
         "bps" => 1.0,
         "Kbps" | "kbps" => 1e3,
@@ -141,7 +143,10 @@ pub fn parse_rate(s: &str) -> Result<RateBps, String> {
     };
     let r = (v * mult).round();
     if r < 1.0 {
-        return Err(format!("invalid rate {}: a rate must be positive", shown(s)));
+        return Err(format!(
+            "invalid rate {}: a rate must be positive",
+            shown(s)
+        ));
     }
     Ok(RateBps(r as u64))
 }
@@ -150,7 +155,8 @@ pub fn parse_rate(s: &str) -> Result<RateBps, String> {
 pub fn parse_bytes(s: &str) -> Result<Bytes, String> {
     let expected =
         "expected a number followed by B, KB, KiB, MB, MiB, GB or GiB (KB = 1000 B, KiB = 1024 B)";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("invalid size {}: {expected}", shown(s)))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("invalid size {}: {expected}", shown(s)))?;
     let mult: f64 = match unit {
         "" | "B" => 1.0,
         "KB" | "kB" => 1e3,
@@ -163,7 +169,10 @@ pub fn parse_bytes(s: &str) -> Result<Bytes, String> {
     };
     let b = v * mult;
     if b.fract() != 0.0 && (b - b.round()).abs() > 1e-6 {
-        return Err(format!("invalid size {}: not a whole number of bytes", shown(s)));
+        return Err(format!(
+            "invalid size {}: not a whole number of bytes",
+            shown(s)
+        ));
     }
     Ok(Bytes(b.round() as u64))
 }

@@ -132,23 +132,43 @@ pub(super) fn after_build(ctx: &Ctx, m: &MeasureCfg, sim: &Sim) -> Result<(), Sc
         bytes: flows * size_of::<TcpFlow>() as f64,
         key: "apps.count".to_string(),
     }];
-    let mut series = |what, entities: f64, interval: Option<crate::base::units::SimTime>, key| {
+    // (what, rows per sample instant, interval, key): each row kept twice (the samples and
+    // the result columns), about 32 bytes each.
+    let series = [
+        (
+            "queue samples",
+            m.queue_ports.len() as f64,
+            Some(m.queue_interval),
+            "queue_interval",
+        ),
+        (
+            "cwnd samples",
+            m.cwnd_flows.len() as f64,
+            Some(m.cwnd_interval),
+            "cwnd_interval",
+        ),
+        (
+            "throughput samples",
+            flows,
+            m.throughput_interval,
+            "throughput_interval",
+        ),
+        (
+            "flow rate samples",
+            flows,
+            m.flow_rate_interval,
+            "flow_rate_interval",
+        ),
+    ];
+    for (what, entities, interval, key) in series {
         if let Some(i) = interval.filter(|_| entities > 0.0) {
             parts.push(Part {
                 what,
-                bytes: entities * rows(i) * 2.0 * 32.0,
+                bytes: entities * rows(i.0) * 2.0 * 32.0,
                 key: format!("measure.{key}"),
             });
         }
-    };
-    let queue_ports = m.queue_ports.len() as f64;
-    series("queue samples", queue_ports, Some(m.queue_interval.0), "queue_interval");
-    let cwnd_flows = m.cwnd_flows.len() as f64;
-    series("cwnd samples", cwnd_flows, Some(m.cwnd_interval.0), "cwnd_interval");
-    let tput = m.throughput_interval.map(|d| d.0);
-    series("throughput samples", flows, tput, "throughput_interval");
-    let rate = m.flow_rate_interval.map(|d| d.0);
-    series("flow rate samples", flows, rate, "flow_rate_interval");
+    }
     judge(ctx, &parts)?;
     // Every port busy all the time, 1500-byte frames, about two events per frame and hop
     // (end of transmission, arrival): an upper bound.

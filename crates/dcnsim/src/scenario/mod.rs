@@ -64,7 +64,10 @@ impl std::error::Error for ScenarioError {}
 fn parse_time_checked(s: &str) -> Result<SimTime, String> {
     let t = parse_time(s)?;
     if t.0 > limits::DURATION_MAX_PS {
-        return Err(limits::out_of_range(s, "0s ..= 1000000s (limits: durations)"));
+        return Err(limits::out_of_range(
+            s,
+            "0s ..= 1000000s (limits: durations)",
+        ));
     }
     Ok(t)
 }
@@ -783,11 +786,22 @@ fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
 fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
     let (span, msg) = apps::error_position(text, e);
     // toml's messages may span lines ("invalid table header\nexpected `.`, `]`").
-    let msg = msg.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ");
+    let msg = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ");
     match span {
         // A required top-level table is missing: name it, not the table the span starts in.
-        Some(_) if ["sim", "topology"].iter().any(|t| msg == format!("missing field `{t}`")) => {
-            let missing = msg.trim_start_matches("missing field `").trim_end_matches('`');
+        Some(_)
+            if ["sim", "topology"]
+                .iter()
+                .any(|t| msg == format!("missing field `{t}`")) =>
+        {
+            let missing = msg
+                .trim_start_matches("missing field `")
+                .trim_end_matches('`');
             ScenarioError {
                 file: file.to_string(),
                 line: None,
@@ -962,7 +976,10 @@ pub fn load_with_budget(
     let overridden: Vec<String> = overrides
         .iter()
         .map(|(k, _)| {
-            let parts: Vec<&str> = k.split('.').filter(|p| p.parse::<usize>().is_err()).collect();
+            let parts: Vec<&str> = k
+                .split('.')
+                .filter(|p| p.parse::<usize>().is_err())
+                .collect();
             parts.join(".")
         })
         .collect();
@@ -1040,7 +1057,10 @@ impl Ctx<'_> {
         if d.0 >= limits::SAMPLE_INTERVAL_MIN_PS {
             return Ok(());
         }
-        let msg = format!("{}ns is below 1us (limits: measure intervals)", d.0 as f64 / 1e3);
+        let msg = format!(
+            "{}ns is below 1us (limits: measure intervals)",
+            d.0 as f64 / 1e3
+        );
         Err(self.err("measure", key, msg))
     }
 
@@ -1281,7 +1301,13 @@ fn tcp_numbers(
     }
     if let Some(v) = f.init_cwnd {
         let range = (1, limits::INIT_CWND_MAX);
-        ctx.in_range(table, "init_cwnd", v.into(), range, " segments (limits: tcp.init_cwnd)")?;
+        ctx.in_range(
+            table,
+            "init_cwnd",
+            v.into(),
+            range,
+            " segments (limits: tcp.init_cwnd)",
+        )?;
         c.init_cwnd = v;
     }
     if let Some(v) = f.initial_rto {
@@ -1484,7 +1510,11 @@ fn suspicious(ctx: &Ctx, sim: &Sim) {
         }
     }
     if min_switch_buf == 0 {
-        let key = if t.switch_buffer.0 == 0 { "switch_buffer" } else { "links" };
+        let key = if t.switch_buffer.0 == 0 {
+            "switch_buffer"
+        } else {
+            "links"
+        };
         let msg = "a switch port has a zero buffer: it drops every packet that finds it busy";
         ctx.warn("topology", key, msg);
     }
@@ -1551,7 +1581,13 @@ fn build_topology(
     }
     if let Some(n) = t.queue_limit_pkts {
         let range = (1, limits::QUEUE_PKTS_MAX);
-        ctx.in_range("topology", "queue_limit_pkts", n, range, " packets (limits: queue_limit_pkts)")?;
+        ctx.in_range(
+            "topology",
+            "queue_limit_pkts",
+            n,
+            range,
+            " packets (limits: queue_limit_pkts)",
+        )?;
         let net = &mut sim.net;
         for p in net.ports.iter_mut() {
             if net.nodes[p.node.idx()].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
@@ -1580,7 +1616,13 @@ fn build_star(
         .ok_or_else(|| ctx.err("topology", "servers", "a star needs `servers` (at least 1)"))?;
     // The client and the switch are nodes too.
     let range = (1, limits::NODES_MAX - 2);
-    ctx.in_range("topology", "servers", n.into(), range, " (limits: topology nodes)")?;
+    ctx.in_range(
+        "topology",
+        "servers",
+        n.into(),
+        range,
+        " (limits: topology nodes)",
+    )?;
     let rate = rate.ok_or_else(|| ctx.err("topology", "link_rate", "a star needs `link_rate`"))?;
     info.servers = n;
     let sw = sim.add_node("sw", NodeKind::Switch);
@@ -1640,7 +1682,13 @@ fn build_dumbbell(
     let range = (1, limits::NODES_MAX - 2);
     let what = " hosts on both sides (limits: topology nodes)";
     ctx.in_range("topology", "left", l.into(), range, what)?;
-    ctx.in_range("topology", "right", u64::from(l) + u64::from(r), range, what)?;
+    ctx.in_range(
+        "topology",
+        "right",
+        u64::from(l) + u64::from(r),
+        range,
+        what,
+    )?;
     let rate =
         rate.ok_or_else(|| ctx.err("topology", "link_rate", "a dumbbell needs `link_rate`"))?;
     let brate = t.bottleneck_rate.map(|r| r.0).unwrap_or(rate);

@@ -88,18 +88,20 @@ fn out_of_range_values_name_the_range() {
     assert!(e.contains("(5004 characters) is out of range"), "{e}");
 }
 
+/// The error of the base scenario with `--set` overrides.
+fn set_error(sets: &[(&str, &str)]) -> String {
+    let text = scenario("", "");
+    load(&text, "x.toml", &set(sets)).unwrap_err().to_string()
+}
+
 #[test]
 fn big_topologies_are_refused_before_anything_is_built() {
     let d = "[sim]\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nleft = 1000000000\nright = 1\nlink_rate = \"1Gbps\"\n[[apps]]\nkind = \"bulk\"\nsrc = \"left1\"\ndst = \"right1\"\n";
     let e = load(d, "d.toml", &[]).unwrap_err().to_string();
     assert_eq!(e, "d.toml: line 5, field topology.left: \"1000000000\" is out of range: expected 1 ..= 99998 hosts on both sides (limits: topology nodes)");
-    let e = load(&scenario("", ""), "x.toml", &set(&[("topology.servers", "100000")]))
-        .unwrap_err()
-        .to_string();
+    let e = set_error(&[("topology.servers", "100000")]);
     assert_eq!(e, "x.toml, field topology.servers: \"100000\" is out of range: expected 1 ..= 99998 (limits: topology nodes)");
-    let e = load(&scenario("", ""), "x.toml", &set(&[("sim.duration", "\"1e7s\"")]))
-        .unwrap_err()
-        .to_string();
+    let e = set_error(&[("sim.duration", "\"1e7s\"")]);
     assert_eq!(e, "x.toml, field sim.duration: \"1e7s\" is out of range: expected 0s ..= 1000000s (limits: durations) (after applying overrides)");
 }
 
@@ -127,14 +129,17 @@ fn suspicious_values_warn_once() {
 
 #[test]
 fn errors_name_the_real_field() {
-    let text = scenario("", "");
-    let e = |sets: &[(&str, &str)]| load(&text, "x.toml", &set(sets)).unwrap_err().to_string();
     assert_eq!(
-        e(&[("nosuch.key", "1")]),
+        set_error(&[("nosuch.key", "1")]),
         "x.toml, field nosuch.key: unknown field `nosuch`, expected one of `meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `sweep`, `quick`, `report` (after applying overrides)"
     );
-    let e2 = e(&[("topology.nosuch", "1")]);
-    assert!(e2.starts_with("x.toml, field topology.nosuch: unknown field `nosuch`, expected one of `kind`,"), "{e2}");
+    let e2 = set_error(&[("topology.nosuch", "1")]);
+    assert!(
+        e2.starts_with(
+            "x.toml, field topology.nosuch: unknown field `nosuch`, expected one of `kind`,"
+        ),
+        "{e2}"
+    );
     let cases = [
         (
             "[sim]\nduration = \"10ms\"\n[topology]\n[[apps]]\nkind = \"incast\"\nsru = \"1KB\"\n",
@@ -162,7 +167,8 @@ fn errors_name_the_real_field() {
         assert_eq!(got, want);
     }
     // A header with a comment names its table.
-    let text = "[sim]\nduration = \"10ms\"\n[[apps]] # 400 Mb/s UDP CBR\nkind = \"cbr\"\nrate = 3\n";
+    let text =
+        "[sim]\nduration = \"10ms\"\n[[apps]] # 400 Mb/s UDP CBR\nkind = \"cbr\"\nrate = 3\n";
     let got = load(text, "x.toml", &[]).unwrap_err();
     assert_eq!(got.field.as_deref(), Some("apps.rate"), "{got}");
 }
@@ -172,11 +178,15 @@ fn memory_above_the_budget_is_refused_with_the_key_to_change() {
     use dcnsim::scenario::load_with_budget;
     let gb = Some(1_000_000_000);
     let text = scenario("", "").replace("servers = 2", "servers = 20000");
-    let e = load_with_budget(&text, "x.toml", &[], gb).unwrap_err().to_string();
+    let e = load_with_budget(&text, "x.toml", &[], gb)
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "x.toml: line 5, field topology.servers: the run needs about 1.6 GB (routes 1.6 GB), 1.0 GB available (--max-memory or MemAvailable): lower topology.servers");
     let samples = "[measure]\nqueue_ports = [\"sw->client\"]\nqueue_interval = \"1us\"";
     let text = scenario("", samples).replace("\"10ms\"", "\"1000s\"");
-    let e = load_with_budget(&text, "x.toml", &[], gb).unwrap_err().to_string();
+    let e = load_with_budget(&text, "x.toml", &[], gb)
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "x.toml: line 14, field measure.queue_interval: the run needs about 64.0 GB (queue samples 64.0 GB), 1.0 GB available (--max-memory or MemAvailable): lower measure.queue_interval");
     // Half the budget: a warning.
     let text = scenario("", "").replace("servers = 2", "servers = 12000");
@@ -200,10 +210,12 @@ fn warnings_of(text: &str) -> Vec<String> {
 #[test]
 fn max_events_stops_cleanly_and_marks_the_tables_partial() {
     use dcnsim::{run_text_with, RunOptions};
-    let text = scenario("link_rate = \"10Gbps\"", "").replace("\"10ms\"", "\"2s\"").replace(
-        "kind = \"incast\"\nsru = \"10KB\"",
-        "kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"",
-    );
+    let text = scenario("link_rate = \"10Gbps\"", "")
+        .replace("\"10ms\"", "\"2s\"")
+        .replace(
+            "kind = \"incast\"\nsru = \"10KB\"",
+            "kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"",
+        );
     let opts = RunOptions {
         max_events: Some(1),
         check: true,
@@ -211,7 +223,10 @@ fn max_events_stops_cleanly_and_marks_the_tables_partial() {
     };
     let out = run_text_with(&text, "x.toml", &[], &opts, &mut |_| true).unwrap();
     let stopped = out.stopped.expect("stopped early");
-    assert!(stopped.starts_with("max_events: stopped after 1048576 events"), "{stopped}");
+    assert!(
+        stopped.starts_with("max_events: stopped after 1048576 events"),
+        "{stopped}"
+    );
     let summary = out.tables.iter().find(|t| t.name == "summary").unwrap();
     assert_eq!(summary.get_f64("partial"), Some(1.0));
     let simulated = summary.get_f64("simulated_s").unwrap();
