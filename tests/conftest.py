@@ -78,8 +78,9 @@ class FakeCore:
             raise FakeScenarioError(f"{path}: field topology.switch_buffer: invalid size")
         return data
 
-    def validate(self, text: str, path: str, overrides: list[tuple[str, str]]) -> None:
+    def validate(self, text: str, path: str, overrides: list[tuple[str, str]]) -> list[str]:
         self._load(text, path, overrides)
+        return []
 
     def run(self, text: str, path: str, overrides: list[tuple[str, str]],
             progress: Callable[[float], Any] | None = None) -> dict[str, dict[str, list[Any]]]:
@@ -110,9 +111,11 @@ class FakeCore:
         return {"summary": summary, "flows": flows, "ports": ports}
 
     def run_captured(self, text: str, path: str, overrides: list[tuple[str, str]],
-                     progress: Callable[[float], Any] | None = None,
-                     ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, bytes]]:
-        return self.run(text, path, overrides, progress), {}
+                     progress: Callable[[float], Any] | None = None, **limits: Any,
+                     ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, bytes],
+                                dict[str, Any]]:
+        self.limits = limits
+        return self.run(text, path, overrides, progress), {}, {"warnings": [], "stopped": None}
 
 
 @pytest.fixture

@@ -112,3 +112,21 @@ def test_a_huge_bad_value_is_cut_in_the_error_line(fake_core: FakeCore, capsys: 
     assert f'"{"x" * (QUOTED_MAX - 1)}…" (5000000 characters): expected' in line
     short = 'field a: unknown kind "bulk2": expected "bulk"'
     assert _shorten(short) == short
+
+
+def test_a_failed_check_exits_1_with_one_line(fake_core: FakeCore, capsys: Capture,
+                                              fig08: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    real = fake_core.run_captured
+
+    def failing(*args: object, **limits: object) -> object:
+        tables, caps, info = real(*args, **limits)  # type: ignore[arg-type]
+        return tables, caps, {**info, "check_failed": "port sw->client: arrived 3 != "
+                                                      "dropped 0 + queued 0 + sent 2"}
+
+    monkeypatch.setattr(fake_core, "run_captured", failing)
+    code, err = _run(capsys, "run", str(fig08), "--check", "--out", str(tmp_path / "o"))
+    assert code == 1
+    assert err.strip() == (f"dcnsim: error: {fig08}: --check failed: port sw->client: "
+                           "arrived 3 != dropped 0 + queued 0 + sent 2")
+    assert fake_core.limits == {"check": True}

@@ -7,10 +7,14 @@ Checked against the built module by ``python -m mypy.stubtest dcnsim._core``
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["run", "run_captured", "validate", "schema", "version", "ScenarioError"]
+__all__ = ["run", "run_captured", "validate", "schema", "version", "ScenarioError",
+           "EngineError"]
 
 class ScenarioError(ValueError):
     """A scenario is invalid; the message names the file, line, field and expectation."""
+
+class EngineError(RuntimeError):
+    """The engine failed on a scenario (an internal panic, caught); names the scenario."""
 
 def run(
     text: str,
@@ -23,7 +27,12 @@ def run_captured(
     path: str,
     overrides: list[tuple[str, str]] = ...,
     progress: Callable[[float], Any] | None = None,
-) -> tuple[dict[str, dict[str, list[int | float | str]]], dict[str, bytes]]: ...
-def validate(text: str, path: str, overrides: list[tuple[str, str]] = ...) -> None: ...
+    *,
+    check: bool = False,
+    max_events: int | None = None,
+    max_wall: float | None = None,
+    max_memory: int | None = None,
+) -> tuple[dict[str, dict[str, list[int | float | str]]], dict[str, bytes], dict[str, Any]]: ...
+def validate(text: str, path: str, overrides: list[tuple[str, str]] = ...) -> list[str]: ...
 def schema() -> str: ...
 def version() -> str: ...

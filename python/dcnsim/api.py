@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import _toml, reports
 from ._native import core
 from ._tables import write_bytes_atomic, write_text_atomic
+from .errors import CheckFailed
 from .provenance import RUN_JSON, run_metadata
 from .runs import run_id
 from .scenario import load_validated, read_text, validate_all_points
@@ -42,10 +43,17 @@ class Result:
     #: Packet captures of ``[measure] pcap``: port name -> libpcap file bytes (written by
     #: ``to_dir`` as ``pcap/<port>.pcap``, see :func:`pcap_file_name`).
     captures: dict[str, bytes] = field(default_factory=dict)
+    #: The engine's warnings about legal but suspicious settings (one line each; also in
+    #: ``run.json``, never in the tables).
+    warnings: list[str] = field(default_factory=list)
+    #: Why the run stopped before its end (``max_events``, ``max_wall``), None when it ran
+    #: to the end; the tables then cover the time simulated (``summary.partial`` = 1).
+    stopped: str | None = None
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         if name.startswith("_") or name in ("tables", "scenario", "overrides", "wall_s",
-                                            "scenario_sha256", "captures"):
+                                            "scenario_sha256", "captures", "warnings",
+                                            "stopped"):
             raise AttributeError(name)
         try:
             return self.tables[name]
@@ -71,7 +79,8 @@ class Result:
                             engine=engine, overrides=self.overrides,
                             summary=self.summary_row if "summary" in self.tables else {},
                             wall_s=self.wall_s,
-                            point_id=run_id(self.scenario_sha256, engine, self.overrides))
+                            point_id=run_id(self.scenario_sha256, engine, self.overrides),
+                            warnings=self.warnings, stopped=self.stopped)
 
     def to_dir(self, path: str | PathLike[str]) -> list[Path]:
         """Write each table as ``<path>/<name>.csv``, each packet capture as
@@ -116,34 +125,47 @@ def _tables_to_frames(raw: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, p
 
 
 def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,
-        text: str | None = None, progress: Callable[[float], Any] | None = None) -> Result:
+        text: str | None = None, progress: Callable[[float], Any] | None = None,
+        check: bool = False, max_events: int | None = None, max_wall: float | None = None,
+        max_memory: int | None = None) -> Result:
     """Run the base point of a scenario file (its ``[sweep]`` is ignored).
 
     ``overrides`` maps dotted field names to Python values, e.g.
     ``{"topology.servers": 16, "topology.switch_buffer": "32KiB"}``. With ``text``
     the scenario is taken from that string and ``scenario`` only names it in errors.
     ``progress``, if given, is called with the fraction of simulated time done about every
-    million events. Raises ``ScenarioError`` for a bad scenario, ``OSError`` for an
-    unreadable file.
+    million events. ``check``: the engine's end-of-run self-checks (packet conservation and
+    buffer bound per port, sequence order per flow); a failure raises ``CheckFailed``
+    naming the port or flow. ``max_events`` / ``max_wall`` (seconds) stop the run cleanly
+    (``Result.stopped`` says why; the tables are marked partial); ``max_memory`` (bytes)
+    refuses a run whose estimated memory is above it. Raises ``ScenarioError`` for a bad
+    scenario, ``EngineError`` for an engine bug, ``OSError`` for an unreadable file.
     """
     path = str(scenario)
     if text is None:
         text = read_text(path)
     pairs = _toml.literal_pairs(overrides)
     start = time.perf_counter()
-    raw, captures = core().run_captured(text, path, pairs, progress)
+    limits = {k: v for k, v in (("check", check), ("max_events", max_events),
+                                ("max_wall", max_wall), ("max_memory", max_memory)) if v}
+    raw, captures, info = core().run_captured(text, path, pairs, progress, **limits)
     wall = time.perf_counter() - start
+    if info.get("check_failed"):
+        raise CheckFailed(f"{path}: --check failed: {info['check_failed']}")
     return Result(tables=_tables_to_frames(raw), scenario=path, overrides=dict(overrides or {}),
                   wall_s=wall, scenario_sha256=hashlib.sha256(text.encode()).hexdigest(),
-                  captures=dict(captures))
+                  captures=dict(captures), warnings=list(info.get("warnings", [])),
+                  stopped=info.get("stopped"))
 
 
 def validate(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,
-             text: str | None = None) -> None:
+             text: str | None = None) -> list[str]:
     """Check a scenario file without running it: the engine's schema, the Python-owned
     tables (``[sweep]``, ``[quick]``, ``[report]``) and every sweep point, full and quick.
-    Raises ``ScenarioError`` naming the file, field and problem.
+    Raises ``ScenarioError`` naming the file, field and problem; returns the engine's
+    warnings about the base point's legal but suspicious settings (one line each).
     """
     scn = load_validated(scenario, overrides, text=text)
     reports.parse(scn)
     validate_all_points(scn, overrides)
+    return list(scn.warnings)

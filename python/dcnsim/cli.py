@@ -25,9 +25,10 @@ from typing import IO, Any, TypeVar, cast
 
 from . import __version__, _toml, catalog, executors, reports, store, validation
 from ._native import core, is_scenario_error
+from ._runopts import add_run_limits, run_limits
 from ._tables import csv_text, format_mapping, format_table, human, write_text_atomic
 from .api import Result, run, validate
-from .errors import ExtensionMissingError, UserError
+from .errors import CheckFailed, ExtensionMissingError, UserError
 from .reports import Report
 from .runs import merge_dirs, point_id
 from .scenario import Plan, Scenario, load, load_validated, make_plan, read_text, validate_points
@@ -165,9 +166,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
     bar = _RunProgress()
     try:
-        result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update))
+        result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update,
+                                            **run_limits(args)))
     finally:
         bar.close()
+    _print_warnings(result.warnings)
     try:
         written = result.to_dir(out)
     except OSError as exc:
@@ -180,6 +183,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("dcnsim: note: pyarrow is not installed, so the Parquet results store is not "
               f"written (pip install 'dcnsim[{store.EXTRA}]')", file=sys.stderr)
     return 0
+
+
+def _print_warnings(warnings: Sequence[str]) -> None:
+    for w in warnings:
+        print(f"dcnsim: warning: {_shorten(w)}", file=sys.stderr)
 
 
 def _warn_pcap_truncated(result: Result) -> None:
@@ -443,7 +451,7 @@ def cmd_results(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     sets = _toml.parse_sets(args.set)
     text = _scenario_text(args.file)
-    validate(args.file, sets, text=text)
+    _print_warnings(validate(args.file, sets, text=text))
     print(f"ok: {args.file}")
     return 0
 
@@ -539,6 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="scenario file (TOML)")
     add_set(p)
     p.add_argument("--out", metavar="DIR", help="CSV tables go to DIR (default: out/<file stem>)")
+    add_run_limits(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run every point of a scenario's [sweep] and report")
@@ -614,6 +623,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ExtensionMissingError) as exc:
         _err(str(exc))
         return EXIT_USER
+    except CheckFailed as exc:
+        _err(str(exc))
+        return EXIT_BUG
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED

@@ -18,6 +18,12 @@ class UserError(DcnsimError):
     """
 
 
+class CheckFailed(DcnsimError):
+    """A run's self-checks (``dcnsim run --check``) found a violation: packet conservation
+    or a buffer bound at a port, or a flow's sequence order. The command line prints the
+    message and exits with status 1."""
+
+
 class ExtensionMissingError(ImportError):
     """The compiled extension ``dcnsim._core`` cannot be imported."""
 

@@ -14,7 +14,7 @@ import functools
 import platform
 import socket
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -74,13 +74,17 @@ def _int_or_none(value: Any) -> int | None:
 def run_metadata(*, scenario: str, scenario_sha256: str, engine: str,
                  overrides: Mapping[str, Any], summary: Mapping[str, Any], wall_s: float,
                  point_id: str | None = None, where: Mapping[str, str] | None = None,
+                 warnings: Sequence[str] = (), stopped: str | None = None,
                  ) -> dict[str, Any]:
     """The ``run.json`` of one run. ``summary`` is the engine's summary row: the seed and
     the event count are taken from it (None if the engine does not report them); ``where``
-    is the ``machine()`` of the process that ran it (this one by default)."""
+    is the ``machine()`` of the process that ran it (this one by default). ``warnings``:
+    the engine's warnings about legal but suspicious settings; ``stopped``: why the run
+    stopped before its end (``--max-events``, ``--max-wall``; its tables are partial)."""
     return {"dcnsim": dcnsim_version(), "git_commit": git_commit(), "engine": engine,
             "scenario": scenario, "scenario_sha256": scenario_sha256,
             "overrides": dict(overrides), "seed": _int_or_none(summary.get("seed")),
             "point_id": point_id, "wall_s": round(wall_s, 6),
             "events": _int_or_none(summary.get("events")),
+            "warnings": list(warnings), "partial": stopped,
             **(dict(where) if where is not None else machine()), "finished_at": now()}

@@ -8,6 +8,7 @@ and reports mistakes in it as ``ScenarioError`` naming the file, line and key. T
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import math
@@ -135,6 +136,8 @@ class Scenario:
     report: dict[str, Any] = field(default_factory=dict)
     # ``[[sweep.variants]]``: label -> the set of overrides it applies (one axis, "variants").
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The engine's warnings about the base point (``load_validated``).
+    warnings: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -370,8 +373,8 @@ def load_validated(path: str | PathLike[str], sets: Mapping[str, Any] | None = N
     if text is None:
         text = read_text(path)
     engine_sets = {k: v for k, v in (sets or {}).items() if k != VARIANTS_AXIS}
-    core().validate(text, str(path), _toml.literal_pairs(engine_sets))
-    return load(path, text)
+    warnings = core().validate(text, str(path), _toml.literal_pairs(engine_sets))
+    return dataclasses.replace(load(path, text), warnings=tuple(warnings or ()))
 
 
 def validate_all_points(scn: Scenario, sets: Mapping[str, Any] | None = None) -> None:

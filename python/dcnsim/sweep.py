@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -72,6 +72,8 @@ class PointResult:
     wall_s: float
     engine: str  # the engine version that ran it
     where: dict[str, str]  # provenance.machine() of the process that ran it
+    #: The engine's warnings about the point's legal but suspicious settings.
+    warnings: list[str] = field(default_factory=list)
 
 
 def run_point(text: str, path: str, overrides: list[tuple[str, str]]) -> PointResult:
@@ -80,9 +82,10 @@ def run_point(text: str, path: str, overrides: list[tuple[str, str]]) -> PointRe
     another machine that has dcnsim installed."""
     engine = core()
     start = time.perf_counter()
-    tables = engine.run(text, path, overrides)
+    tables, _, info = engine.run_captured(text, path, overrides)
     return PointResult(tables=tables, wall_s=time.perf_counter() - start,
-                       engine=str(engine.version()), where=machine())
+                       engine=str(engine.version()), where=machine(),
+                       warnings=list(info.get("warnings", [])))
 
 
 def summary_row(tables: Tables) -> dict[str, Any]:
@@ -305,7 +308,8 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
             save_tables(point_dir(out_dir, point.index), result.tables, keep)
         meta = run_metadata(scenario=path, scenario_sha256=scn.sha256, engine=result.engine,
                             overrides=point.overrides, summary=summary, wall_s=result.wall_s,
-                            point_id=point_id(scn, version, point), where=result.where)
+                            point_id=point_id(scn, version, point), where=result.where,
+                            warnings=result.warnings)
         folder = point_dir(out_dir, point.index)
         folder.mkdir(parents=True, exist_ok=True)
         write_text_atomic(folder / RUN_JSON, json.dumps(meta, indent=1, default=str) + "\n")

@@ -3,11 +3,31 @@
 
 use dcnsim::{Column, Table};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid.");
+create_exception!(
+    _core,
+    EngineError,
+    PyRuntimeError,
+    "The engine failed on a scenario (a bug: an internal panic, caught)."
+);
+
+/// Run `f`, turning a Rust panic into an `EngineError` naming the scenario `path` (the
+/// release profile unwinds, so no panic aborts the interpreter).
+fn no_panic<T>(path: &str, f: impl FnOnce() -> T) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        let line = msg.lines().next().unwrap_or("");
+        EngineError::new_err(format!("{path}: internal engine error: {line}"))
+    })
+}
 
 fn to_py_err(e: dcnsim::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
@@ -38,6 +58,7 @@ fn simulate(
     path: String,
     overrides: Vec<(String, String)>,
     progress: Option<Py<PyAny>>,
+    opts: dcnsim::RunOptions,
 ) -> PyResult<dcnsim::RunOutput> {
     let mut interrupted: Option<PyErr> = None;
     let res = py.allow_threads(|| {
@@ -56,8 +77,10 @@ fn simulate(
                 }
             })
         };
-        dcnsim::run_text_captured(&text, &path, &overrides, &mut progress)
-    });
+        no_panic(&path, || {
+            dcnsim::run_text_with(&text, &path, &overrides, &opts, &mut progress)
+        })
+    })?;
     if let Some(e) = interrupted {
         return Err(e);
     }
@@ -75,30 +98,58 @@ fn run<'py>(
     overrides: Vec<(String, String)>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let out = simulate(py, text, path, overrides, progress)?;
+    let out = simulate(py, text, path, overrides, progress, Default::default())?;
     tables_to_py(py, out.tables)
 }
 
-/// As `run`, and the packet captures of `[measure] pcap`: returns (tables,
-/// {port name: libpcap file bytes}).
+/// As `run`, and the packet captures of `[measure] pcap` and what the run reports beside
+/// its tables: returns (tables, {port name: libpcap file bytes}, {"warnings": [lines],
+/// "stopped": why the run stopped early or None, "check_failed": the failed self-checks or
+/// None}). `check`: the end-of-run self-checks (`Sim::check_run`); `max_events`, `max_wall` (seconds): stop cleanly, tables marked
+/// partial; `max_memory` (bytes): refuse a run estimated above it.
 #[pyfunction]
-#[pyo3(signature = (text, path, overrides=Vec::new(), progress=None))]
+#[pyo3(signature = (text, path, overrides=Vec::new(), progress=None, *, check=false,
+                    max_events=None, max_wall=None, max_memory=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_captured<'py>(
     py: Python<'py>,
     text: String,
     path: String,
     overrides: Vec<(String, String)>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let out = simulate(py, text, path, overrides, progress)?;
+    check: bool,
+    max_events: Option<u64>,
+    max_wall: Option<f64>,
+    max_memory: Option<u64>,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let max_wall = match max_wall {
+        Some(s) if !(s.is_finite() && s > 0.0) => {
+            return Err(PyValueError::new_err(format!(
+                "max_wall must be a positive number of seconds, not {s}"
+            )))
+        }
+        w => w.map(std::time::Duration::from_secs_f64),
+    };
+    let opts = dcnsim::RunOptions {
+        check,
+        max_events,
+        max_wall,
+        max_memory,
+    };
+    let out = simulate(py, text, path, overrides, progress, opts)?;
     let caps = PyDict::new(py);
     for (port, bytes) in out.captures {
         caps.set_item(port, PyBytes::new(py, &bytes))?;
     }
-    Ok((tables_to_py(py, out.tables)?, caps))
+    let info = PyDict::new(py);
+    info.set_item("warnings", PyList::new(py, out.warnings)?)?;
+    info.set_item("stopped", out.stopped)?;
+    info.set_item("check_failed", out.check_failed)?;
+    Ok((tables_to_py(py, out.tables)?, caps, info))
 }
 
-/// Parse and check a scenario without running it.
+/// Parse and check a scenario without running it; returns the warnings about legal but
+/// suspicious settings (one line each).
 #[pyfunction]
 #[pyo3(signature = (text, path, overrides=Vec::new()))]
 fn validate(
@@ -106,8 +157,8 @@ fn validate(
     text: String,
     path: String,
     overrides: Vec<(String, String)>,
-) -> PyResult<()> {
-    py.allow_threads(|| dcnsim::validate_text(&text, &path, &overrides))
+) -> PyResult<Vec<String>> {
+    py.allow_threads(|| no_panic(&path, || dcnsim::validate_text(&text, &path, &overrides)))?
         .map_err(to_py_err)
 }
 
@@ -123,11 +174,17 @@ fn version() -> &'static str {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A caught panic becomes an `EngineError` (`no_panic`) carrying its message: the default
+    // hook's multi-line report on stderr is kept for RUST_BACKTRACE only.
+    if std::env::var_os("RUST_BACKTRACE").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_captured, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("EngineError", m.py().get_type::<EngineError>())?;
     Ok(())
 }

@@ -77,6 +77,32 @@ pub struct RunOutput {
     pub tables: Vec<Table>,
     /// (port name, libpcap file bytes), in port order.
     pub captures: Vec<(String, Vec<u8>)>,
+    /// Legal but suspicious settings (`scenario::build`), one line each: for stderr and the
+    /// run's metadata, never the tables.
+    pub warnings: Vec<String>,
+    /// Why the run stopped before its end (`--max-events`, `--max-wall`, the progress
+    /// callback); None for a complete run. The tables then cover the time simulated and
+    /// `summary` says so (`partial`, `simulated_s`).
+    pub stopped: Option<String>,
+    /// With `RunOptions::check`: the self-checks that failed (`Sim::check_run`), naming the
+    /// ports and flows; None when they passed or were not asked for.
+    pub check_failed: Option<String>,
+}
+
+/// Limits and checks of one run (`dcnsim run --check --max-events --max-wall
+/// --max-memory`); the default is none of them.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// After the run, check packet conservation and buffer bounds (`Sim::check_run`); a
+    /// violation is an error naming the port or flow.
+    pub check: bool,
+    /// Stop cleanly after this many events (checked about every million events).
+    pub max_events: Option<u64>,
+    /// Stop cleanly after this much wall-clock time (checked as `max_events`).
+    pub max_wall: Option<std::time::Duration>,
+    /// Refuse the run when its estimated memory (`scenario::estimate`) is above this many
+    /// bytes.
+    pub max_memory: Option<u64>,
 }
 
 /// As [`run_text`], keeping the packet captures.
@@ -86,24 +112,71 @@ pub fn run_text_captured(
     overrides: &[(String, String)],
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunOutput, ScenarioError> {
-    let loaded = scenario::load(text, file, overrides)?;
-    let (mut sim, info) = scenario::build(&loaded)?;
-    sim.start();
-    sim.run(progress);
-    // No wall-clock time in the tables: the same scenario and seed give identical tables
-    // (the caller times the run and keeps it with the run's metadata).
-    let tables = output::collect(&loaded, &sim, &info);
-    let captures = output::observe::take_captures(&mut sim);
-    Ok(RunOutput { tables, captures })
+    run_text_with(text, file, overrides, &RunOptions::default(), progress)
 }
 
-/// Parse and validate only.
+/// As [`run_text_captured`], with the limits and checks of `opts`.
+pub fn run_text_with(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<RunOutput, ScenarioError> {
+    let budget = scenario::estimate_budget(opts.max_memory);
+    let loaded = scenario::load_with_budget(text, file, overrides, budget)?;
+    let (mut sim, info) = scenario::build(&loaded)?;
+    let started = std::time::Instant::now();
+    let mut stopped = None;
+    let mut watch = |f: f64, events: u64| -> bool {
+        if let Some(max) = opts.max_events.filter(|&m| events >= m) {
+            stopped = Some(format!(
+                "max_events: stopped after {events} events (limit {max})"
+            ));
+            return false;
+        }
+        if let Some(max) = opts.max_wall.filter(|&m| started.elapsed() >= m) {
+            let s = max.as_secs_f64();
+            stopped = Some(format!("max_wall: stopped after {s} s of wall-clock time"));
+            return false;
+        }
+        if !progress(f) {
+            stopped = Some("interrupted".to_string());
+            return false;
+        }
+        true
+    };
+    sim.start();
+    sim.run_watched(&mut watch);
+    // No wall-clock time in the tables: the same scenario and seed give identical tables
+    // (the caller times the run and keeps it with the run's metadata).
+    let mut tables = output::collect(&loaded, &sim, &info);
+    if stopped.is_some() {
+        output::mark_partial(&mut tables, &sim);
+    }
+    // The checks hold at any instant, so a partial run is checked too.
+    let check_failed = if opts.check {
+        sim.check_run().err()
+    } else {
+        None
+    };
+    let captures = output::observe::take_captures(&mut sim);
+    Ok(RunOutput {
+        tables,
+        captures,
+        warnings: info.warnings,
+        stopped,
+        check_failed,
+    })
+}
+
+/// Parse and validate only; returns the warnings about legal but suspicious settings.
 pub fn validate_text(
     text: &str,
     file: &str,
     overrides: &[(String, String)],
-) -> Result<(), ScenarioError> {
-    scenario::load(text, file, overrides).map(|_| ())
+) -> Result<Vec<String>, ScenarioError> {
+    scenario::load(text, file, overrides).map(|l| l.warnings)
 }
 
 pub fn version() -> &'static str {

@@ -2,6 +2,7 @@
 //! summary statistics and result tables. Imports nothing else from the crate.
 
 pub mod ids;
+pub mod limits;
 pub mod packet;
 pub mod rng;
 pub mod stats;

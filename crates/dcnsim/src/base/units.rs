@@ -4,6 +4,7 @@
 //! Time is kept as integer picoseconds so that serialization is exact at every common
 //! line rate (one byte at 100 Gb/s is 80 ps).
 
+use crate::base::limits::shown;
 use std::fmt;
 
 /// Simulated time in picoseconds.
@@ -99,7 +100,9 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
         return None;
     }
     let v: f64 = num.parse().ok()?;
-    if !v.is_finite() || v < 0.0 {
+    // An overlong number parses as infinity: kept, so that the caller refuses it as out of
+    // range rather than as not a number.
+    if v.is_nan() || v < 0.0 {
         return None;
     }
     Some((v, s[end..].trim()))
@@ -108,18 +111,19 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 /// Parse a duration like `"25us"`, `"200ms"`, `"20s"`, `"1.5ms"`, `"80ps"`, `"10ns"`.
 pub fn parse_time(s: &str) -> Result<SimTime, String> {
     let expected = "expected a number followed by ps, ns, us, ms or s (e.g. \"25us\")";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("invalid duration {s:?}: {expected}"))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("invalid duration {}: {expected}", shown(s)))?;
     let mult: f64 = match unit {
         "ps" => 1.0,
         "ns" => 1e3,
         "us" | "µs" => 1e6,
         "ms" => 1e9,
         "s" => 1e12,
-        _ => return Err(format!("invalid duration {s:?}: {expected}")),
+        _ => return Err(format!("invalid duration {}: {expected}", shown(s))),
     };
     let ps = v * mult;
     if ps > 1.8e19 {
-        return Err(format!("duration {s:?} is too large"));
+        return Err(format!("duration {} is too large", shown(s)));
     }
     Ok(SimTime(ps.round() as u64))
 }
@@ -127,18 +131,22 @@ pub fn parse_time(s: &str) -> Result<SimTime, String> {
 /// Parse a rate like `"1Gbps"`, `"500Mbps"`, `"8.5Gbps"`, `"100Kbps"`, `"9600bps"`.
 pub fn parse_rate(s: &str) -> Result<RateBps, String> {
     let expected = "expected a number followed by bps, Kbps, Mbps, Gbps or Tbps (e.g. \"10Gbps\")";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("invalid rate {s:?}: {expected}"))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("invalid rate {}: {expected}", shown(s)))?;
     let mult: f64 = match unit {
         "bps" => 1.0,
         "Kbps" | "kbps" => 1e3,
         "Mbps" => 1e6,
         "Gbps" => 1e9,
         "Tbps" => 1e12,
-        _ => return Err(format!("invalid rate {s:?}: {expected}")),
+        _ => return Err(format!("invalid rate {}: {expected}", shown(s))),
     };
     let r = (v * mult).round();
     if r < 1.0 {
-        return Err(format!("invalid rate {s:?}: a rate must be positive"));
+        return Err(format!(
+            "invalid rate {}: a rate must be positive",
+            shown(s)
+        ));
     }
     Ok(RateBps(r as u64))
 }
@@ -147,7 +155,8 @@ pub fn parse_rate(s: &str) -> Result<RateBps, String> {
 pub fn parse_bytes(s: &str) -> Result<Bytes, String> {
     let expected =
         "expected a number followed by B, KB, KiB, MB, MiB, GB or GiB (KB = 1000 B, KiB = 1024 B)";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("invalid size {s:?}: {expected}"))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("invalid size {}: {expected}", shown(s)))?;
     let mult: f64 = match unit {
         "" | "B" => 1.0,
         "KB" | "kB" => 1e3,
@@ -156,11 +165,14 @@ pub fn parse_bytes(s: &str) -> Result<Bytes, String> {
         "MiB" => 1048576.0,
         "GB" => 1e9,
         "GiB" => 1073741824.0,
-        _ => return Err(format!("invalid size {s:?}: {expected}")),
+        _ => return Err(format!("invalid size {}: {expected}", shown(s))),
     };
     let b = v * mult;
     if b.fract() != 0.0 && (b - b.round()).abs() > 1e-6 {
-        return Err(format!("invalid size {s:?}: not a whole number of bytes"));
+        return Err(format!(
+            "invalid size {}: not a whole number of bytes",
+            shown(s)
+        ));
     }
     Ok(Bytes(b.round() as u64))
 }

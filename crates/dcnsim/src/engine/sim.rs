@@ -186,6 +186,48 @@ impl Sim {
         }
     }
 
+    /// The end-of-run self-checks of `dcnsim run --check`, in release builds too:
+    /// - per port, packet conservation (`Port::conservation`: arrived = dropped + queued +
+    ///   sent) and the buffer bound of a single-FIFO port (the largest backlog seen,
+    ///   `max_queue_bytes`, and the backlog now are at most the port's byte limit);
+    /// - per TCP flow, the sequence space: acknowledged <= delivered in order at the
+    ///   receiver <= sent (`snd_una <= rcv_nxt <= snd_max`; the bytes sent and not
+    ///   delivered are lost, in flight or held out of order) and `snd_una <= snd_nxt <=
+    ///   snd_max`.
+    ///
+    /// `Err` names the first ports and flows that fail (at most 4, then how many more).
+    pub fn check_run(&self) -> Result<(), String> {
+        let mut bad: Vec<String> = Vec::new();
+        for p in &self.net.ports {
+            if let Err(e) = p.conservation() {
+                bad.push(e);
+            }
+            let limit = p.limit_bytes;
+            let peak = p.stats.max_queue_bytes.max(p.queued_bytes);
+            if p.mq.is_none() && peak > limit {
+                bad.push(format!(
+                    "port {}: backlog {peak} bytes above its buffer of {limit} bytes",
+                    p.name
+                ));
+            }
+        }
+        for f in &self.hosts.flows {
+            let (s, r) = (&f.snd, &f.rcv);
+            let ordered = s.snd_una <= r.rcv_nxt && r.rcv_nxt <= s.snd_max;
+            if !ordered || s.snd_una > s.snd_nxt || s.snd_nxt > s.snd_max {
+                bad.push(format!(
+                    "flow {}: snd_una {} snd_nxt {} snd_max {} rcv_nxt {} out of order",
+                    f.id, s.snd_una, s.snd_nxt, s.snd_max, r.rcv_nxt
+                ));
+            }
+        }
+        match bad.len() {
+            0 => Ok(()),
+            n if n <= 4 => Err(bad.join("; ")),
+            n => Err(format!("{} (and {} more)", bad[..4].join("; "), n - 4)),
+        }
+    }
+
     /// Packets waiting in queues or on wires.
     pub fn packets_in_network(&self) -> u64 {
         self.net
@@ -224,6 +266,11 @@ impl Sim {
     /// Run until `end`. `progress` is called about every million events with the fraction
     /// of simulated time done; returning false stops the run early.
     pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> bool {
+        self.run_watched(&mut |f, _| progress(f))
+    }
+
+    /// As `run`; `watch` also gets the number of events done so far.
+    pub fn run_watched(&mut self, watch: &mut dyn FnMut(f64, u64) -> bool) -> bool {
         let end = self.end;
         let mut budget: u32 = 1 << 20;
         while let Some((t, r)) = self.events.pop_raw() {
@@ -238,7 +285,8 @@ impl Sim {
             budget -= 1;
             if budget == 0 {
                 budget = 1 << 20;
-                if !progress(t.as_secs_f64() / end.as_secs_f64().max(1e-12)) {
+                let f = t.as_secs_f64() / end.as_secs_f64().max(1e-12);
+                if !watch(f, self.events.popped) {
                     return false;
                 }
             }

@@ -194,6 +194,16 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
     summary
 }
 
+/// Mark the tables of a run stopped before its end (`RunOptions::max_events`,
+/// `max_wall`): `summary` gains `partial` = 1 and `simulated_s`, the time reached (a
+/// complete run has neither column, so its tables stay as they were).
+pub fn mark_partial(tables: &mut [Table], sim: &Sim) {
+    if let Some(t) = tables.iter_mut().find(|t| t.name == "summary") {
+        t.i64("partial", vec![1])
+            .f64("simulated_s", vec![sim.now.as_secs_f64()]);
+    }
+}
+
 /// One row per TCP flow.
 fn flows(sim: &Sim) -> Table {
     let fl = &sim.hosts.flows;

@@ -5,6 +5,7 @@
 //! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
 
 use crate::base::ids::{Idx, PortId};
+use crate::base::limits;
 use crate::base::rng::Rng;
 use crate::base::units::{parse_bytes, parse_rate, parse_time, Bytes, RateBps, SimTime};
 use crate::engine::net::NodeKind;
@@ -17,9 +18,11 @@ use serde::Deserialize;
 use std::fmt;
 
 pub use apps::AppCfg;
+pub use estimate::budget as estimate_budget;
 pub use mq::QueuesCfg;
 
 pub mod apps;
+mod estimate;
 pub mod flows;
 pub mod l2;
 mod leafspine;
@@ -31,6 +34,8 @@ pub mod workload;
 pub struct ScenarioError {
     pub file: String,
     pub line: Option<usize>,
+    /// Column of a TOML syntax error (1-based, in characters), with its line.
+    pub column: Option<usize>,
     pub field: Option<String>,
     pub message: String,
 }
@@ -40,6 +45,9 @@ impl fmt::Display for ScenarioError {
         write!(f, "{}", self.file)?;
         if let Some(l) = self.line {
             write!(f, ": line {l}")?;
+        }
+        if let Some(c) = self.column {
+            write!(f, ", column {c}")?;
         }
         if let Some(k) = &self.field {
             write!(f, ", field {k}")?;
@@ -51,6 +59,49 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 // ---------------------------------------------------------------- unit values
+
+/// A duration within `limits::DURATION_MAX_PS`.
+fn parse_time_checked(s: &str) -> Result<SimTime, String> {
+    let t = parse_time(s)?;
+    if t.0 > limits::DURATION_MAX_PS {
+        return Err(limits::out_of_range(
+            s,
+            "0s ..= 1000000s (limits: durations)",
+        ));
+    }
+    Ok(t)
+}
+
+/// A rate within `limits::RATE_MIN_BPS ..= RATE_MAX_BPS`.
+fn parse_rate_checked(s: &str) -> Result<RateBps, String> {
+    const RANGE: &str = "1kbps ..= 10Tbps (limits: rates)";
+    // A rate below 0.5 b/s rounds to 0, which `parse_rate` refuses as not positive.
+    let r = parse_rate(s).map_err(|e| {
+        if e.ends_with("must be positive") {
+            limits::out_of_range(s, RANGE)
+        } else {
+            e
+        }
+    })?;
+    if !(limits::RATE_MIN_BPS..=limits::RATE_MAX_BPS).contains(&r.0) {
+        return Err(limits::out_of_range(s, RANGE));
+    }
+    Ok(r)
+}
+
+/// A size within `limits::SIZE_MAX_BYTES`.
+fn parse_bytes_checked(s: &str) -> Result<Bytes, String> {
+    let b = parse_bytes(s)?;
+    check_size(b.0, s)?;
+    Ok(b)
+}
+
+fn check_size(bytes: u64, shown: &str) -> Result<(), String> {
+    if bytes > limits::SIZE_MAX_BYTES {
+        return Err(limits::out_of_range(shown, "0 ..= 1TiB (limits: sizes)"));
+    }
+    Ok(())
+}
 
 macro_rules! unit_type {
     ($name:ident, $inner:ty, $parse:ident, $what:expr) => {
@@ -77,13 +128,13 @@ macro_rules! unit_type {
 unit_type!(
     Dur,
     SimTime,
-    parse_time,
+    parse_time_checked,
     "a duration string such as \"25us\""
 );
 unit_type!(
     Rate,
     RateBps,
-    parse_rate,
+    parse_rate_checked,
     "a rate string such as \"10Gbps\""
 );
 
@@ -99,15 +150,16 @@ impl<'de> Deserialize<'de> for Size {
                 f.write_str("a size such as \"256KiB\", \"32KB\" or a number of bytes")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Size, E> {
-                parse_bytes(s).map(Size).map_err(E::custom)
+                parse_bytes_checked(s).map(Size).map_err(E::custom)
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Size, E> {
                 if v < 0 {
                     return Err(E::custom("a size cannot be negative"));
                 }
-                Ok(Size(Bytes(v as u64)))
+                self.visit_u64(v as u64)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
+                check_size(v, &v.to_string()).map_err(E::custom)?;
                 Ok(Size(Bytes(v)))
             }
         }
@@ -127,9 +179,18 @@ impl<'de> Deserialize<'de> for Threshold {
                 f.write_str("a threshold such as \"65pkts\" or \"30KB\"")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Threshold, E> {
-                parse_threshold(s)
-                    .map(|(v, u)| Threshold(v, u))
-                    .map_err(E::custom)
+                let (v, u) = parse_threshold(s).map_err(E::custom)?;
+                match u {
+                    QueueUnit::Bytes => check_size(v, s).map_err(E::custom)?,
+                    QueueUnit::Packets if v > limits::QUEUE_PKTS_MAX => {
+                        return Err(E::custom(limits::out_of_range(
+                            s,
+                            "0 ..= 1000000000 packets (limits: queue_limit_pkts)",
+                        )))
+                    }
+                    QueueUnit::Packets => {}
+                }
+                Ok(Threshold(v, u))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Threshold, E> {
                 Err(E::custom(format!(
@@ -156,7 +217,7 @@ impl<'de> Deserialize<'de> for SizeOrUnlimited {
                 if s == "unlimited" {
                     return Ok(SizeOrUnlimited(u64::MAX));
                 }
-                parse_bytes(s)
+                parse_bytes_checked(s)
                     .map(|b| SizeOrUnlimited(b.0))
                     .map_err(|e| E::custom(format!("{e}, or \"unlimited\"")))
             }
@@ -164,6 +225,7 @@ impl<'de> Deserialize<'de> for SizeOrUnlimited {
                 if v < 0 {
                     return Err(E::custom("a size cannot be negative"));
                 }
+                check_size(v as u64, &v.to_string()).map_err(E::custom)?;
                 Ok(SizeOrUnlimited(v as u64))
             }
         }
@@ -665,11 +727,31 @@ pub struct Scenario {
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub file: String,
+    /// The file's text (line numbers in errors refer to it).
     pub text: String,
     pub scenario: Scenario,
+    /// The dotted keys `--set` overrides, list indices left out ("apps.0.sru" is
+    /// "apps.sru"): an error about one of them has no line (the value is not the file's).
+    pub overridden: Vec<String>,
+    /// Legal but suspicious settings (`BuildInfo::warnings`), found by `load`'s build.
+    pub warnings: Vec<String>,
+    /// Memory the run may take (`estimate::budget`); None: not checked.
+    pub budget: Option<u64>,
 }
 
 // ---------------------------------------------------------------- error shaping
+
+/// The table a header line names: "apps" for `[[apps]] # a comment`, "apps.tcp" for
+/// `[apps.tcp]`; None for other lines.
+fn header_name(line: &str) -> Option<String> {
+    let t = line.trim();
+    if !t.starts_with('[') {
+        return None;
+    }
+    let inner = t.trim_start_matches('[');
+    let name = inner.split(']').next().unwrap_or(inner);
+    Some(name.trim().to_string())
+}
 
 /// Find the dotted field name for a byte offset: the nearest `[table]` header above the
 /// line and the key on the line itself.
@@ -680,9 +762,8 @@ fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
     // The headers above the line, and the line itself when it is one (an error at a
     // `[table]` header is about that table).
     for l in lines.iter().take(line_no) {
-        let t = l.trim();
-        if t.starts_with('[') {
-            table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        if let Some(h) = header_name(l) {
+            table = h;
         }
     }
     let key = lines.get(line_no - 1).and_then(|l| {
@@ -704,12 +785,37 @@ fn field_at(text: &str, offset: usize) -> (usize, Option<String>) {
 
 fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
     let (span, msg) = apps::error_position(text, e);
+    // toml's messages may span lines ("invalid table header\nexpected `.`, `]`").
+    let msg = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ");
     match span {
+        // A required top-level table is missing: name it, not the table the span starts in.
+        Some(_)
+            if ["sim", "topology"]
+                .iter()
+                .any(|t| msg == format!("missing field `{t}`")) =>
+        {
+            let missing = msg
+                .trim_start_matches("missing field `")
+                .trim_end_matches('`');
+            ScenarioError {
+                file: file.to_string(),
+                line: None,
+                column: None,
+                field: Some(missing.to_string()),
+                message: msg,
+            }
+        }
         Some(sp) => {
             let (line, field) = field_at(text, sp.start);
             ScenarioError {
                 file: file.to_string(),
                 line: Some(line),
+                column: None,
                 field,
                 message: msg,
             }
@@ -717,6 +823,7 @@ fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError
         None => ScenarioError {
             file: file.to_string(),
             line: None,
+            column: None,
             field: None,
             message: msg,
         },
@@ -728,8 +835,8 @@ pub(crate) fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
     let mut cur = String::new();
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
-        if t.starts_with('[') {
-            cur = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        if let Some(h) = header_name(l) {
+            cur = h;
             continue;
         }
         if cur == table {
@@ -806,45 +913,117 @@ fn apply_to_value(root: &mut toml::Value, overrides: &[(String, String)]) -> Res
     Ok(())
 }
 
-/// Parse and validate a scenario. Errors name the file, line and field.
+/// A TOML syntax error (the text is not TOML at all): its line and column, no field (the
+/// line cannot be trusted to name one).
+fn syntax_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
+    let msg = e.message().lines().map(str::trim).filter(|l| !l.is_empty());
+    let msg = msg.collect::<Vec<_>>().join(": ");
+    let (line, column) = match e.span() {
+        Some(sp) => {
+            let before = &text[..sp.start.min(text.len())];
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let col = before[line_start..].chars().count() + 1;
+            (Some(before.matches('\n').count() + 1), Some(col))
+        }
+        None => (None, None),
+    };
+    ScenarioError {
+        file: file.to_string(),
+        line,
+        column,
+        field: None,
+        message: format!("TOML syntax error: {msg}"),
+    }
+}
+
+/// The `--set` key an error after applying overrides is about: the override whose dotted
+/// key (list indices left out) is the error's field or lies under it, or that names the
+/// unknown field the message quotes. None: the error is about the file's own text.
+fn override_field(field: Option<&str>, msg: &str, overridden: &[String]) -> Option<String> {
+    let unknown = msg
+        .strip_prefix("unknown field `")
+        .and_then(|m| m.split('`').next());
+    overridden
+        .iter()
+        .find(|k| {
+            let under = field.is_some_and(|f| *k == f || k.starts_with(&format!("{f}.")));
+            let names = unknown.is_some_and(|u| k.split('.').any(|p| p == u));
+            under && (unknown.is_none() || names) || (field.is_none() && names)
+        })
+        .cloned()
+}
+
+/// Parse and validate a scenario. Errors name the file, line and field. The memory the run
+/// would take is checked against what is available (`estimate::budget`).
 pub fn load(
     text: &str,
     file: &str,
     overrides: &[(String, String)],
 ) -> Result<Loaded, ScenarioError> {
+    load_with_budget(text, file, overrides, estimate::budget(None))
+}
+
+/// As `load`, with the memory the run may take (None: not checked).
+pub fn load_with_budget(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    budget: Option<u64>,
+) -> Result<Loaded, ScenarioError> {
+    if let Err(e) = toml::from_str::<toml::Table>(text) {
+        return Err(syntax_error(file, text, &e));
+    }
+    let overridden: Vec<String> = overrides
+        .iter()
+        .map(|(k, _)| {
+            let parts: Vec<&str> = k
+                .split('.')
+                .filter(|p| p.parse::<usize>().is_err())
+                .collect();
+            parts.join(".")
+        })
+        .collect();
     let base: Scenario = toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
-    let (scenario, text_used) = if overrides.is_empty() {
-        (base, text.to_string())
+    let scenario = if overrides.is_empty() {
+        base
     } else {
         let mut table: toml::Table =
             toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
         apply_overrides(&mut table, overrides).map_err(|m| ScenarioError {
             file: file.to_string(),
             line: None,
+            column: None,
             field: None,
             message: m,
         })?;
         let merged = toml::to_string(&table).map_err(|e| ScenarioError {
             file: file.to_string(),
             line: None,
+            column: None,
             field: None,
             message: format!("cannot apply overrides: {e}"),
         })?;
         let s: Scenario = toml::from_str(&merged).map_err(|e| {
             let mut err = from_toml_error(file, &merged, &e);
             err.line = None;
+            if let Some(k) = override_field(err.field.as_deref(), &err.message, &overridden) {
+                err.field = Some(k);
+            }
             err.message = format!("{} (after applying overrides)", err.message);
             err
         })?;
-        (s, merged)
+        s
     };
-    let loaded = Loaded {
+    let mut loaded = Loaded {
         file: file.to_string(),
-        text: text_used,
+        text: text.to_string(),
         scenario,
+        overridden,
+        warnings: Vec::new(),
+        budget,
     };
     // Build once to run every semantic check.
-    build(&loaded)?;
+    loaded.warnings = build(&loaded)?.1.warnings;
     Ok(loaded)
 }
 
@@ -852,18 +1031,63 @@ pub fn load(
 
 struct Ctx<'a> {
     loaded: &'a Loaded,
+    /// Legal but suspicious settings found while building (`suspicious`), each once.
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Ctx<'_> {
+    /// `v` within `lo ..= hi` (`what`: the unit and the limits entry, for the message).
+    fn in_range(
+        &self,
+        table: &str,
+        key: &str,
+        v: u64,
+        (lo, hi): (u64, u64),
+        what: &str,
+    ) -> Result<(), ScenarioError> {
+        if (lo..=hi).contains(&v) {
+            return Ok(());
+        }
+        let range = format!("{lo} ..= {hi}{what}");
+        Err(self.err(table, key, limits::out_of_range(&v.to_string(), &range)))
+    }
+
+    /// A `[measure]` sampling interval: at least `limits::SAMPLE_INTERVAL_MIN_PS`.
+    fn interval(&self, key: &str, d: SimTime) -> Result<(), ScenarioError> {
+        if d.0 >= limits::SAMPLE_INTERVAL_MIN_PS {
+            return Ok(());
+        }
+        let msg = format!(
+            "{}ns is below 1us (limits: measure intervals)",
+            d.0 as f64 / 1e3
+        );
+        Err(self.err("measure", key, msg))
+    }
+
+    /// Record a warning (once: the same text twice is kept once), shaped as an error.
+    fn warn(&self, table: &str, key: &str, message: &str) {
+        let text = self.err(table, key, message).to_string();
+        let mut w = self.warnings.borrow_mut();
+        if !w.contains(&text) {
+            w.push(text);
+        }
+    }
+
     fn err(&self, table: &str, key: &str, message: impl Into<String>) -> ScenarioError {
         let field = if table.is_empty() {
             key.to_string()
         } else {
             format!("{table}.{key}")
         };
+        let line = if self.loaded.overridden.contains(&field) {
+            None
+        } else {
+            line_of(&self.loaded.text, table, key)
+        };
         ScenarioError {
             file: self.loaded.file.clone(),
-            line: line_of(&self.loaded.text, table, key),
+            line,
+            column: None,
             field: Some(field),
             message: message.into(),
         }
@@ -1076,9 +1300,14 @@ fn tcp_numbers(
         c.header = v;
     }
     if let Some(v) = f.init_cwnd {
-        if v == 0 {
-            return Err(ctx.err(table, "init_cwnd", "expected at least 1 segment"));
-        }
+        let range = (1, limits::INIT_CWND_MAX);
+        ctx.in_range(
+            table,
+            "init_cwnd",
+            v.into(),
+            range,
+            " segments (limits: tcp.init_cwnd)",
+        )?;
         c.init_cwnd = v;
     }
     if let Some(v) = f.initial_rto {
@@ -1236,13 +1465,19 @@ pub struct BuildInfo {
     pub switch_buffer_bytes: u64,
     pub bottleneck_port: Option<PortId>,
     pub bottleneck_rate: Option<RateBps>,
+    /// Legal but suspicious settings, one line each (file, line, field, what), each once:
+    /// for stderr and the run's metadata, never the tables.
+    pub warnings: Vec<String>,
 }
 
 /// Build the simulation described by a loaded scenario: the topology, the AQMs and
 /// multi-queue ports, the apps, the measurements, then layer 2, in this order (which is also
 /// the order in which errors are found).
 pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
-    let ctx = Ctx { loaded };
+    let ctx = Ctx {
+        loaded,
+        warnings: Default::default(),
+    };
     let s = &loaded.scenario;
     if s.sim.duration.0 == SimTime::ZERO {
         return Err(ctx.err("sim", "duration", "must be positive"));
@@ -1256,7 +1491,58 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     build_apps(&ctx, s, &mut sim)?;
     build_measure(&ctx, &s.measure, &mut sim, &mut info)?;
     build_l2(&ctx, s, &mut sim)?;
+    estimate::after_build(&ctx, &s.measure, &sim)?;
+    suspicious(&ctx, &sim);
+    info.warnings = ctx.warnings.take();
     Ok((sim, info))
+}
+
+/// Warn about settings that are legal but rarely meant: a zero switch or NIC buffer (a
+/// packet that finds the port busy is dropped; only an idle port passes one), a zero
+/// receive window (the sender can never send), an initial window above
+/// `limits::INIT_CWND_WARN` segments or above 1000 x the smallest switch buffer.
+fn suspicious(ctx: &Ctx, sim: &Sim) {
+    let t = &ctx.loaded.scenario.topology;
+    let mut min_switch_buf = u64::MAX;
+    for p in &sim.net.ports {
+        if sim.net.nodes[p.node.idx()].kind == NodeKind::Switch {
+            min_switch_buf = min_switch_buf.min(p.limit_bytes);
+        }
+    }
+    if min_switch_buf == 0 {
+        let key = if t.switch_buffer.0 == 0 {
+            "switch_buffer"
+        } else {
+            "links"
+        };
+        let msg = "a switch port has a zero buffer: it drops every packet that finds it busy";
+        ctx.warn("topology", key, msg);
+    }
+    if t.nic_buffer.0 == 0 {
+        let msg = "zero NIC buffer: a host drops every packet it sends while its NIC is busy";
+        ctx.warn("topology", "nic_buffer", msg);
+    }
+    for f in &sim.hosts.flows {
+        let c = &f.cfg;
+        if c.rwnd == 0 {
+            ctx.warn("tcp", "rwnd", "rwnd = 0: the sender can never send data");
+        }
+        let iw = u64::from(c.init_cwnd) * u64::from(c.mss);
+        if u64::from(c.init_cwnd) > limits::INIT_CWND_WARN {
+            let msg = format!(
+                "init_cwnd = {} segments: far above RFC 6928's 10 (warned above {})",
+                c.init_cwnd,
+                limits::INIT_CWND_WARN
+            );
+            ctx.warn("tcp", "init_cwnd", &msg);
+        } else if min_switch_buf > 0 && iw / 1000 > min_switch_buf {
+            let msg = format!(
+                "the initial window ({iw} bytes) is over 1000 x the smallest switch buffer \
+                 ({min_switch_buf} bytes)"
+            );
+            ctx.warn("tcp", "init_cwnd", &msg);
+        }
+    }
 }
 
 /// Link rate, delay and buffers shared by the built-in topologies.
@@ -1287,15 +1573,21 @@ fn build_topology(
         TopoKind::Explicit => build_explicit(ctx, t, &d, sim, info)?,
         TopoKind::Leafspine => leafspine::build(ctx, t, sim, info)?,
     }
+    estimate::before_routes(ctx, t, sim)?;
     sim.finalize_routes();
     if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
         let net = &mut sim.net;
         net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports);
     }
     if let Some(n) = t.queue_limit_pkts {
-        if n == 0 {
-            return Err(ctx.err("topology", "queue_limit_pkts", "expected at least 1 packet"));
-        }
+        let range = (1, limits::QUEUE_PKTS_MAX);
+        ctx.in_range(
+            "topology",
+            "queue_limit_pkts",
+            n,
+            range,
+            " packets (limits: queue_limit_pkts)",
+        )?;
         let net = &mut sim.net;
         for p in net.ports.iter_mut() {
             if net.nodes[p.node.idx()].kind == NodeKind::Switch && p.limit_pkts == u64::MAX {
@@ -1322,13 +1614,15 @@ fn build_star(
     let n = t
         .servers
         .ok_or_else(|| ctx.err("topology", "servers", "a star needs `servers` (at least 1)"))?;
-    if n == 0 || n > 100_000 {
-        return Err(ctx.err(
-            "topology",
-            "servers",
-            format!("{n} is out of range: expected 1..100000"),
-        ));
-    }
+    // The client and the switch are nodes too.
+    let range = (1, limits::NODES_MAX - 2);
+    ctx.in_range(
+        "topology",
+        "servers",
+        n.into(),
+        range,
+        " (limits: topology nodes)",
+    )?;
     let rate = rate.ok_or_else(|| ctx.err("topology", "link_rate", "a star needs `link_rate`"))?;
     info.servers = n;
     let sw = sim.add_node("sw", NodeKind::Switch);
@@ -1384,6 +1678,17 @@ fn build_dumbbell(
     if l == 0 || r == 0 {
         return Err(ctx.err("topology", "left", "each side needs at least one host"));
     }
+    // Both switches are nodes too.
+    let range = (1, limits::NODES_MAX - 2);
+    let what = " hosts on both sides (limits: topology nodes)";
+    ctx.in_range("topology", "left", l.into(), range, what)?;
+    ctx.in_range(
+        "topology",
+        "right",
+        u64::from(l) + u64::from(r),
+        range,
+        what,
+    )?;
     let rate =
         rate.ok_or_else(|| ctx.err("topology", "link_rate", "a dumbbell needs `link_rate`"))?;
     let brate = t.bottleneck_rate.map(|r| r.0).unwrap_or(rate);
@@ -1425,6 +1730,9 @@ fn build_explicit(
             "an explicit topology needs [[topology.nodes]]",
         ));
     }
+    let range = (1, limits::NODES_MAX);
+    let what = " (limits: topology nodes)";
+    ctx.in_range("topology", "nodes", t.nodes.len() as u64, range, what)?;
     for (i, n) in t.nodes.iter().enumerate() {
         let kind = match n.kind.as_str() {
             "host" => NodeKind::Host,
@@ -1485,11 +1793,12 @@ fn build_explicit(
         };
         let (pa, pb) = sim.add_link(a, b, lr, ld, la, lb);
         if let Some(n) = l.queue_limit_pkts {
-            if n == 0 {
+            if n == 0 || n > limits::QUEUE_PKTS_MAX {
+                let range = "1 ..= 1000000000 packets (limits: queue_limit_pkts)";
                 return Err(ctx.err(
                     "topology.links",
                     "queue_limit_pkts",
-                    format!("link {i}: expected at least 1 packet"),
+                    format!("link {i}: {}", limits::out_of_range(&n.to_string(), range)),
                 ));
             }
             for pid in [pa, pb] {
@@ -1606,6 +1915,17 @@ fn build_measure(
         let pid = port(sim, name, "queue_ports")?;
         sim.obs.samplers.queue_ports.push(pid);
     }
+    ctx.interval("queue_interval", m.queue_interval.0)?;
+    ctx.interval("cwnd_interval", m.cwnd_interval.0)?;
+    ctx.interval("rp_interval", m.rp_interval.0)?;
+    for (key, d) in [
+        ("throughput_interval", m.throughput_interval),
+        ("flow_rate_interval", m.flow_rate_interval),
+    ] {
+        if let Some(d) = d {
+            ctx.interval(key, d.0)?;
+        }
+    }
     sim.obs.samplers.queue_interval = m.queue_interval.0;
     if let Some(name) = &m.mean_queue_port {
         let pid = port(sim, name, "mean_queue_port")?;
@@ -1641,9 +1961,6 @@ fn build_measure(
         sim.obs.samplers.seq.enable(f);
     }
     if let Some(d) = m.throughput_interval {
-        if d.0 == SimTime::ZERO {
-            return Err(ctx.err("measure", "throughput_interval", "must be positive"));
-        }
         sim.obs.samplers.tput_interval = d.0;
     }
     let cap = m.pcap_max_bytes.0 .0;

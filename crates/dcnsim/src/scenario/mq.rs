@@ -336,6 +336,13 @@ fn build_port(
         _ => 8,
     };
     let n = q.count.unwrap_or(default_n) as usize;
+    if n as u64 > crate::base::limits::QUEUES_MAX {
+        let range = "1 ..= 1024 (limits: queues.count)";
+        return Err(fail(
+            "count",
+            crate::base::limits::out_of_range(&n.to_string(), range),
+        ));
+    }
     let cfg = sched_config(ctx, what, q, n)?;
     let quanta = match &cfg {
         SchedConfig::Dwrr { quanta } => Some(quanta.clone()),

@@ -103,6 +103,7 @@ fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
     ScenarioError {
         file: file.to_string(),
         line: line_of(text, "apps", key),
+        column: None,
         field: Some(format!("apps.{key}")),
         message,
     }

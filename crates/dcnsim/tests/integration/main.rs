@@ -10,6 +10,7 @@ mod dctcp;
 mod leafspine;
 mod mq_ports;
 mod net;
+mod robust;
 mod scenarios;
 mod schema_defaults;
 mod workload_app;

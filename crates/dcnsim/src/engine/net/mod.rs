@@ -581,6 +581,32 @@ fn exact_ps_per_byte(rate: RateBps) -> u64 {
     }
 }
 
+/// The bytes `compute_routes` allocates for `nodes`: a table of one `PortId` per node in
+/// every switch (plus the switches' search distances) where hosts are single-homed, else
+/// one per (node, node) pair. `scenario::estimate` checks it against the memory available
+/// before the routes are computed; keep it in step with `compute_routes`.
+pub fn route_table_bytes(nodes: &[Node], ports: &[Port]) -> u64 {
+    let n = nodes.len() as u64;
+    let per = std::mem::size_of::<PortId>() as u64;
+    if single_homed(nodes, ports) {
+        let s = nodes.iter().filter(|x| x.kind == NodeKind::Switch).count() as u64;
+        2 * s * n * per
+    } else {
+        n * n * per
+    }
+}
+
+/// Whether every host has at most one link and it goes to a switch.
+fn single_homed(nodes: &[Node], ports: &[Port]) -> bool {
+    nodes.iter().all(|n| {
+        n.kind == NodeKind::Switch
+            || n.ports.len() <= 1
+                && n.ports
+                    .iter()
+                    .all(|p| nodes[ports[p.idx()].peer_node.idx()].kind == NodeKind::Switch)
+    })
+}
+
 /// Fill every node's routes: towards each destination host, the first of the node's ports
 /// (in port order) on a shortest path, where hosts do not forward (a path's inner nodes are
 /// switches).
@@ -591,14 +617,7 @@ fn exact_ps_per_byte(rate: RateBps) -> u64 {
 /// time and memory instead of O(nodes²). Other topologies take the general way, one search
 /// per destination host. Both give the same entries (tested).
 pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
-    let single_homed = nodes.iter().all(|n| {
-        n.kind == NodeKind::Switch
-            || n.ports.len() <= 1
-                && n.ports
-                    .iter()
-                    .all(|p| nodes[ports[p.idx()].peer_node.idx()].kind == NodeKind::Switch)
-    });
-    if single_homed {
+    if single_homed(nodes, ports) {
         routes_by_switch(nodes, ports);
     } else {
         routes_by_destination(nodes, ports);

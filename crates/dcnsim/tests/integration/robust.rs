@@ -1,0 +1,271 @@
+//! Issue 13 [robust]: out-of-range values are refused with the range (`base/limits.rs`),
+//! legal but suspicious ones warned about once, and errors name the real field; each
+//! message is checked exactly.
+
+use crate::helpers::set;
+use dcnsim::scenario::load;
+
+/// A star with two servers and one incast app; `{topo}` adds lines to `[topology]` (line 7
+/// on), `{more}` whole tables after the app.
+const BASE: &str = r#"[sim]
+duration = "10ms"
+[topology]
+kind = "star"
+servers = 2
+link_delay = "5us"
+{topo}
+[[apps]]
+kind = "incast"
+sru = "10KB"
+{more}
+"#;
+
+fn scenario(topo: &str, more: &str) -> String {
+    let topo = if topo.contains("link_rate") {
+        topo.to_string()
+    } else {
+        format!("link_rate = \"1Gbps\"\n{topo}")
+    };
+    BASE.replace("{topo}", &topo).replace("{more}", more)
+}
+
+fn refused(topo: &str, more: &str) -> String {
+    let text = scenario(topo, more);
+    let e = load(&text, "x.toml", &[]).expect_err("the scenario should be refused");
+    let s = e.to_string();
+    assert!(!s.contains('\n') && s.len() <= 200, "{s}");
+    s
+}
+
+fn warnings(topo: &str, more: &str) -> Vec<String> {
+    load(&scenario(topo, more), "x.toml", &[]).unwrap().warnings
+}
+
+#[test]
+fn out_of_range_values_name_the_range() {
+    let cases = [
+        (
+            "link_rate = \"1e30Gbps\"",
+            "",
+            "x.toml: line 7, field topology.link_rate: \"1e30Gbps\" is out of range: expected 1kbps ..= 10Tbps (limits: rates)",
+        ),
+        (
+            "link_rate = \"0.001bps\"",
+            "",
+            "x.toml: line 7, field topology.link_rate: \"0.001bps\" is out of range: expected 1kbps ..= 10Tbps (limits: rates)",
+        ),
+        (
+            "switch_buffer = \"99999999999999999999999KiB\"",
+            "",
+            "x.toml: line 8, field topology.switch_buffer: \"99999999999999999999999KiB\" is out of range: expected 0 ..= 1TiB (limits: sizes), or \"unlimited\"",
+        ),
+        (
+            "queues = { count = 1000000000 }",
+            "",
+            "x.toml: line 8, field topology.queues.count: \"1000000000\" is out of range: expected 1 ..= 1024 (limits: queues.count)",
+        ),
+        (
+            "queue_limit_pkts = 0",
+            "",
+            "x.toml: line 8, field topology.queue_limit_pkts: \"0\" is out of range: expected 1 ..= 1000000000 packets (limits: queue_limit_pkts)",
+        ),
+        (
+            "",
+            "[measure]\nqueue_interval = \"1ns\"",
+            "x.toml: line 13, field measure.queue_interval: 1ns is below 1us (limits: measure intervals)",
+        ),
+        (
+            "",
+            "[tcp]\ninit_cwnd = 1000000000",
+            "x.toml: line 13, field tcp.init_cwnd: \"1000000000\" is out of range: expected 1 ..= 1000000 segments (limits: tcp.init_cwnd)",
+        ),
+    ];
+    for (topo, more, want) in cases {
+        assert_eq!(refused(topo, more), want);
+    }
+    let long = format!("link_rate = \"{}Gbps\"", "9".repeat(5000));
+    let e = refused(&long, "");
+    assert!(e.contains("(5004 characters) is out of range"), "{e}");
+}
+
+/// The error of the base scenario with `--set` overrides.
+fn set_error(sets: &[(&str, &str)]) -> String {
+    let text = scenario("", "");
+    load(&text, "x.toml", &set(sets)).unwrap_err().to_string()
+}
+
+#[test]
+fn big_topologies_are_refused_before_anything_is_built() {
+    let d = "[sim]\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nleft = 1000000000\nright = 1\nlink_rate = \"1Gbps\"\n[[apps]]\nkind = \"bulk\"\nsrc = \"left1\"\ndst = \"right1\"\n";
+    let e = load(d, "d.toml", &[]).unwrap_err().to_string();
+    assert_eq!(e, "d.toml: line 5, field topology.left: \"1000000000\" is out of range: expected 1 ..= 99998 hosts on both sides (limits: topology nodes)");
+    let e = set_error(&[("topology.servers", "100000")]);
+    assert_eq!(e, "x.toml, field topology.servers: \"100000\" is out of range: expected 1 ..= 99998 (limits: topology nodes)");
+    let e = set_error(&[("sim.duration", "\"1e7s\"")]);
+    assert_eq!(e, "x.toml, field sim.duration: \"1e7s\" is out of range: expected 0s ..= 1000000s (limits: durations) (after applying overrides)");
+}
+
+#[test]
+fn suspicious_values_warn_once() {
+    assert!(warnings("", "").is_empty());
+    assert_eq!(
+        warnings("switch_buffer = 0", ""),
+        ["x.toml: line 8, field topology.switch_buffer: a switch port has a zero buffer: it drops every packet that finds it busy"]
+    );
+    // Two flows (two servers), one warning.
+    assert_eq!(
+        warnings("", "[tcp]\nrwnd = 0"),
+        ["x.toml: line 13, field tcp.rwnd: rwnd = 0: the sender can never send data"]
+    );
+    assert_eq!(
+        warnings("", "[tcp]\ninit_cwnd = 5000"),
+        ["x.toml: line 13, field tcp.init_cwnd: init_cwnd = 5000 segments: far above RFC 6928's 10 (warned above 1000)"]
+    );
+    assert_eq!(
+        warnings("switch_buffer = \"1KB\"", "[tcp]\ninit_cwnd = 1000"),
+        ["x.toml: line 13, field tcp.init_cwnd: the initial window (1460000 bytes) is over 1000 x the smallest switch buffer (1000 bytes)"]
+    );
+}
+
+#[test]
+fn errors_name_the_real_field() {
+    assert_eq!(
+        set_error(&[("nosuch.key", "1")]),
+        "x.toml, field nosuch.key: unknown field `nosuch`, expected one of `meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `sweep`, `quick`, `report` (after applying overrides)"
+    );
+    let e2 = set_error(&[("topology.nosuch", "1")]);
+    assert!(
+        e2.starts_with(
+            "x.toml, field topology.nosuch: unknown field `nosuch`, expected one of `kind`,"
+        ),
+        "{e2}"
+    );
+    let cases = [
+        (
+            "[sim]\nduration = \"10ms\"\n[topology]\n[[apps]]\nkind = \"incast\"\nsru = \"1KB\"\n",
+            "x.toml: line 3, field topology: missing field `kind`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n[[apps]]\nkind = \"incast\"\nsru = \"1KB\"\n[topology]\n",
+            "x.toml: line 6, field topology: missing field `kind`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n",
+            "x.toml, field topology: missing field `topology`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n[topology\nkind = \"star\"\n",
+            "x.toml: line 3, column 10: TOML syntax error: invalid table header: expected `.`, `]`",
+        ),
+        (
+            "[sim]\nduration = \"10ms\"\n[[apps]] # 400 Mb/s UDP CBR\nkind = \"cbr\"\nrate = = 3\n",
+            "x.toml: line 5, column 8: TOML syntax error: invalid string: expected `\"`, `'`",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = load(text, "x.toml", &[]).unwrap_err().to_string();
+        assert_eq!(got, want);
+    }
+    // A header with a comment names its table.
+    let text =
+        "[sim]\nduration = \"10ms\"\n[[apps]] # 400 Mb/s UDP CBR\nkind = \"cbr\"\nrate = 3\n";
+    let got = load(text, "x.toml", &[]).unwrap_err();
+    assert_eq!(got.field.as_deref(), Some("apps.rate"), "{got}");
+}
+
+#[test]
+fn memory_above_the_budget_is_refused_with_the_key_to_change() {
+    use dcnsim::scenario::load_with_budget;
+    let gb = Some(1_000_000_000);
+    let mb50 = Some(50_000_000);
+    // Routes are O(switches × nodes) on a star: the ports and flows of 2 million servers
+    // are what exceed the budget.
+    let text = scenario("", "").replace("servers = 2", "servers = 99998");
+    let e = load_with_budget(&text, "x.toml", &[], mb50)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("x.toml: line 5, field topology.servers: the run needs about ")
+            && e.ends_with(" available (--max-memory or MemAvailable): lower topology.servers"),
+        "{e}"
+    );
+    let samples = "[measure]\nqueue_ports = [\"sw->client\"]\nqueue_interval = \"1us\"";
+    let text = scenario("", samples).replace("\"10ms\"", "\"1000s\"");
+    let e = load_with_budget(&text, "x.toml", &[], gb)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "x.toml: line 14, field measure.queue_interval: the run needs about 64.0 GB (queue samples 64.0 GB), 1.0 GB available (--max-memory or MemAvailable): lower measure.queue_interval");
+    // Half the budget: a warning.
+    let text = scenario("", "").replace("servers = 2", "servers = 60000");
+    let w = load_with_budget(&text, "x.toml", &[], mb50).map(|x| x.warnings);
+    let w = w.unwrap();
+    assert!(
+        !w.is_empty()
+            && w[0].starts_with("x.toml: line 5, field topology.servers: the run needs about ")
+            && w[0].ends_with(": over half of it"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn long_runs_are_warned_about() {
+    let text = scenario("link_rate = \"100Gbps\"", "").replace("\"10ms\"", "\"100000s\"");
+    assert_eq!(
+        warnings_of(&text),
+        ["x.toml: line 2, field sim.duration: up to 1.0e13 events (6e11 port-bit/s for 100000 s): days of wall time at a few million events per second; shorten sim.duration or use --max-wall"]
+    );
+}
+
+fn warnings_of(text: &str) -> Vec<String> {
+    load(text, "x.toml", &[]).unwrap().warnings
+}
+
+#[test]
+fn max_events_stops_cleanly_and_marks_the_tables_partial() {
+    use dcnsim::{run_text_with, RunOptions};
+    let text = scenario("link_rate = \"10Gbps\"", "")
+        .replace("\"10ms\"", "\"2s\"")
+        .replace(
+            "kind = \"incast\"\nsru = \"10KB\"",
+            "kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"",
+        );
+    let opts = RunOptions {
+        max_events: Some(1),
+        check: true,
+        ..Default::default()
+    };
+    let out = run_text_with(&text, "x.toml", &[], &opts, &mut |_| true).unwrap();
+    let stopped = out.stopped.expect("stopped early");
+    assert!(
+        stopped.starts_with("max_events: stopped after 1048576 events"),
+        "{stopped}"
+    );
+    let summary = out.tables.iter().find(|t| t.name == "summary").unwrap();
+    assert_eq!(summary.get_f64("partial"), Some(1.0));
+    let simulated = summary.get_f64("simulated_s").unwrap();
+    assert!(simulated > 0.0 && simulated < 2.0, "{simulated}");
+    assert_eq!(out.check_failed, None);
+}
+
+#[test]
+fn check_run_names_the_port_and_the_flow_that_fail() {
+    use dcnsim::scenario::build;
+    let l = load(&scenario("", ""), "x.toml", &[]).unwrap();
+    let (mut sim, _) = build(&l).unwrap();
+    sim.start();
+    sim.run(&mut |_| true);
+    assert_eq!(sim.check_run(), Ok(()));
+    sim.net.ports[0].stats.arrived += 1;
+    let e = sim.check_run().unwrap_err();
+    assert!(e.starts_with("port client->sw: arrived "), "{e}");
+    sim.net.ports[0].stats.arrived -= 1;
+    sim.net.ports[1].stats.max_queue_bytes = sim.net.ports[1].limit_bytes.saturating_add(1);
+    sim.net.ports[1].limit_bytes = 10;
+    let e = sim.check_run().unwrap_err();
+    assert!(e.starts_with("port sw->client: backlog "), "{e}");
+    sim.net.ports[1].limit_bytes = u64::MAX;
+    sim.net.ports[1].stats.max_queue_bytes = 0;
+    sim.hosts.flows[1].rcv.rcv_nxt = sim.hosts.flows[1].snd.snd_max + 1;
+    let e = sim.check_run().unwrap_err();
+    assert!(e.starts_with("flow 1: snd_una "), "{e}");
+}

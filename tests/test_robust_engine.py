@@ -1,0 +1,92 @@
+"""Issue 13 [robust] against the real engine: exact one-line messages for out-of-range
+values and wrong fields, warnings on stderr and in run.json, partial runs and ``--check``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dcnsim
+import dcnsim._core  # noqa: F401 -- fails loudly (not a skip) when the extension is missing
+import pytest
+from dcnsim.scenario import load_validated, make_plan
+
+from .conftest import SCENARIOS
+from .test_integration import dcnsim_cli
+
+FIG08 = str(SCENARIOS / "devkota-fig08.toml")
+
+
+def _error(*args: str) -> str:
+    proc = dcnsim_cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    # At most 200 characters besides the file's path (which the user chose).
+    assert len(lines) == 1 and len(lines[0]) - len(args[1]) <= 200, proc.stderr
+    return lines[0]
+
+
+def test_out_of_range_values_name_field_value_and_range() -> None:
+    assert _error("validate", FIG08, "--set", 'topology.link_rate="1e30Gbps"') == (
+        f'dcnsim: error: {FIG08}, field topology.link_rate: "1e30Gbps" is out of range: '
+        "expected 1kbps ..= 10Tbps (limits: rates) (after applying overrides)")
+    assert _error("validate", FIG08, "--set", "topology.servers=1000000000") == (
+        f'dcnsim: error: {FIG08}, field topology.servers: "1000000000" is out of range: '
+        "expected 1 ..= 99998 (limits: topology nodes)")
+
+
+def test_unknown_override_names_its_key() -> None:
+    assert _error("validate", FIG08, "--set", "nosuch.key=1") == (
+        f"dcnsim: error: {FIG08}, field nosuch.key: unknown field `nosuch`, expected one of "
+        "`meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `sweep`, `quick`, "
+        "`report` (after applying overrides)")
+
+
+def test_syntax_errors_give_line_and_column(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[sim]\nduration = "10ms"\n[topology\nkind = "star"\n')
+    assert _error("validate", str(bad)) == (
+        f"dcnsim: error: {bad}: line 3, column 10: TOML syntax error: invalid table header: "
+        "expected `.`, `]`")
+
+
+def test_suspicious_values_warn_once_on_stderr_and_in_run_json(tmp_path: Path) -> None:
+    sets = ["--set", "topology.switch_buffer=0", "--set", 'sim.duration="20ms"']
+    warning = (f"dcnsim: warning: {FIG08}, field topology.switch_buffer: a switch port has a "
+               "zero buffer: it drops every packet that finds it busy")
+    proc = dcnsim_cli("validate", FIG08, *sets)
+    assert proc.returncode == 0 and proc.stderr.strip().splitlines() == [warning]
+    out = tmp_path / "run"
+    proc = dcnsim_cli("run", FIG08, *sets, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("dcnsim: warning:") == 1 and warning in proc.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["warnings"] == [warning.removeprefix("dcnsim: warning: ")]
+    assert meta["partial"] is None
+    assert "switch_buffer" not in (out / "summary.csv").read_text().split("\n")[1]
+
+
+def test_max_memory_refuses_with_the_numbers_and_the_key(tmp_path: Path) -> None:
+    line = _error("run", FIG08, "--max-memory", "1KB", "--out", str(tmp_path / "out"))
+    assert line.startswith(f"dcnsim: error: {FIG08}: line ")
+    assert "field topology.servers: the run needs about 0.0 GB" in line
+    assert line.endswith("0.0 GB available (--max-memory or MemAvailable): lower topology.servers")
+
+
+def test_max_events_keeps_partial_tables_marked_partial(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = dcnsim_cli("run", FIG08, "--max-events", "1", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["partial"].startswith("max_events: stopped after ")
+    header, row = (out / "summary.csv").read_text().splitlines()[:2]
+    columns = dict(zip(header.split(","), row.split(","), strict=True))
+    assert columns["partial"] == "1" and 0 < float(columns["simulated_s"]) < 20
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.stem)
+def test_check_passes_on_every_scenario_at_its_quick_cut(path: Path) -> None:
+    # The quick overrides keep the whole set under ~10 s; the checks run in release.
+    plan = make_plan(load_validated(path), quick=True)
+    result = dcnsim.run(path, plan.points[0].overrides, check=True)
+    assert result.stopped is None
