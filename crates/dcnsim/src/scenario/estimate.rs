@@ -41,7 +41,13 @@ pub fn budget(max_memory: Option<u64>) -> Option<u64> {
 }
 
 fn gb(bytes: f64) -> String {
-    format!("{:.1} GB", bytes / 1e9)
+    if bytes < 1e6 {
+        format!("{:.1} kB", bytes / 1e3)
+    } else if bytes < 1e9 {
+        format!("{:.1} MB", bytes / 1e6)
+    } else {
+        format!("{:.1} GB", bytes / 1e9)
+    }
 }
 
 /// Refuse `parts` above the budget (naming the largest part's key), warn above half of it.
