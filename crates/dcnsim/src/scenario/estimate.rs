@@ -60,9 +60,10 @@ fn judge(ctx: &Ctx, parts: &[Part]) -> Result<(), ScenarioError> {
         return Ok(());
     };
     let (table, key) = big.key.rsplit_once('.').unwrap_or(("", &big.key));
+    // The parts that matter: a tenth of the total or more (the largest always is).
     let listed: Vec<String> = parts
         .iter()
-        .filter(|p| p.bytes >= 1e8)
+        .filter(|p| p.bytes >= total / 10.0)
         .map(|p| format!("{} {}", p.what, gb(p.bytes)))
         .collect();
     let what = format!(
