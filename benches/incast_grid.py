@@ -62,18 +62,56 @@ def grid(args) -> list[tuple[int, int, int]]:
     ]
 
 
+FIG08 = ROOT / "scenarios" / "devkota-fig08.toml"
+
+
+def stepped_star(n: int, buf: int, step_ns: float) -> str:
+    """devkota-fig08 with its star written out as an explicit topology in which server i's
+    link has the delay 25 us + i * step_ns (the same layout as benches/ns2/incast.tcl's
+    STEP_S): with a step, packets of different servers never reach the switch at the same
+    instant, so neither simulator has to break ties between simultaneous arrivals."""
+    keep, out = False, []
+    for line in FIG08.read_text().splitlines():
+        if line.startswith("["):
+            head = line.split("#")[0].strip().strip("[]")
+            keep = head in ("meta", "sim", "tcp", "apps", "measure")
+        if keep:
+            out.append(line)
+    out += ["[topology]", 'kind = "explicit"', f'switch_buffer = "{buf}B"',
+            '[[topology.nodes]]', 'name = "sw"', 'kind = "switch"',
+            '[[topology.nodes]]', 'name = "client"', 'kind = "host"']
+    for i in range(n):
+        out += ["[[topology.nodes]]", f'name = "server{i + 1}"', 'kind = "host"']
+    out += ["[[topology.links]]", 'a = "sw"', 'b = "client"', 'rate = "1Gbps"',
+            'delay = "25us"']
+    for i in range(n):
+        ps = 25_000_000 + round(i * step_ns * 1000)
+        out += ["[[topology.links]]", f'a = "server{i + 1}"', 'b = "sw"', 'rate = "1Gbps"',
+                f'delay = "{ps}ps"']
+    return "\n".join(out) + "\n"
+
+
 def run_dcnsim_cell(profile: str | None, rto: int, buf: int, n: int, duration: float,
-                    extra: list[str]) -> dict:
+                    extra: list[str], step_ns: float = 0.0) -> dict:
+    import tempfile
+
     import dcnsim
 
     # Both min RTOs from the fig08 file: it sets no rtt_tick, so the profile's stays in force.
-    scen = ROOT / "scenarios" / "devkota-fig08.toml"
+    scen = FIG08
     over: dict[str, object] = {
         "topology.servers": n,
         "topology.switch_buffer": f"{buf}B",
         "tcp.min_rto": f"{rto}ms",
         "sim.duration": f"{duration}s",
     }
+    tmp = None
+    if step_ns:
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
+        tmp.write(stepped_star(n, buf, step_ns))
+        tmp.close()
+        scen = Path(tmp.name)
+        del over["topology.servers"], over["topology.switch_buffer"]
     if profile:
         over["tcp.profile"] = profile
     for kv in extra:
@@ -83,13 +121,18 @@ def run_dcnsim_cell(profile: str | None, rto: int, buf: int, n: int, duration: f
         except json.JSONDecodeError:
             over[k] = v
     t0 = time.perf_counter()
-    res = dcnsim.run(str(scen), over)
+    try:
+        res = dcnsim.run(str(scen), over)
+    finally:
+        if tmp is not None:
+            Path(tmp.name).unlink()
     wall = time.perf_counter() - t0
     s = res.summary.iloc[0]
     return {
         "simulator": "dcnsim",
         "profile": profile or "dcnsim",
         "overrides": extra,
+        "link_step_ns": step_ns,
         "servers": n,
         "buffer_bytes": buf,
         "min_rto_ms": rto,
@@ -102,9 +145,10 @@ def run_dcnsim_cell(profile: str | None, rto: int, buf: int, n: int, duration: f
     }
 
 
-def run_ns2_cell(rto: int, buf: int, n: int, duration: float) -> dict:
+def run_ns2_cell(rto: int, buf: int, n: int, duration: float, step_ns: float = 0.0) -> dict:
     cmd = [sys.executable, str(HERE / "ns2" / "incast_ns2.py"), "--servers", str(n),
-           "--buffer-bytes", str(buf), "--min-rto-ms", str(rto), "--duration", str(duration)]
+           "--buffer-bytes", str(buf), "--min-rto-ms", str(rto), "--duration", str(duration),
+           "--link-step-ns", repr(step_ns)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -116,9 +160,10 @@ def cmd_run(args) -> int:
     todo = [c for c in grid(args) if c not in done]
     for i, (rto, buf, n) in enumerate(todo, 1):
         if args.sim == "ns2":
-            cell = run_ns2_cell(rto, buf, n, args.duration)
+            cell = run_ns2_cell(rto, buf, n, args.duration, args.link_step_ns)
         else:
-            cell = run_dcnsim_cell(args.profile, rto, buf, n, args.duration, args.set or [])
+            cell = run_dcnsim_cell(args.profile, rto, buf, n, args.duration, args.set or [],
+                                   args.link_step_ns)
         with out.open("a") as f:
             f.write(json.dumps(cell) + "\n")
         print(f"[{i}/{len(todo)}] {args.sim} rto={rto}ms buffer={buf} n={n}: "
@@ -231,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--servers", type=int, nargs="*")
         q.add_argument("--buffers", type=int, nargs="*")
         q.add_argument("--min-rto-ms", type=int, nargs="*")
+        q.add_argument("--link-step-ns", type=float, default=0.0,
+                       help="server i's link delay is 25 us + i * STEP ns (default 0)")
         if name == "dcnsim":
             q.add_argument("--profile", default=None)
             q.add_argument("--set", action="append", help="extra KEY=VALUE override")

@@ -4,7 +4,12 @@
 # incast_ns2.py, which reads the "R key value" lines this prints on stdout
 # and the event file it writes.  See README.md in this folder.
 #
-#   ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER
+#   ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER [STEP_S]
+#
+# STEP_S (default 0): server i's link (i = 0..SERVERS-1) gets the delay 25 us + i * STEP_S.
+# With 0 every server's packets reach the switch at the same instants, and the order of
+# such "simultaneous" arrivals is then decided by the rounding of ns-2's double-precision
+# clock; a step of 1 ns fixes the order (server 0 first) without changing the physics.
 #
 # BARRIER "receiver": a server's SRU is complete when the client's sink has
 # delivered all of it in order (dcnsim's incast app); "sender": when the
@@ -15,8 +20,8 @@
 # link duplex 1 Gb/s, 25 us.  Only the sw->cl queue is limited (DropTail, in
 # bytes); every other queue has a limit no sender can reach.
 
-if {$argc != 6} {
-    puts stderr "usage: ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER"
+if {$argc != 6 && $argc != 7} {
+    puts stderr "usage: ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER \[STEP_S\]"
     exit 2
 }
 set nservers [lindex $argv 0]
@@ -25,6 +30,7 @@ set minrto   [lindex $argv 2]
 set duration [lindex $argv 3]
 set evfile   [lindex $argv 4]
 set barrier  [lindex $argv 5]
+set step     [expr {$argc == 7 ? [lindex $argv 6] : 0}]
 if {$barrier ne "receiver" && $barrier ne "sender"} {
     puts stderr "BARRIER must be receiver or sender"
     exit 2
@@ -94,7 +100,7 @@ Application/SruSink instproc recv {nbytes} {
 set sru_ipbytes [expr {$sru_pkts * $ippkt}]
 for {set i 0} {$i < $nservers} {incr i} {
     set srv($i) [$ns node]
-    $ns duplex-link $srv($i) $sw 1Gb 25us DropTail
+    $ns duplex-link $srv($i) $sw 1Gb [expr {25e-6 + $i * $step}] DropTail
     set tcp($i) [new Agent/TCP/Newreno]
     $tcp($i) set fid_ $i
     $ns attach-agent $srv($i) $tcp($i)

@@ -81,6 +81,13 @@ def main() -> int:
         help="SRU complete when the client has it all in order (default, as "
         "dcnsim) or when the server has it all acked (TCP 'done')",
     )
+    ap.add_argument(
+        "--link-step-ns",
+        type=float,
+        default=0.0,
+        help="server i's link delay is 25 us + i * STEP ns (default 0: all equal; see "
+        "incast.tcl on simultaneous arrivals)",
+    )
     ap.add_argument("--ns", default="ns", help="ns-2 binary (default: ns on PATH)")
     args = ap.parse_args()
     if args.servers < 1 or args.buffer_bytes < 1 or args.min_rto_ms <= 0 or args.duration <= 0:
@@ -106,6 +113,7 @@ def main() -> int:
             repr(args.duration),
             str(events),
             args.barrier,
+            repr(args.link_step_ns * 1e-9),
         ]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
@@ -137,6 +145,7 @@ def main() -> int:
         "drops": int(res["drops"]),
         "wall_seconds": round(wall, 3),
         "barrier": args.barrier,
+        "link_step_ns": number(args.link_step_ns),
         "delivered_bytes": delivered,
         "idle_rto_expiries": ev["idle_rto_expiries"],
         "fast_retransmits": ev["fast_retransmits"],

@@ -437,7 +437,7 @@ def bottleneck_limit_bytes(buffer_bytes):
 
 
 def build_and_run(ns, servers, buffer_bytes, duration, tcp_defaults="matched",
-                  min_rto_ms=200.0, rwnd_bytes=SOCKET_BUF):
+                  min_rto_ms=200.0, rwnd_bytes=SOCKET_BUF, link_step_ns=0):
     configure_tcp(ns, tcp_defaults, min_rto_ms, rwnd_bytes)
     # Global state that Simulator::Destroy leaves behind: the record of
     # assigned addresses (a second run in the same process would collide).
@@ -474,6 +474,10 @@ def build_and_run(ns, servers, buffer_bytes, duration, tcp_defaults="matched",
     client_if = addr.Assign(client_link)
     all_links = [client_link]
     for i in range(servers):
+        if link_step_ns:
+            # Server i's link: 25 us + i * step (see --link-step-ns).
+            p2p.SetChannelAttribute(
+                "Delay", ns.TimeValue(ns.NanoSeconds(25_000 + i * link_step_ns)))
         link = p2p.Install(sw, hosts.Get(i))
         addr.SetBase(ns.Ipv4Address(f"10.{1 + i // 250}.{i % 250}.0"),
                      ns.Ipv4Mask("255.255.255.0"))
@@ -551,6 +555,10 @@ def parse_args(argv):
     ap.add_argument("--tcp-defaults", choices=("matched", "matched-lt", "ns3"), default="matched",
                     help="matched: TCP details set to match dcnsim (default); ns3: ns-3's "
                          "own defaults for everything the scenario does not set")
+    ap.add_argument("--link-step-ns", type=int, default=0,
+                    help="server i's link delay is 25 us + i * STEP ns (default 0: all "
+                         "equal, so packets of different servers reach the switch at the same "
+                         "instants and the event order breaks the ties)")
     ap.add_argument("--batch", action="store_true",
                     help="read one JSON list of these options per stdin line and print "
                          "one result line per input line, all in this process")
@@ -571,7 +579,8 @@ def parse_args(argv):
 def run_cell(ns, args):
     """Run one simulation; return the JSON-ready result dict."""
     r = build_and_run(ns, args.servers, args.buffer_bytes, args.duration,
-                      args.tcp_defaults, args.min_rto_ms, args.rwnd_bytes)
+                      args.tcp_defaults, args.min_rto_ms, args.rwnd_bytes,
+                      args.link_step_ns)
     wall = r["wall"]
     out = {
         "simulator": "ns-3",
@@ -582,6 +591,7 @@ def run_cell(ns, args):
         "min_rto_ms": args.min_rto_ms,
         "rwnd_bytes": args.rwnd_bytes,
         "tcp_defaults": args.tcp_defaults,
+        "link_step_ns": args.link_step_ns,
         "wall_seconds": round(wall, 6),
         "bottleneck_pkts": r["bottleneck_pkts"],
         "goodput_mbps": round(r["rx_bytes"] * 8 / args.duration / 1e6, 3),
