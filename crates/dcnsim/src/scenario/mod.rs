@@ -350,6 +350,10 @@ pub struct TopologyCfg {
     /// Service-rate changes at set times.
     #[serde(default)]
     pub rate_changes: Vec<crate::scenario::l2::RateChangeCfg>,
+    /// star: server i's link (i = 1..N) has the delay `link_delay + (i - 1) * step`, so that
+    /// no two servers' packets reach the switch in the same instant (default 0: all equal;
+    /// see docs/validation.md, "Why: the order of simultaneous arrivals").
+    pub server_delay_step: Option<Dur>,
     /// star: extra hosts on the switch (same link), not incast servers by default
     /// (e.g. the seed-000 mixed set-up's UDP sender).
     #[serde(default)]
@@ -1567,6 +1571,13 @@ fn build_topology(
         nic_buf: t.nic_buffer.0,
     };
     info.switch_buffer_bytes = d.sw_buf;
+    if t.server_delay_step.is_some() && t.kind != TopoKind::Star {
+        return Err(ctx.err(
+            "topology",
+            "server_delay_step",
+            "only a star has servers to spread (kind = \"star\")",
+        ));
+    }
     match t.kind {
         TopoKind::Star => build_star(ctx, t, &d, sim, info)?,
         TopoKind::Dumbbell => build_dumbbell(ctx, t, &d, sim, info)?,
@@ -1630,9 +1641,23 @@ fn build_star(
     let (_, down) = sim.add_link(client, sw, rate, delay, nic_buf, sw_buf);
     info.bottleneck_port = Some(down);
     info.bottleneck_rate = Some(rate);
+    let step = t.server_delay_step.map(|s| s.0 .0).unwrap_or(0);
+    // The last server's link must stay within the range of a link delay.
+    let spread = step.saturating_mul(u64::from(n - 1));
+    if spread > limits::DURATION_MAX_PS.saturating_sub(delay.0) {
+        return Err(ctx.err(
+            "topology",
+            "server_delay_step",
+            format!(
+                "link_delay + (servers - 1) * step must be at most {} (limits: durations)",
+                SimTime(limits::DURATION_MAX_PS)
+            ),
+        ));
+    }
     for i in 1..=n {
         let h = sim.add_node(&format!("server{i}"), NodeKind::Host);
-        sim.add_link(h, sw, rate, delay, nic_buf, sw_buf);
+        let d = SimTime(delay.0 + step * u64::from(i - 1));
+        sim.add_link(h, sw, rate, d, nic_buf, sw_buf);
     }
     for name in &t.extra_hosts {
         if sim.node_by_name(name).is_some() {

@@ -13,4 +13,5 @@ mod net;
 mod robust;
 mod scenarios;
 mod schema_defaults;
+mod ties;
 mod workload_app;
