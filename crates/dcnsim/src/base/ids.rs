@@ -1,12 +1,13 @@
-//! Typed indices of the simulation's arenas: a port, an application. Each is a `u32` in a
-//! `#[repr(transparent)]` wrapper, so it costs what the bare integer costs, and a port can
-//! no longer be passed where a node or a flow is expected. `NONE` (all ones) stands for "no
-//! such element": a switch without a route, a packet that did not come from a switch input,
-//! a flow without an application.
+//! Typed indices of the simulation's arenas: a node, a flow, a port, an application. Each
+//! is a `u32` in a `#[repr(transparent)]` wrapper, so it costs what the bare integer costs,
+//! and a port can no longer be passed where a node or a flow is expected (nor a node where a
+//! flow is). `NONE` (all ones) stands for "no such element": a switch without a route, a
+//! packet that did not come from a switch input, a flow without an application, a control
+//! frame that belongs to no flow.
 //!
-//! Nodes and flows are still bare `u32`: packets carry them (`Packet::src`, `dst`, `flow`)
-//! and the pure models use them (`TcpFlow`), so typing them reaches into `model/`; [`Idx`]
-//! lets an arena be indexed the same way by either until then.
+//! Packets carry typed node and flow ids (`Packet::src`, `dst`, `flow`), and so do the pure
+//! models (`TcpFlow`). [`Idx`] indexes an arena by a typed id or by a bare `u32` (numbers
+//! that have no type of their own, such as limiter or queue numbers).
 
 /// Declares one id type.
 macro_rules! id_type {
@@ -83,6 +84,14 @@ impl Idx for u32 {
 }
 
 id_type!(
+    /// A node (host or switch): index into `Network::nodes`.
+    NodeId
+);
+id_type!(
+    /// A TCP flow: index into `Hosts::flows`.
+    FlowId
+);
+id_type!(
     /// A port (one direction of a link): index into `Network::ports`.
     PortId
 );
@@ -107,5 +116,11 @@ mod tests {
             (3, "5".to_string())
         );
         assert_eq!((Idx::idx(7u32), Idx::idx(PortId(7))), (7, 7));
+        assert_eq!(std::mem::size_of::<NodeId>(), 4);
+        assert!(NodeId::NONE.is_none() && FlowId::default().is_none());
+        assert_eq!(
+            (NodeId(2).idx(), FlowId(9).to_string()),
+            (2, "9".to_string())
+        );
     }
 }

@@ -11,6 +11,7 @@
 //! 4 GiB here, so the offsets cannot overflow. Packets other than SACK-carrying ACKs leave
 //! the field empty.
 
+use crate::base::ids::{FlowId, NodeId};
 use crate::base::units::SimTime;
 
 /// What a packet is, which decides who handles it on arrival at a host.
@@ -122,10 +123,10 @@ impl SackBlocks {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Flow id (index into the simulation's flow arena).
-    pub flow: u32,
+    pub flow: FlowId,
     /// Source and destination host (node ids).
-    pub src: u32,
-    pub dst: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
     /// First payload byte (data) or the SYN's sequence number.
     pub seq: u64,
     /// Cumulative acknowledgement (ACKs).
@@ -153,9 +154,9 @@ impl Packet {
     }
 
     /// A layer-2 control frame of `size` bytes from node `src` to `dst`, stamped `now`.
-    fn control(kind: Kind, (src, dst): (u32, u32), size: u32, now: SimTime) -> Packet {
+    fn control(kind: Kind, (src, dst): (NodeId, NodeId), size: u32, now: SimTime) -> Packet {
         Packet {
-            flow: u32::MAX,
+            flow: FlowId::NONE,
             src,
             dst,
             seq: 0,
@@ -178,7 +179,7 @@ impl Packet {
     /// An 802.3x PAUSE frame (`prio` None) or an 802.1Qbb PFC frame for priority `prio`,
     /// asking the link partner to stop for `quanta` pause quanta (IEEE 802.3 Annex 31B).
     pub fn pause(
-        ends: (u32, u32),
+        ends: (NodeId, NodeId),
         size: u32,
         quanta: u16,
         prio: Option<u8>,
@@ -206,11 +207,11 @@ impl Packet {
     /// A QCN congestion notification (IEEE 802.1Qau) from switch `switch` about the sampled
     /// frame `sampled`, carrying the quantised feedback `q`, back to the sampled frame's
     /// source. It keeps the sampled frame's flow (the app for UDP) and class.
-    pub fn cnm(sampled: &Packet, switch: u32, size: u32, q: u8, now: SimTime) -> Packet {
+    pub fn cnm(sampled: &Packet, switch: NodeId, size: u32, q: u8, now: SimTime) -> Packet {
         let mut p = Packet::control(Kind::Cnm, (switch, sampled.src), size, now);
         p.flow = sampled.flow;
         p.seq = q as u64;
-        p.ack = sampled.dst as u64;
+        p.ack = sampled.dst.0 as u64;
         p.flags = sampled.kind as u8;
         p.class = sampled.class;
         p
@@ -222,8 +223,8 @@ impl Packet {
     }
 
     /// The destination host of the frame a CNM was sampled from.
-    pub fn cnm_sampled_dst(&self) -> u32 {
-        self.ack as u32
+    pub fn cnm_sampled_dst(&self) -> NodeId {
+        NodeId(self.ack as u32)
     }
 
     /// Whether the frame a CNM was sampled from was of kind `k`.
@@ -242,17 +243,22 @@ mod tests {
     #[test]
     fn control_frames_round_trip() {
         use super::{Kind, Packet};
+        use crate::base::ids::{FlowId, NodeId};
         use crate::base::units::SimTime;
         let t = SimTime::from_us(5);
-        let pause = Packet::pause((3, 4), 64, 0xFFFF, None, t);
+        let pause = Packet::pause((NodeId(3), NodeId(4)), 64, 0xFFFF, None, t);
         assert_eq!((pause.kind, pause.pause_quanta()), (Kind::Pause, 0xFFFF));
         assert_eq!(pause.pause_priority(), None);
-        let pfc = Packet::pause((3, 4), 64, 7, Some(5), t);
+        let pfc = Packet::pause((NodeId(3), NodeId(4)), 64, 7, Some(5), t);
         assert_eq!((pfc.pause_quanta(), pfc.pause_priority()), (7, Some(5)));
         let mut data = pause;
-        (data.kind, data.flow, data.src, data.dst, data.class) = (Kind::Udp, 9, 1, 2, 3);
-        let cnm = Packet::cnm(&data, 7, 64, 42, t);
-        assert_eq!((cnm.kind, cnm.src, cnm.dst, cnm.flow), (Kind::Cnm, 7, 1, 9));
+        (data.kind, data.flow, data.src, data.dst, data.class) =
+            (Kind::Udp, FlowId(9), NodeId(1), NodeId(2), 3);
+        let cnm = Packet::cnm(&data, NodeId(7), 64, 42, t);
+        assert_eq!(
+            (cnm.kind, cnm.src, cnm.dst, cnm.flow),
+            (Kind::Cnm, NodeId(7), NodeId(1), FlowId(9))
+        );
         assert_eq!((cnm.cnm_feedback(), cnm.class), (42, 3));
         assert!(cnm.cnm_sampled(Kind::Udp) && !cnm.cnm_sampled(Kind::Data));
         assert_eq!((cnm.enq_time, cnm.sent_time), (t, t));

@@ -4,7 +4,7 @@
 //! Ties in time are broken by the order of scheduling, so a run is a pure function of the
 //! scenario and its seed. Events are small plain values that name their target by index.
 
-use crate::base::ids::{AppId, PortId};
+use crate::base::ids::{AppId, FlowId, PortId};
 use crate::base::units::SimTime;
 use crate::engine::observe::SampleKind;
 use crate::model::tcp::FlowTimer;
@@ -17,7 +17,7 @@ pub enum Event {
     /// The packet at the head of a port's wire (its in-flight FIFO) reaches the far end.
     LinkArrive(PortId),
     /// A TCP timer of a flow (lazy deadline; see `tcp::Timer`).
-    TcpTimer { flow: u32, kind: FlowTimer },
+    TcpTimer { flow: FlowId, kind: FlowTimer },
     /// An application event (start of a flow, next request, next CBR packet, ...).
     App { app: AppId, arg: u32 },
     /// A periodic measurement sample.
@@ -81,7 +81,7 @@ impl Event {
         let (head, a, b) = match self {
             Event::PortTxDone(p) => (0, p.0, 0),
             Event::LinkArrive(p) => (1, p.0, 0),
-            Event::TcpTimer { flow, kind } => (2 | (kind as u32) << 8, flow, 0),
+            Event::TcpTimer { flow, kind } => (2 | (kind as u32) << 8, flow.0, 0),
             Event::App { app, arg } => (3, app.0, arg),
             Event::Sample(k) => (4, k as u32, 0),
             Event::L2 { idx, kind } => (5 | (kind as u32) << 8, idx, 0),
@@ -97,7 +97,7 @@ impl Event {
             0 => Event::PortTxDone(PortId(r.a)),
             1 => Event::LinkArrive(PortId(r.a)),
             2 => Event::TcpTimer {
-                flow: r.a,
+                flow: FlowId(r.a),
                 kind: FlowTimer::from_u8(kind),
             },
             3 => Event::App {
@@ -601,11 +601,11 @@ mod tests {
             Event::PortTxDone(PortId(u32::MAX)),
             Event::LinkArrive(PortId(7)),
             Event::TcpTimer {
-                flow: 123_456,
+                flow: FlowId(123_456),
                 kind: FlowTimer::Rto,
             },
             Event::TcpTimer {
-                flow: 0,
+                flow: FlowId(0),
                 kind: FlowTimer::Delack,
             },
             Event::App {

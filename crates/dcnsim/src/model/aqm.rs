@@ -241,13 +241,14 @@ impl Aqm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::ids::{FlowId, NodeId};
     use crate::base::packet::{Ecn, Kind, SackBlocks};
 
     fn pkt(ecn: Ecn) -> Packet {
         Packet {
-            flow: 0,
-            src: 0,
-            dst: 1,
+            flow: FlowId(0),
+            src: NodeId(0),
+            dst: NodeId(1),
             seq: 0,
             ack: 0,
             size: 1500,

@@ -664,7 +664,7 @@ pub struct PiasTag {
 /// kept out of line so that `Core::host_send` stays small for scenarios without PIAS).
 #[inline(never)]
 pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
-    let Some(t) = tags.get(p.flow as usize) else {
+    let Some(t) = tags.get(p.flow.idx()) else {
         return;
     };
     if !t.on {
@@ -684,6 +684,7 @@ pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::ids::{FlowId, NodeId};
     use crate::base::packet::{Ecn, SackBlocks};
 
     fn rel(a: f64, b: f64) -> f64 {
@@ -942,9 +943,9 @@ mod tests {
 
     fn pias_pkt(kind: Kind, seq: u64) -> Packet {
         Packet {
-            flow: 1,
-            src: 0,
-            dst: 1,
+            flow: FlowId(1),
+            src: NodeId(0),
+            dst: NodeId(1),
             seq,
             ack: 0,
             size: 1500,
@@ -981,10 +982,10 @@ mod tests {
         assert_eq!(class(Kind::Udp, 0), 7);
         // Flow without a tag (or off) keeps its class.
         let mut p = pias_pkt(Kind::Data, 0);
-        p.flow = 0;
+        p.flow = FlowId(0);
         pias_tag(&tags, &mut p);
         assert_eq!(p.class, 7);
-        p.flow = 9;
+        p.flow = FlowId(9);
         pias_tag(&tags, &mut p);
         assert_eq!(p.class, 7);
     }

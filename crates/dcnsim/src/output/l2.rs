@@ -1,6 +1,5 @@
 //! Result tables of layer 2: QCN, PAUSE and PFC counters, rate-limiter series.
 
-use crate::base::ids::Idx;
 use crate::base::table::Table;
 use crate::base::units::SimTime;
 use crate::engine::datapath::l2::*;
@@ -110,7 +109,7 @@ fn rate_series(sim: &Sim, l: &L2) -> Vec<Table> {
     let s = &l.flow_samples;
     let mut t = Table::new("flow_rate");
     t.f64("time_s", s.iter().map(|x| x.0.as_secs_f64()).collect())
-        .i64("flow", s.iter().map(|x| x.1 as i64).collect())
+        .i64("flow", s.iter().map(|x| x.1 .0 as i64).collect())
         .f64("rate_mbps", s.iter().map(|x| x.2).collect());
     let mut out = vec![t];
     if !l.app_samples.is_empty() {
@@ -118,9 +117,9 @@ fn rate_series(sim: &Sim, l: &L2) -> Vec<Table> {
         let ends = |x: &(SimTime, u32, f64), src: bool| -> String {
             match &sim.apps[x.1 as usize] {
                 crate::engine::apps::App::Cbr(c) => sim.net.nodes
-                    [if src { c.src } else { c.dst } as usize]
-                    .name
-                    .clone(),
+                    [if src { c.src } else { c.dst }.idx()]
+                .name
+                .clone(),
                 _ => String::new(),
             }
         };

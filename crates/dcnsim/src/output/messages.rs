@@ -26,7 +26,7 @@ pub fn result_tables(sim: &Sim, summary: &mut Table) -> Option<Table> {
         if let crate::engine::apps::App::Workload(w) = a {
             for m in &w.messages {
                 app.push(ai as i64);
-                flow.push(m.flow as i64);
+                flow.push(m.flow.0 as i64);
                 svc.push(m.service as i64);
                 class.push(m.class as i64);
                 bytes.push(m.bytes as i64);

@@ -1,6 +1,6 @@
 //! Result tables: named columns handed to Python as lists (and written as CSV there).
 
-use crate::base::ids::Idx;
+use crate::base::ids::NodeId;
 use crate::engine::apps::App;
 use crate::engine::net::{DropReason, MarkReason, NodeKind, Port, ReasonCounts};
 use crate::engine::sim::Sim;
@@ -208,13 +208,13 @@ pub fn mark_partial(tables: &mut [Table], sim: &Sim) {
 fn flows(sim: &Sim) -> Table {
     let fl = &sim.hosts.flows;
     let int = |g: fn(&TcpFlow) -> i64| fl.iter().map(g).collect::<Vec<i64>>();
-    let name = |g: fn(&TcpFlow) -> u32| {
+    let name = |g: fn(&TcpFlow) -> NodeId| {
         fl.iter()
-            .map(|f| sim.net.nodes[g(f) as usize].name.clone())
+            .map(|f| sim.net.nodes[g(f).idx()].name.clone())
             .collect::<Vec<String>>()
     };
     let mut t = Table::new("flows");
-    t.i64("flow", int(|f| f.id as i64))
+    t.i64("flow", int(|f| f.id.0 as i64))
         .i64(
             "app",
             sim.hosts.targets.iter().map(|t| t.app.0 as i64).collect(),
@@ -300,7 +300,7 @@ fn pings(sim: &Sim) -> Option<Table> {
 fn completions(sim: &Sim) -> Table {
     let mut comp = Table::new("completions");
     let c = &sim.hosts.completions;
-    comp.i64("flow", c.iter().map(|x| x.flow as i64).collect())
+    comp.i64("flow", c.iter().map(|x| x.flow.0 as i64).collect())
         .i64("bytes", c.iter().map(|x| x.bytes as i64).collect())
         .f64("start_s", c.iter().map(|x| x.start.as_secs_f64()).collect())
         .f64("end_s", c.iter().map(|x| x.end.as_secs_f64()).collect());
@@ -336,7 +336,7 @@ fn samplers(sim: &Sim, tables: &mut Vec<Table>) {
         let q = &sim.obs.samplers.cwnd;
         let mut t = Table::new("cwnd");
         t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
-            .i64("flow", q.iter().map(|x| x.1 as i64).collect())
+            .i64("flow", q.iter().map(|x| x.1 .0 as i64).collect())
             .i64("cwnd_bytes", q.iter().map(|x| clamp_i64(x.2)).collect())
             .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect())
             .f64("alpha", q.iter().map(|x| x.4).collect());

@@ -3,6 +3,7 @@
 //! (`throughput`, thesis §6.2 samples every 50 ms) and the fairness summary (Jain's index
 //! and mean/std of per-flow throughput, computed with `base/stats.rs`).
 
+use crate::base::ids::FlowId;
 use crate::base::stats::{jain_index, mean, std_dev};
 use crate::base::units::SimTime;
 use crate::engine::observe::trace::SEQ_DATA;
@@ -34,7 +35,7 @@ pub fn interval_rates(sim: &Sim, after: SimTime) -> Vec<(SimTime, SimTime, Vec<f
         return out;
     }
     // Samples come in rounds of n rows with one time each.
-    let rounds: Vec<&[(SimTime, u32, u64)]> = s.chunks_exact(n).collect();
+    let rounds: Vec<&[(SimTime, FlowId, u64)]> = s.chunks_exact(n).collect();
     for w in rounds.windows(2) {
         let (t0, t1) = (w[0][0].0, w[1][0].0);
         if t0 < after || t1 <= t0 {
@@ -93,7 +94,7 @@ pub fn tables(sim: &Sim, tables: &mut Vec<Table>) {
             "time_s",
             rows.iter().map(|r| r.time.as_secs_f64()).collect(),
         )
-        .i64("flow", rows.iter().map(|r| r.flow as i64).collect())
+        .i64("flow", rows.iter().map(|r| r.flow.0 as i64).collect())
         .str(
             "what",
             rows.iter()

@@ -10,7 +10,7 @@
 //! impls, so the two cannot drift apart unnoticed.
 
 use super::{Ctx, Dur, Rate, ScenarioError, Size, SizeOrUnlimited, TcpCfgFile};
-use crate::base::ids::{AppId, Idx, PortId};
+use crate::base::ids::{AppId, FlowId, NodeId, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::{Bytes, SimTime};
 use crate::engine::apps::{App, Bulk, Cbr, Incast, Ping, Transactions};
@@ -235,7 +235,7 @@ impl Default for TransactionsCfg {
 }
 
 /// A host named `name` (the error names `apps.key`).
-pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, ScenarioError> {
+pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<NodeId, ScenarioError> {
     match sim.node_by_name(name) {
         Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => Ok(id),
         Some(_) => Err(ctx.err(
@@ -261,7 +261,7 @@ pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<u32, S
     }
 }
 
-fn reachable(sim: &Sim, src: u32, dst: u32) -> bool {
+fn reachable(sim: &Sim, src: NodeId, dst: NodeId) -> bool {
     crate::engine::net::route(&sim.net.nodes, src, dst) != PortId::NONE
 }
 
@@ -272,7 +272,7 @@ fn end(
     (ai, kind): (usize, &str),
     key: &str,
     name: &Option<String>,
-) -> Result<u32, ScenarioError> {
+) -> Result<NodeId, ScenarioError> {
     let name = name
         .as_deref()
         .ok_or_else(|| ctx.err("apps", key, format!("app {ai} ({kind}) needs `{key}`")))?;
@@ -286,7 +286,7 @@ fn src_dst(
     (ai, kind): (usize, &str),
     src: &Option<String>,
     dst: &Option<String>,
-) -> Result<(u32, u32), ScenarioError> {
+) -> Result<(NodeId, NodeId), ScenarioError> {
     let src = end(ctx, sim, (ai, kind), "src", src)?;
     let dst = end(ctx, sim, (ai, kind), "dst", dst)?;
     if src == dst || !reachable(sim, src, dst) {
@@ -325,12 +325,13 @@ fn app_incast(args: &AppArgs, a: &IncastCfg, sim: &mut Sim) -> Result<(), Scenar
     let s = &ctx.loaded.scenario;
     let app_id = sim.apps.len() as u32;
     let client = host(ctx, sim, &a.client, "client")?;
-    let servers: Vec<u32> = match &a.servers {
+    let servers: Vec<NodeId> = match &a.servers {
         Some(list) => list
             .iter()
             .map(|n| host(ctx, sim, n, "servers"))
             .collect::<Result<_, _>>()?,
         None => (0..sim.net.nodes.len() as u32)
+            .map(NodeId)
             .filter(|&i| i != client && sim.net.nodes[i.idx()].kind == NodeKind::Host)
             .filter(|&i| {
                 !s.topology
@@ -365,7 +366,7 @@ fn app_incast(args: &AppArgs, a: &IncastCfg, sim: &mut Sim) -> Result<(), Scenar
                 ),
             ));
         }
-        let f = TcpFlow::new(0, srv, client, args.tcp.clone());
+        let f = TcpFlow::new(FlowId(0), srv, client, args.tcp.clone());
         flows.push(sim.add_flow(f, AppId(app_id)));
     }
     sim.apps.push(App::Incast(Incast {
@@ -392,7 +393,7 @@ fn app_bulk(args: &AppArgs, a: &BulkCfg, sim: &mut Sim) -> Result<(), ScenarioEr
         return Err(ctx.err("apps", "count", "expected 1..100000 flows"));
     }
     for k in 0..a.count {
-        let mut f = TcpFlow::new(0, src, dst, args.tcp.clone());
+        let mut f = TcpFlow::new(FlowId(0), src, dst, args.tcp.clone());
         f.class = a.class;
         let fid = sim.add_flow(f, AppId(app_id + k));
         sim.apps.push(App::Bulk(Bulk {
@@ -487,7 +488,7 @@ fn app_transactions(
             ))
         }
     };
-    let mut f = TcpFlow::new(0, src, dst, args.tcp.clone());
+    let mut f = TcpFlow::new(FlowId(0), src, dst, args.tcp.clone());
     f.class = a.class;
     let fid = sim.add_flow(f, AppId(app_id));
     sim.apps.push(App::Transactions(Transactions {

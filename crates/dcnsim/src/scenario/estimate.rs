@@ -114,7 +114,7 @@ pub(super) fn before_routes(ctx: &Ctx, t: &TopologyCfg, sim: &Sim) -> Result<(),
         let ports = net
             .ports
             .iter()
-            .filter(|p| hosts || net.nodes[p.node as usize].kind == NodeKind::Switch)
+            .filter(|p| hosts || net.nodes[p.node.idx()].kind == NodeKind::Switch)
             .count() as f64;
         // Each queue: its ring of `DEFAULT_QUEUE_CAPACITY` packets and about 128 bytes of
         // scheduler and marking state.

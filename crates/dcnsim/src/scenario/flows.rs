@@ -11,7 +11,7 @@
 //!
 //! All random draws come from one stream per app derived from the scenario seed.
 
-use crate::base::ids::{AppId, Idx, PortId};
+use crate::base::ids::{AppId, FlowId, NodeId, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::apps::schedule::{Schedule, Transfer};
@@ -40,7 +40,7 @@ fn hosts(
     ai: usize,
     key: &str,
     names: &[String],
-) -> Result<Vec<u32>, ScenarioError> {
+) -> Result<Vec<NodeId>, ScenarioError> {
     if names.is_empty() {
         return Err(err(file, text, key, format!("app {ai}: `{key}` is empty")));
     }
@@ -207,7 +207,7 @@ impl Each {
     }
 }
 
-type Transfers = (Vec<(u32, u32)>, Vec<Transfer>);
+type Transfers = (Vec<(NodeId, NodeId)>, Vec<Transfer>);
 
 /// A list key, or its one-host form (`srcs` or `src`, `dsts` or `dst`).
 fn list_or_one(list: &Option<Vec<String>>, one: &Option<String>) -> Option<Vec<String>> {
@@ -286,9 +286,9 @@ fn add_schedule(
         }
     }
     let app_id = sim.apps.len() as u32;
-    let first_flow = sim.hosts.flows.len() as u32;
+    let first_flow = FlowId(sim.hosts.flows.len() as u32);
     for &(s, d) in &pairs {
-        let mut f = TcpFlow::new(0, s, d, tcp.clone());
+        let mut f = TcpFlow::new(FlowId(0), s, d, tcp.clone());
         f.class = class;
         sim.add_flow(f, AppId(app_id));
     }
@@ -307,7 +307,7 @@ fn fixed_transfers(
     sim: &Sim,
     ai: usize,
     a: &FlowsCfg,
-    srcs: &[u32],
+    srcs: &[NodeId],
     each: &Each,
 ) -> Result<Transfers, ScenarioError> {
     let Each {
@@ -315,7 +315,7 @@ fn fixed_transfers(
         chunk,
         pause,
     } = *each;
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
     let dst_name = a
         .dst
@@ -388,7 +388,7 @@ fn mix_transfers(
     sim: &Sim,
     ai: usize,
     a: &MixCfg,
-    srcs: &[u32],
+    srcs: &[NodeId],
     each: &Each,
     seed: u64,
 ) -> Result<Transfers, ScenarioError> {
@@ -397,7 +397,7 @@ fn mix_transfers(
         chunk,
         pause,
     } = *each;
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
     let dsts_names = list_or_one(&a.dsts, &a.dst);
     let dsts_names = dsts_names

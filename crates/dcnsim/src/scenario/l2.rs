@@ -1,7 +1,7 @@
 //! Layer-2 keys of a scenario (`[topology] qcn`, `pause`, `[[rate_changes]]`, `[qcn]`) and
 //! the builder that installs the engine's layer-2 state (`engine/datapath/l2/mod.rs`) from them.
 
-use crate::base::ids::{Idx, PortId};
+use crate::base::ids::{Idx, NodeId, PortId};
 use crate::base::units::{Bytes, RateBps, SimTime};
 use crate::engine::datapath::l2::*;
 use crate::engine::net::NodeKind;
@@ -285,7 +285,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
         .iter()
         .map(|a| match a {
             crate::engine::apps::App::Cbr(c) => c.src,
-            _ => u32::MAX,
+            _ => NodeId::NONE,
         })
         .collect();
     let mut l = L2::new(sim, cbr_src);
@@ -422,7 +422,7 @@ fn install_pause(
     l.pause_mode = cfg.mode;
     l.pause_tx = vec![PauseState::new(cfg.mode); sim.net.ports.len()];
     cfg.validate().map_err(|e| err("topology", "pause", e))?;
-    let switches: Vec<u32> = match &pc.switches {
+    let switches: Vec<NodeId> = match &pc.switches {
         Some(list) => list
             .iter()
             .map(|n| match sim.node_by_name(n) {
@@ -431,6 +431,7 @@ fn install_pause(
             })
             .collect::<Result<_, _>>()?,
         None => (0..sim.net.nodes.len() as u32)
+            .map(NodeId)
             .filter(|&n| sim.net.nodes[n.idx()].kind == NodeKind::Switch)
             .collect(),
     };
@@ -475,13 +476,13 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
         ));
     }
     let ideal = rc.ideal;
-    let mut keys: Vec<(u32, u32, u32)> = Vec::new(); // (src, dst-or-flow key, limiter)
+    let mut keys: Vec<(NodeId, u32, u32)> = Vec::new(); // (src, dst-or-flow key, limiter)
     for fid in 0..sim.hosts.flows.len() {
         let f = &sim.hosts.flows[fid];
         let (src, dst) = (f.src, f.dst);
         let key = match scope {
             "flow" => fid as u32,
-            "destination" => dst,
+            "destination" => dst.0,
             _ => u32::MAX,
         };
         let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
@@ -538,7 +539,7 @@ fn cbr_limiters(
     l: &mut L2,
     cfg: RpConfig,
     scope: &str,
-    keys: &mut Vec<(u32, u32, u32)>,
+    keys: &mut Vec<(NodeId, u32, u32)>,
     err: ErrFn,
 ) -> Result<(), ScenarioError> {
     for (ai, app) in sim.apps.iter().enumerate() {
@@ -548,7 +549,7 @@ fn cbr_limiters(
         };
         let key = match scope {
             "flow" => 0x8000_0000 | ai as u32,
-            "destination" => dst,
+            "destination" => dst.0,
             _ => u32::MAX,
         };
         let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);

@@ -11,7 +11,7 @@
 //! `base_rtt`. ECMP (`engine/net/ecmp.rs`) spreads inter-leaf flows over the spines.
 
 use super::{BuildInfo, Ctx, ScenarioError, TopologyCfg};
-use crate::base::ids::Idx;
+use crate::base::ids::{Idx, NodeId};
 use crate::base::units::SimTime;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
@@ -69,13 +69,13 @@ pub(super) fn build(
         }
     };
     let (sw_buf, nic_buf) = (t.switch_buffer.0, t.nic_buffer.0);
-    let hosts: Vec<u32> = (1..=hpl * leaves)
+    let hosts: Vec<NodeId> = (1..=hpl * leaves)
         .map(|i| sim.add_node(&format!("host{i}"), NodeKind::Host))
         .collect();
-    let leaf: Vec<u32> = (1..=leaves)
+    let leaf: Vec<NodeId> = (1..=leaves)
         .map(|i| sim.add_node(&format!("leaf{i}"), NodeKind::Switch))
         .collect();
-    let spine: Vec<u32> = (1..=spines)
+    let spine: Vec<NodeId> = (1..=spines)
         .map(|i| sim.add_node(&format!("spine{i}"), NodeKind::Switch))
         .collect();
     for (i, &h) in hosts.iter().enumerate() {

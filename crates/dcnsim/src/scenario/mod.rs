@@ -4,7 +4,7 @@
 //! The top-level tables `[sweep]`, `[quick]` and `[report]` belong to the Python front end
 //! (sweep axes, quick-mode overrides, report kind); the engine accepts them unread.
 
-use crate::base::ids::{Idx, PortId};
+use crate::base::ids::{FlowId, PortId};
 use crate::base::limits;
 use crate::base::rng::Rng;
 use crate::base::units::{parse_bytes, parse_rate, parse_time, Bytes, RateBps, SimTime};
@@ -1969,7 +1969,7 @@ fn build_measure(
                 ),
             ));
         }
-        sim.obs.samplers.cwnd_flows.push(f);
+        sim.obs.samplers.cwnd_flows.push(FlowId(f));
     }
     sim.obs.samplers.cwnd_interval = m.cwnd_interval.0;
     for &f in &m.seq_flows {
@@ -1983,7 +1983,7 @@ fn build_measure(
                 ),
             ));
         }
-        sim.obs.samplers.seq.enable(f);
+        sim.obs.samplers.seq.enable(FlowId(f));
     }
     if let Some(d) = m.throughput_interval {
         sim.obs.samplers.tput_interval = d.0;

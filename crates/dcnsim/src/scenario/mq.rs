@@ -3,7 +3,7 @@
 //! so that errors use the same file/line/field shaping.
 
 use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, MarkCfg, MarkDefaults, ScenarioError, Size};
-use crate::base::ids::{Idx, PortId};
+use crate::base::ids::{NodeId, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::{Bytes, RateBps};
 use crate::engine::net::mq_port::{MqPort, QueueMark};
@@ -317,7 +317,7 @@ fn build_port(
     q: &QueuesCfg,
     sim: &mut Sim,
     pid: PortId,
-    pools: &mut Vec<(u32, u32)>,
+    pools: &mut Vec<(NodeId, u32)>,
 ) -> Result<(), ScenarioError> {
     let err = |key: &str, msg: String| {
         let mut e = ctx.err(what, key, msg);
@@ -438,7 +438,7 @@ fn shared_pool(
     q: &QueuesCfg,
     sim: &mut Sim,
     pid: PortId,
-    pools: &mut Vec<(u32, u32)>,
+    pools: &mut Vec<(NodeId, u32)>,
     fail: &Fail,
 ) -> Result<u32, ScenarioError> {
     // One pool per switch; the sources give no default size, so `pool` is required.
@@ -470,7 +470,7 @@ pub(super) fn apply(
     ports: &[QueuesCfg],
     sim: &mut Sim,
 ) -> Result<(), ScenarioError> {
-    let mut pools: Vec<(u32, u32)> = Vec::new();
+    let mut pools: Vec<(NodeId, u32)> = Vec::new();
     if let Some(q) = all {
         if q.port.is_some() {
             return Err(ctx.err(
@@ -533,7 +533,7 @@ mod tests {
         let mut switch = 0;
         for p in &sim.net.ports {
             if p.mq.is_some() {
-                if sim.net.nodes[p.node as usize].kind == crate::engine::net::NodeKind::Host {
+                if sim.net.nodes[p.node.idx()].kind == crate::engine::net::NodeKind::Host {
                     host += 1;
                 } else {
                     switch += 1;

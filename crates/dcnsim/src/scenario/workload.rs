@@ -16,7 +16,7 @@
 //! - `pias_threshold`: two-priority PIAS threshold (absent: off; TCN uses 100 KB).
 //! - `count`: messages generated before stopping (default 1000); `start` (default 0).
 
-use crate::base::ids::Idx;
+use crate::base::ids::NodeId;
 use crate::base::rng::Rng;
 use crate::base::units::{Bytes, SimTime};
 use crate::engine::apps::workload::{Pattern, Service, Workload};
@@ -109,7 +109,7 @@ fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
     }
 }
 
-fn host(file: &str, text: &str, sim: &Sim, key: &str, name: &str) -> Result<u32, ScenarioError> {
+fn host(file: &str, text: &str, sim: &Sim, key: &str, name: &str) -> Result<NodeId, ScenarioError> {
     match sim.node_by_name(name) {
         Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => Ok(id),
         Some(_) => Err(err(
@@ -151,7 +151,7 @@ pub fn build_workload(
     }
     let services = services(file, text, ai, a)?;
     let (pattern, edge_host, sources) = pattern(file, text, sim, ai, a)?;
-    let endpoints: Vec<u32> = match &pattern {
+    let endpoints: Vec<NodeId> = match &pattern {
         Pattern::ClientServer { client, servers } => {
             let mut v = servers.clone();
             v.push(*client);
@@ -273,17 +273,18 @@ fn pattern(
     sim: &Sim,
     ai: usize,
     a: &WorkloadCfg,
-) -> Result<(Pattern, u32, usize), ScenarioError> {
+) -> Result<(Pattern, NodeId, usize), ScenarioError> {
     let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
     let p = match a.pattern.as_str() {
         "client-server" => {
             let client = host(file, text, sim, "client", &a.client)?;
-            let servers: Vec<u32> = match &a.servers {
+            let servers: Vec<NodeId> = match &a.servers {
                 Some(list) => list
                     .iter()
                     .map(|n| host(file, text, sim, "servers", n))
                     .collect::<Result<_, _>>()?,
                 None => (0..sim.net.nodes.len() as u32)
+                    .map(NodeId)
                     .filter(|&i| i != client && sim.net.nodes[i.idx()].kind == NodeKind::Host)
                     .collect(),
             };
@@ -296,12 +297,13 @@ fn pattern(
             (Pattern::ClientServer { client, servers }, client, 1usize)
         }
         "all-to-all" => {
-            let hosts: Vec<u32> = match &a.srcs {
+            let hosts: Vec<NodeId> = match &a.srcs {
                 Some(list) => list
                     .iter()
                     .map(|n| host(file, text, sim, "srcs", n))
                     .collect::<Result<_, _>>()?,
                 None => (0..sim.net.nodes.len() as u32)
+                    .map(NodeId)
                     .filter(|&i| sim.net.nodes[i.idx()].kind == NodeKind::Host)
                     .collect(),
             };

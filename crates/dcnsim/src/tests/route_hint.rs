@@ -1,6 +1,6 @@
 //! Whole-scenario tests of the engine's route hint (`engine/net/mod.rs`): scenario text in, result tables out.
 
-use crate::base::ids::Idx;
+use crate::base::ids::NodeId;
 use crate::engine::net::route_hint;
 
 /// `Port::head_out` must always be where the peer forwards the wire's head packet (the
@@ -54,7 +54,7 @@ fn head_out_is_the_route_of_every_wire_head() {
 fn all_routes(nodes: &[crate::engine::net::Node]) -> Vec<crate::base::ids::PortId> {
     let n = nodes.len() as u32;
     (0..n)
-        .flat_map(|u| (0..n).map(move |d| (u, d)))
+        .flat_map(|u| (0..n).map(move |d| (NodeId(u), NodeId(d))))
         .map(|(u, d)| crate::engine::net::route(nodes, u, d))
         .collect()
 }

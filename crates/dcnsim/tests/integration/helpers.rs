@@ -1,6 +1,7 @@
 //! What the topic modules share: running scenario text, reading the result tables, and a
 //! template for scripted packets.
 
+use dcnsim::base::ids::{FlowId, NodeId};
 use dcnsim::base::packet::{Ecn, Kind, Packet, SackBlocks};
 use dcnsim::base::units::SimTime;
 use dcnsim::engine::sim::Sim;
@@ -93,10 +94,10 @@ pub fn port_row(tables: &[Table], port: &str, col: &str) -> f64 {
 
 /// A UDP datagram of `size` bytes on the wire (28 of them headers) from node 0 to `dst`,
 /// not ECN-capable and outside any flow; fill other fields by struct update.
-pub fn udp(seq: u64, size: u32, dst: u32) -> Packet {
+pub fn udp(seq: u64, size: u32, dst: NodeId) -> Packet {
     Packet {
-        flow: u32::MAX,
-        src: 0,
+        flow: FlowId::NONE,
+        src: NodeId(0),
         dst,
         seq,
         ack: 0,

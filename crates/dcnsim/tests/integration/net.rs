@@ -2,13 +2,14 @@
 //! DropTail at the byte limit, FIFO order, lazy transmission events.
 
 use crate::helpers::udp as pkt;
+use dcnsim::base::ids::NodeId;
 use dcnsim::base::units::{RateBps, SimTime};
 use dcnsim::engine::event::Event;
 use dcnsim::engine::net::NodeKind;
 use dcnsim::engine::sim::Sim;
 
 /// h1 --(1 Gb/s, 5 us)--> sw --(1 Gb/s, 5 us)--> h2 with a `limit`-byte switch buffer.
-fn line(limit: u64) -> (Sim, dcnsim::base::ids::PortId, u32) {
+fn line(limit: u64) -> (Sim, dcnsim::base::ids::PortId, NodeId) {
     let mut sim = Sim::new(SimTime::from_ms(100), 1);
     let h1 = sim.add_node("h1", NodeKind::Host);
     let sw = sim.add_node("sw", NodeKind::Switch);
@@ -23,7 +24,7 @@ fn line(limit: u64) -> (Sim, dcnsim::base::ids::PortId, u32) {
 #[test]
 fn serialization_and_propagation_are_exact() {
     let (mut sim, sw_h2, h2) = line(u64::MAX);
-    sim.host_send(0, pkt(0, 1500, h2));
+    sim.host_send(NodeId(0), pkt(0, 1500, h2));
     // h1 port: 12 us serialization + 5 us propagation.
     let (t1, e1) = sim.step().unwrap();
     assert_eq!(t1, SimTime::from_us(17));
@@ -40,7 +41,7 @@ fn serialization_and_propagation_are_exact() {
 fn back_to_back_packets_are_spaced_by_serialization() {
     let (mut sim, _, h2) = line(u64::MAX);
     for i in 0..3 {
-        sim.host_send(0, pkt(i, 1500, h2));
+        sim.host_send(NodeId(0), pkt(i, 1500, h2));
     }
     let mut arrivals = Vec::new();
     while let Some((t, e)) = sim.step() {

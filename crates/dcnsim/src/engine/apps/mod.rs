@@ -4,7 +4,7 @@
 pub mod schedule;
 pub mod workload;
 
-use crate::base::ids::{AppId, Idx};
+use crate::base::ids::{AppId, FlowId, Idx, NodeId};
 use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
@@ -18,7 +18,7 @@ pub use crate::engine::datapath::AppEvent;
 #[derive(Clone, Debug)]
 pub struct Incast {
     /// One TCP connection per server (server → client), persistent across rounds.
-    pub flows: Vec<u32>,
+    pub flows: Vec<FlowId>,
     pub sru: u64,
     /// Delay between the end of a round and the servers starting to answer.
     pub request_delay: SimTime,
@@ -36,7 +36,7 @@ pub struct Incast {
 /// One TCP transfer of `bytes` (u64::MAX: unlimited) starting at `start`.
 #[derive(Clone, Debug)]
 pub struct Bulk {
-    pub flow: u32,
+    pub flow: FlowId,
     pub bytes: u64,
     pub start: SimTime,
     pub finished: Option<SimTime>,
@@ -45,8 +45,8 @@ pub struct Bulk {
 /// UDP constant bit rate from `src` to `dst` between `start` and `stop`.
 #[derive(Clone, Debug)]
 pub struct Cbr {
-    pub src: u32,
-    pub dst: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub rate: RateBps,
     pub packet_size: u32,
     pub header: u32,
@@ -62,8 +62,8 @@ pub struct Cbr {
 /// RTT is the time from the request's hand-off to the NIC to the reply's arrival.
 #[derive(Clone, Debug)]
 pub struct Ping {
-    pub src: u32,
-    pub dst: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub interval: SimTime,
     pub packet_size: u32,
     pub start: SimTime,
@@ -182,14 +182,14 @@ impl Bulk {
 fn udp_datagram(
     now: SimTime,
     app: AppId,
-    (src, dst): (u32, u32),
+    (src, dst): (NodeId, NodeId),
     seq: u64,
     (size, header): (u32, u32),
     class: u8,
     flags: u8,
 ) -> Packet {
     Packet {
-        flow: app.0,
+        flow: FlowId(app.0),
         src,
         dst,
         seq,
@@ -225,7 +225,7 @@ fn udp_tick_due(
 }
 
 /// Send a periodic source's datagram and arm its next tick `interval` later.
-fn udp_send_and_rearm(sim: &mut Core, id: AppId, src: u32, p: Packet, interval: SimTime) {
+fn udp_send_and_rearm(sim: &mut Core, id: AppId, src: NodeId, p: Packet, interval: SimTime) {
     sim.host_send(src, p);
     let next = sim.now + interval;
     sim.events.schedule(next, Event::App { app: id, arg: 0 });
@@ -281,7 +281,7 @@ impl Ping {
 /// arrivals), between `start` and `stop`. The connection's send buffer is unbounded.
 #[derive(Clone, Debug)]
 pub struct Transactions {
-    pub flow: u32,
+    pub flow: FlowId,
     pub size: u64,
     pub rate: RateBps,
     pub start: SimTime,

@@ -7,7 +7,7 @@
 //! The app owns the consecutive flows `first_flow .. first_flow + transfers.len()`; transfer
 //! `i` runs on flow `first_flow + i`. Each chunk written is one completion record.
 
-use crate::base::ids::AppId;
+use crate::base::ids::{AppId, FlowId};
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
 use crate::engine::datapath::Core;
@@ -28,7 +28,7 @@ pub struct Transfer {
 
 #[derive(Clone, Debug)]
 pub struct Schedule {
-    pub first_flow: u32,
+    pub first_flow: FlowId,
     pub transfers: Vec<Transfer>,
 }
 
@@ -43,7 +43,7 @@ impl Schedule {
         t.written = t.written.saturating_add(n);
         // An unlimited transfer is not waited for (no completion record).
         let notify = t.bytes != u64::MAX;
-        sim.flow_write(self.first_flow + i as u32, n, notify);
+        sim.flow_write(FlowId(self.first_flow.0 + i as u32), n, notify);
     }
 
     pub fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
@@ -66,7 +66,7 @@ impl Schedule {
             }
             AppEvent::Timer(i) => self.write_next(sim, i as usize),
             AppEvent::FlowDone(fid) => {
-                let i = fid.wrapping_sub(self.first_flow) as usize;
+                let i = fid.0.wrapping_sub(self.first_flow.0) as usize;
                 let Some(t) = self.transfers.get_mut(i) else {
                     return;
                 };

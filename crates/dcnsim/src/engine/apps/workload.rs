@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use crate::base::ids::{AppId, Idx};
+use crate::base::ids::{AppId, FlowId, Idx, NodeId};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
@@ -42,15 +42,18 @@ pub struct Service {
 #[derive(Clone, Debug)]
 pub enum Pattern {
     /// Messages from a random server to the client.
-    ClientServer { client: u32, servers: Vec<u32> },
+    ClientServer {
+        client: NodeId,
+        servers: Vec<NodeId>,
+    },
     /// Messages between random distinct hosts.
-    AllToAll { hosts: Vec<u32> },
+    AllToAll { hosts: Vec<NodeId> },
 }
 
 /// One message (one FCT record).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Message {
-    pub flow: u32,
+    pub flow: FlowId,
     pub service: u16,
     pub class: u8,
     pub bytes: u64,
@@ -66,7 +69,7 @@ pub struct Message {
 
 #[derive(Clone, Debug, Default)]
 pub struct Conn {
-    pub flow: u32,
+    pub flow: FlowId,
     /// Messages waiting or in progress (front: in progress when `busy`).
     pub queue: VecDeque<u32>,
     pub busy: bool,
@@ -173,7 +176,7 @@ impl Workload {
                 (hosts[a], hosts[b], a * n + b)
             }
         };
-        let ci = self.pick_conn(sim, id, pair, src, dst);
+        let ci = self.pick_conn(sim, id, pair, (src, dst));
         let mi = self.messages.len() as u32;
         self.messages.push(Message {
             flow: self.conns[ci.idx()].flow,
@@ -191,14 +194,20 @@ impl Workload {
         }
     }
 
-    fn pick_conn(&mut self, sim: &mut Core, id: AppId, pair: usize, src: u32, dst: u32) -> u32 {
+    fn pick_conn(
+        &mut self,
+        sim: &mut Core,
+        id: AppId,
+        pair: usize,
+        (src, dst): (NodeId, NodeId),
+    ) -> u32 {
         let k0 = pair * self.connections as usize;
         let mut best: Option<(usize, u32)> = None;
         for k in 0..self.connections as usize {
             let c = self.pair_conns[k0 + k];
             if c == u32::MAX {
                 // Open a new connection only when every existing one is busy.
-                let f = TcpFlow::new(0, src, dst, self.tcp.clone());
+                let f = TcpFlow::new(FlowId(0), src, dst, self.tcp.clone());
                 let fid = sim.add_flow(f, id);
                 let ci = self.conns.len() as u32;
                 self.conns.push(Conn {
@@ -206,12 +215,12 @@ impl Workload {
                     queue: VecDeque::new(),
                     busy: false,
                 });
-                if self.conn_of_flow.len() <= fid as usize {
-                    self.conn_of_flow.resize(fid as usize + 1, u32::MAX);
+                if self.conn_of_flow.len() <= fid.idx() {
+                    self.conn_of_flow.resize(fid.idx() + 1, u32::MAX);
                 }
                 self.conn_of_flow[fid.idx()] = ci;
-                if self.pias_threshold.is_some() && sim.hosts.pias.len() <= fid as usize {
-                    sim.hosts.pias.resize(fid as usize + 1, PiasTag::default());
+                if self.pias_threshold.is_some() && sim.hosts.pias.len() <= fid.idx() {
+                    sim.hosts.pias.resize(fid.idx() + 1, PiasTag::default());
                 }
                 self.pair_conns[k0 + k] = ci;
                 return ci;
@@ -252,8 +261,8 @@ impl Workload {
         sim.flow_write_at(fid, m.bytes, m.arrival);
     }
 
-    fn flow_done(&mut self, sim: &mut Core, fid: u32) {
-        let Some(&ci) = self.conn_of_flow.get(fid as usize) else {
+    fn flow_done(&mut self, sim: &mut Core, fid: FlowId) {
+        let Some(&ci) = self.conn_of_flow.get(fid.idx()) else {
             return;
         };
         if ci == u32::MAX {

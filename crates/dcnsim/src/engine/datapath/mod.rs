@@ -13,7 +13,7 @@
 pub mod l2;
 mod mq;
 
-use crate::base::ids::{AppId, Idx, PortId};
+use crate::base::ids::{AppId, FlowId, NodeId, PortId};
 use crate::base::packet::{Kind, Packet};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
@@ -41,7 +41,7 @@ pub struct FlowTarget {
 /// A completed transfer (one message / SRU / flow).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Completion {
-    pub flow: u32,
+    pub flow: FlowId,
     pub bytes: u64,
     pub start: SimTime,
     pub end: SimTime,
@@ -54,7 +54,7 @@ pub enum AppEvent {
     /// A scheduled timer with an app-defined argument.
     Timer(u32),
     /// A flow owned by this app delivered everything written so far.
-    FlowDone(u32),
+    FlowDone(FlowId),
     UdpReceived(u64),
     /// A ping reply came back after this round-trip time (`Ping`).
     PingReply(SimTime),
@@ -105,7 +105,7 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn add_node(&mut self, name: &str, kind: NodeKind) -> u32 {
+    pub fn add_node(&mut self, name: &str, kind: NodeKind) -> NodeId {
         self.net.nodes.push(Node {
             name: name.to_string(),
             kind,
@@ -114,14 +114,14 @@ impl Core {
             uplink: PortId::NONE,
             fabric: u32::MAX,
         });
-        (self.net.nodes.len() - 1) as u32
+        NodeId((self.net.nodes.len() - 1) as u32)
     }
 
     /// Add a full-duplex link; returns the two ports (a→b, b→a).
     pub fn add_link(
         &mut self,
-        a: u32,
-        b: u32,
+        a: NodeId,
+        b: NodeId,
         rate: crate::base::units::RateBps,
         delay: SimTime,
         limit_ab: u64,
@@ -164,16 +164,16 @@ impl Core {
             .map(|i| PortId(i as u32))
     }
 
-    pub fn node_by_name(&self, name: &str) -> Option<u32> {
+    pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
         self.net
             .nodes
             .iter()
             .position(|n| n.name == name)
-            .map(|i| i as u32)
+            .map(|i| NodeId(i as u32))
     }
 
-    pub fn add_flow(&mut self, mut f: TcpFlow, app: AppId) -> u32 {
-        let id = self.hosts.flows.len() as u32;
+    pub fn add_flow(&mut self, mut f: TcpFlow, app: AppId) -> FlowId {
+        let id = FlowId(self.hosts.flows.len() as u32);
         f.id = id;
         self.hosts.flows.push(f);
         self.hosts.targets.push(FlowTarget {
@@ -195,7 +195,7 @@ impl Core {
         self.enqueue_from(pid, p, PortId::NONE)
     }
 
-    /// [`Core::enqueue`] of a packet that a switch received on its port `input` (u32::MAX: not
+    /// [`Core::enqueue`] of a packet that a switch received on its port `input` (`NONE`: not
     /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
     #[inline]
     pub(crate) fn enqueue_from(&mut self, pid: PortId, p: Packet, input: PortId) -> Enqueued {
@@ -353,7 +353,7 @@ impl Core {
     /// node); `out` is where a switch forwards it ([`route_hint`], computed when the packet
     /// became its wire's head).
     #[inline]
-    fn receive(&mut self, node: u32, p: Packet, out: PortId, link: PortId) {
+    fn receive(&mut self, node: NodeId, p: Packet, out: PortId, link: PortId) {
         debug_assert_eq!(out, route_hint(&self.net.nodes, &self.net.ecmp, node, &p));
         if self.l2.is_some() && crate::engine::datapath::l2::receive(self, node, p, out, link) {
             return;
@@ -378,7 +378,7 @@ impl Core {
 
     /// Send packets produced by a host's transport or application.
     #[inline]
-    pub fn host_send(&mut self, host: u32, mut p: Packet) {
+    pub fn host_send(&mut self, host: NodeId, mut p: Packet) {
         self.net.injected += 1;
         if !self.hosts.pias.is_empty() {
             crate::model::workload::pias_tag(&self.hosts.pias, &mut p);
@@ -399,7 +399,7 @@ impl Core {
 
     /// Send what the last transport call put in `hosts.out`, in order (nothing that
     /// `host_send` calls produces transport output, so the buffer stays put meanwhile).
-    fn flush_out(&mut self, host: u32) {
+    fn flush_out(&mut self, host: NodeId) {
         let mut i = 0;
         while i < self.hosts.out.len() {
             let p = self.hosts.out[i];
@@ -410,7 +410,7 @@ impl Core {
     }
 
     /// Arm the flow's timers after a call into the TCP code (one pending event per timer).
-    fn sync_timers(&mut self, fid: u32) {
+    fn sync_timers(&mut self, fid: FlowId) {
         let f = &mut self.hosts.flows[fid.idx()];
         if f.snd.rto_timer.needs_event() {
             let at = f.snd.rto_timer.deadline;
@@ -436,7 +436,7 @@ impl Core {
         }
     }
 
-    fn host_receive(&mut self, host: u32, p: Packet) {
+    fn host_receive(&mut self, host: NodeId, p: Packet) {
         let now = self.now;
         match p.kind {
             Kind::Data | Kind::Syn => {
@@ -482,16 +482,17 @@ impl Core {
             Kind::Cnm | Kind::Pause => {}
             Kind::Udp => {
                 if self.l2.is_some() {
-                    l2::on_udp_delivered(self, p.flow, p.payload);
+                    l2::on_udp_delivered(self, AppId(p.flow.0), p.payload);
                 }
                 let ev = AppEvent::UdpReceived(p.payload as u64);
-                self.hosts.app_calls.push((AppId(p.flow), ev));
+                // A UDP datagram carries its application in the flow field.
+                self.hosts.app_calls.push((AppId(p.flow.0), ev));
             }
         }
     }
 
     /// Let a flow's application write `bytes` and wait until they are delivered.
-    pub fn flow_write(&mut self, fid: u32, bytes: u64, notify: bool) {
+    pub fn flow_write(&mut self, fid: FlowId, bytes: u64, notify: bool) {
         let now = self.now;
         let h = &mut self.hosts;
         let f = &mut h.flows[fid.idx()];
@@ -516,12 +517,12 @@ impl Core {
 
     /// Like [`Core::flow_write`] with notification, but the transfer's completion record
     /// starts at `started` (a message that waited behind earlier ones, `engine/apps/workload.rs`).
-    pub fn flow_write_at(&mut self, fid: u32, bytes: u64, started: SimTime) {
+    pub fn flow_write_at(&mut self, fid: FlowId, bytes: u64, started: SimTime) {
         self.flow_write(fid, bytes, true);
         self.hosts.targets[fid.idx()].started = started;
     }
 
-    pub(crate) fn on_tcp_timer(&mut self, fid: u32, kind: FlowTimer) {
+    pub(crate) fn on_tcp_timer(&mut self, fid: FlowId, kind: FlowTimer) {
         let now = self.now;
         let f = &mut self.hosts.flows[fid.idx()];
         let due = if kind == FlowTimer::Rto {
@@ -585,7 +586,7 @@ impl Core {
                     self.obs
                         .samplers
                         .tput
-                        .push((now, fid as u32, f.delivered()));
+                        .push((now, FlowId(fid as u32), f.delivered()));
                 }
                 let next = now + self.obs.samplers.tput_interval;
                 self.events.schedule(next, Event::Sample(SampleKind::Tput));
@@ -596,7 +597,7 @@ impl Core {
 
 impl Core {
     /// A ping request or reply reached `host`: echo a request, record a reply's RTT.
-    pub(crate) fn ping_receive(&mut self, host: u32, p: Packet) {
+    pub(crate) fn ping_receive(&mut self, host: NodeId, p: Packet) {
         use crate::base::packet::flags::{PING_REPLY, PING_REQ};
         if p.flags & PING_REQ != 0 {
             let mut r = p;
@@ -608,7 +609,7 @@ impl Core {
             let rtt = self.now - p.sent_time;
             self.hosts
                 .app_calls
-                .push((AppId(p.flow), AppEvent::PingReply(rtt)));
+                .push((AppId(p.flow.0), AppEvent::PingReply(rtt)));
         }
     }
 }

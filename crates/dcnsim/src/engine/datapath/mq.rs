@@ -14,7 +14,7 @@ use crate::model::mq::MultiQueue;
 
 impl Core {
     /// Offer a packet to a multi-queue port (see the module documentation for the order).
-    /// `input`: the switch port it arrived on, for the PAUSE/PFC accounting (u32::MAX: none).
+    /// `input`: the switch port it arrived on, for the PAUSE/PFC accounting (`NONE`: none).
     pub(crate) fn mq_enqueue(&mut self, pid: PortId, mut p: Packet, input: PortId) -> Enqueued {
         let now = self.now;
         let port = &mut self.net.ports[pid.idx()];

@@ -6,7 +6,7 @@
 //! independently. Routes with one next hop stay plain port numbers (`net::compute_routes`),
 //! so scenarios without ECMP never reach this code.
 
-use crate::base::ids::{Idx, PortId};
+use crate::base::ids::{NodeId, PortId};
 use crate::base::packet::Packet;
 use crate::engine::net::{Node, NodeKind, Port};
 use std::collections::{HashMap, VecDeque};
@@ -34,13 +34,13 @@ fn mix(mut x: u64) -> u64 {
 /// have swapped endpoints; the hash orders the endpoints so both directions of a connection
 /// see the same value at a given switch.
 #[inline]
-pub fn flow_hash(p: &Packet, node: u32) -> u64 {
+pub fn flow_hash(p: &Packet, node: NodeId) -> u64 {
     let (a, b) = if p.src <= p.dst {
         (p.src, p.dst)
     } else {
         (p.dst, p.src)
     };
-    mix(((p.flow as u64) << 32 | a as u64) ^ mix((b as u64) << 32 | node as u64))
+    mix(((p.flow.0 as u64) << 32 | a.0 as u64) ^ mix((b.0 as u64) << 32 | node.0 as u64))
 }
 
 impl EcmpGroups {
@@ -52,7 +52,7 @@ impl EcmpGroups {
     /// The output port of group entry `route` for packet `p` at switch `node` (out of line:
     /// keeps `Core::receive` small for scenarios without ECMP).
     #[inline(never)]
-    pub fn pick(&self, route: PortId, p: &Packet, node: u32) -> PortId {
+    pub fn pick(&self, route: PortId, p: &Packet, node: NodeId) -> PortId {
         let (start, len) = self.groups[(route.0 & !ECMP_BIT) as usize];
         let k = (flow_hash(p, node) % len as u64) as u32;
         self.members[(start + k) as usize]
@@ -105,14 +105,15 @@ impl EcmpGroups {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::ids::FlowId;
     use crate::base::packet::{Ecn, Kind, SackBlocks};
     use crate::base::units::SimTime;
 
     fn pkt(flow: u32, src: u32, dst: u32) -> Packet {
         Packet {
-            flow,
-            src,
-            dst,
+            flow: FlowId(flow),
+            src: NodeId(src),
+            dst: NodeId(dst),
             seq: 0,
             ack: 0,
             size: 1500,
@@ -135,14 +136,14 @@ mod tests {
         };
         // Same flow: same port, whatever the sequence number; ACK direction agrees.
         let mut p = pkt(7, 1, 2);
-        let a = g.pick(PortId(ECMP_BIT), &p, 5);
+        let a = g.pick(PortId(ECMP_BIT), &p, NodeId(5));
         p.seq = 123_456;
-        assert_eq!(g.pick(PortId(ECMP_BIT), &p, 5), a);
-        assert_eq!(g.pick(PortId(ECMP_BIT), &pkt(7, 2, 1), 5), a);
+        assert_eq!(g.pick(PortId(ECMP_BIT), &p, NodeId(5)), a);
+        assert_eq!(g.pick(PortId(ECMP_BIT), &pkt(7, 2, 1), NodeId(5)), a);
         // 4000 flows over 4 ports: each gets 1000 ± 15 %.
         let mut count = [0u32; 4];
         for f in 0..4000 {
-            count[(g.pick(PortId(ECMP_BIT), &pkt(f, 1, 2), 5).0 - 10) as usize] += 1;
+            count[(g.pick(PortId(ECMP_BIT), &pkt(f, 1, 2), NodeId(5)).0 - 10) as usize] += 1;
         }
         for c in count {
             assert!((850..=1150).contains(&c), "{count:?}");

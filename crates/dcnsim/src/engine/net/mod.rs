@@ -23,7 +23,7 @@
 pub mod ecmp;
 pub mod mq_port;
 
-use crate::base::ids::{Idx, PortId};
+use crate::base::ids::{NodeId, PortId};
 use crate::base::packet::{Ecn, Packet};
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::event::{Event, EventQueue};
@@ -328,7 +328,7 @@ pub struct Node {
 /// entry, or for a host on one switch link, that link when `dst` is another host of the
 /// same switch fabric. A switch's entry may name an ECMP group (`ecmp::ECMP_BIT`).
 #[inline]
-pub fn route(nodes: &[Node], node: u32, dst: u32) -> PortId {
+pub fn route(nodes: &[Node], node: NodeId, dst: NodeId) -> PortId {
     let n = &nodes[node.idx()];
     if n.uplink.is_some() {
         let d = &nodes[dst.idx()];
@@ -408,8 +408,8 @@ impl SilentTracker {
 #[derive(Clone, Debug)]
 pub struct Port {
     pub name: String,
-    pub node: u32,
-    pub peer_node: u32,
+    pub node: NodeId,
+    pub peer_node: NodeId,
     pub peer_port: PortId,
     /// Link rate. Change it with [`Port::set_rate`] (keeps `ps_per_byte` in step).
     pub rate: RateBps,
@@ -438,7 +438,7 @@ pub struct Port {
     /// No data frame may start before this time (IEEE 802.3x PAUSE received from the peer;
     /// `engine/datapath/l2/mod.rs`). Control frames (PAUSE, CNM) are not paused.
     pub paused_until: SimTime,
-    /// The output port the peer switch forwards the wire's head packet to (u32::MAX: the
+    /// The output port the peer switch forwards the wire's head packet to (`NONE`: the
     /// peer is a host or has no route). Kept by `Port::begin_service` and `on_link_arrive`
     /// whenever the head changes, so the arrival needs no route lookup and the event loop
     /// can prefetch that port one event ahead.
@@ -449,7 +449,13 @@ pub struct Port {
 }
 
 impl Port {
-    pub fn new(name: String, node: u32, peer_node: u32, rate: RateBps, delay: SimTime) -> Port {
+    pub fn new(
+        name: String,
+        node: NodeId,
+        peer_node: NodeId,
+        rate: RateBps,
+        delay: SimTime,
+    ) -> Port {
         Port {
             name,
             node,
@@ -775,7 +781,13 @@ mod port_rate_tests {
 
     #[test]
     fn cached_serialisation_time_equals_the_division() {
-        let mut p = Port::new("a->b".into(), 0, 1, RateBps(10_000_000_000), SimTime::ZERO);
+        let mut p = Port::new(
+            "a->b".into(),
+            NodeId(0),
+            NodeId(1),
+            RateBps(10_000_000_000),
+            SimTime::ZERO,
+        );
         for r in [
             1u64,
             3,
@@ -800,6 +812,7 @@ mod port_rate_tests {
 #[cfg(test)]
 mod transmitter_tests {
     use super::*;
+    use crate::base::ids::FlowId;
     use crate::base::packet::{Ecn, Kind, SackBlocks};
     use crate::engine::net::mq_port::{MqPort, QueueMark};
     use crate::engine::sim::Sim;
@@ -808,9 +821,9 @@ mod transmitter_tests {
 
     fn udp(seq: u64, size: u32) -> Packet {
         Packet {
-            flow: u32::MAX,
-            src: 0,
-            dst: 1,
+            flow: FlowId::NONE,
+            src: NodeId(0),
+            dst: NodeId(1),
             seq,
             ack: 0,
             size,
@@ -956,6 +969,7 @@ mod transmitter_tests {
 #[cfg(test)]
 mod verdict_tests {
     use super::*;
+    use crate::base::ids::FlowId;
     use crate::base::packet::{Kind, SackBlocks};
     use crate::base::rng::Rng;
     use crate::engine::net::mq_port::{MqPort, QueueMark};
@@ -968,9 +982,9 @@ mod verdict_tests {
 
     fn pkt(seq: u64, ecn: Ecn) -> Packet {
         Packet {
-            flow: 0,
-            src: 0,
-            dst: 1,
+            flow: FlowId(0),
+            src: NodeId(0),
+            dst: NodeId(1),
             seq,
             ack: 0,
             size: 1500,
@@ -1079,7 +1093,7 @@ mod verdict_tests {
     fn offer_and_drain(sim: &mut Sim, pid: PortId, n: u64, ecn: Ecn) -> PortStats {
         for i in 0..n {
             let p = Packet {
-                flow: u32::MAX,
+                flow: FlowId::NONE,
                 kind: Kind::Udp,
                 ..pkt(i, ecn)
             };
@@ -1233,7 +1247,7 @@ mod verdict_tests {
 pub(crate) fn route_hint(
     nodes: &[Node],
     ecmp: &crate::engine::net::ecmp::EcmpGroups,
-    node: u32,
+    node: NodeId,
     p: &Packet,
 ) -> PortId {
     let n = &nodes[node.idx()];

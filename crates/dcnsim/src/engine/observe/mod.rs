@@ -13,15 +13,15 @@ pub struct Samplers {
     pub queue_ports: Vec<crate::base::ids::PortId>,
     pub queue_interval: SimTime,
     pub queue: Vec<(SimTime, crate::base::ids::PortId, u64)>,
-    pub cwnd_flows: Vec<u32>,
+    pub cwnd_flows: Vec<crate::base::ids::FlowId>,
     pub cwnd_interval: SimTime,
     /// (time, flow, cwnd, ssthresh, DCTCP alpha or -1)
-    pub cwnd: Vec<(SimTime, u32, u64, u64, f64)>,
+    pub cwnd: Vec<(SimTime, crate::base::ids::FlowId, u64, u64, f64)>,
     /// (srtt, rto) of the same rows as `cwnd`.
     pub rtt: Vec<(SimTime, SimTime)>,
     /// Per-flow throughput samples (time, flow, delivered bytes) every `tput_interval`.
     pub tput_interval: SimTime,
-    pub tput: Vec<(SimTime, u32, u64)>,
+    pub tput: Vec<(SimTime, crate::base::ids::FlowId, u64)>,
     /// Sender-side time-sequence trace (`engine/observe/trace.rs`); off unless flows are chosen.
     pub seq: crate::engine::observe::trace::SeqTrace,
 }

@@ -52,6 +52,7 @@
 //! stops and counts the frames it did not keep ([`PortCapture::not_captured`]), so a
 //! capture is always a whole prefix in time of the port's traffic.
 
+use crate::base::ids::{FlowId, NodeId};
 use crate::base::packet::{flags, Ecn, Kind, Packet};
 
 /// Nanosecond-resolution libpcap magic number.
@@ -84,28 +85,29 @@ const MIN_FRAME: usize = 60;
 const ETH: usize = 14;
 
 /// MAC address of node `node`: locally administered unicast `02:00:` + the id.
-pub fn mac(node: u32) -> [u8; 6] {
-    let b = node.to_be_bytes();
+pub fn mac(node: NodeId) -> [u8; 6] {
+    let b = node.0.to_be_bytes();
     [0x02, 0x00, b[0], b[1], b[2], b[3]]
 }
 
 /// IPv4 address of node `node`: `10.0.0.0` + the id's low 24 bits.
-pub fn ipv4(node: u32) -> [u8; 4] {
-    let b = node.to_be_bytes();
+pub fn ipv4(node: NodeId) -> [u8; 4] {
+    let b = node.0.to_be_bytes();
     [10, b[1], b[2], b[3]]
 }
 
-/// TCP/UDP port of the sending side of flow (or app) `flow`.
-pub fn sender_port(flow: u32) -> u16 {
-    (1024 + flow % 64512) as u16
+/// TCP/UDP port of the sending side of flow (or app: a UDP datagram carries its app in
+/// the flow field) `flow`.
+pub fn sender_port(flow: FlowId) -> u16 {
+    (1024 + flow.0 % 64512) as u16
 }
 
 /// The capture of one port: a libpcap file being written in memory.
 #[derive(Clone, Debug)]
 pub struct PortCapture {
     /// Node of the port and the node at the far end of its link (Ethernet addresses).
-    node: u32,
-    peer: u32,
+    node: NodeId,
+    peer: NodeId,
     max_bytes: usize,
     /// File header and the records so far.
     buf: Vec<u8>,
@@ -115,7 +117,7 @@ pub struct PortCapture {
 }
 
 impl PortCapture {
-    pub fn new(node: u32, peer: u32, max_bytes: u64) -> PortCapture {
+    pub fn new(node: NodeId, peer: NodeId, max_bytes: u64) -> PortCapture {
         let mut buf = Vec::with_capacity(4096);
         buf.extend_from_slice(&MAGIC_NS.to_le_bytes());
         buf.extend_from_slice(&2u16.to_le_bytes());
@@ -174,7 +176,7 @@ impl PortCapture {
 /// Append the headers of `p` sent from node `node` to node `peer` as an Ethernet frame;
 /// returns the frame's length on the wire (without the frame check sequence for IP
 /// packets, with it for control frames, as the model counts them).
-pub fn write_frame(p: &Packet, node: u32, peer: u32, out: &mut Vec<u8>) -> u32 {
+pub fn write_frame(p: &Packet, node: NodeId, peer: NodeId, out: &mut Vec<u8>) -> u32 {
     match p.kind {
         Kind::Pause => {
             let start = ethernet(out, MAC_CONTROL_DA, mac(node), ETHERTYPE_MAC_CONTROL);
@@ -407,9 +409,9 @@ mod tests {
 
     fn pkt(kind: Kind) -> Packet {
         Packet {
-            flow: 3,
-            src: 1,
-            dst: 2,
+            flow: FlowId(3),
+            src: NodeId(1),
+            dst: NodeId(2),
             seq: 0,
             ack: 0,
             size: 40,
@@ -426,7 +428,7 @@ mod tests {
 
     fn frame(p: &Packet) -> (Vec<u8>, u32) {
         let mut v = Vec::new();
-        let orig = write_frame(p, 7, 8, &mut v);
+        let orig = write_frame(p, NodeId(7), NodeId(8), &mut v);
         (v, orig)
     }
 
@@ -490,8 +492,8 @@ mod tests {
         // ACK 1000 with blocks [3000, 4000) and a D-SACK [500, 900) below the ACK.
         let sack = SackBlocks::encode(1000, &[(3000, 4000)]).with_dsack(1000, (500, 900));
         let p = Packet {
-            src: 2,
-            dst: 1,
+            src: NodeId(2),
+            dst: NodeId(1),
             ack: 1000,
             seq: 5_000_000 + 1, // TSecr + 1, in ps: 5 µs
             size: 52,
@@ -557,13 +559,13 @@ mod tests {
 
     #[test]
     fn pause_pfc_and_cnm_frames() {
-        let pause = Packet::pause((1, 2), 64, 0xffff, None, SimTime::ZERO);
+        let pause = Packet::pause((NodeId(1), NodeId(2)), 64, 0xffff, None, SimTime::ZERO);
         let (f, orig) = frame(&pause);
         assert_eq!((f.len(), orig), (60, 64));
         assert_eq!(&f[0..6], &MAC_CONTROL_DA);
         assert_eq!(&f[12..18], &[0x88, 0x08, 0x00, 0x01, 0xff, 0xff]);
         assert!(f[18..].iter().all(|&b| b == 0));
-        let pfc = Packet::pause((1, 2), 64, 500, Some(3), SimTime::ZERO);
+        let pfc = Packet::pause((NodeId(1), NodeId(2)), 64, 500, Some(3), SimTime::ZERO);
         let (f, _) = frame(&pfc);
         assert_eq!(&f[12..18], &[0x88, 0x08, 0x01, 0x01, 0x00, 0x08]);
         let slots: Vec<u16> = f[18..34]
@@ -572,20 +574,20 @@ mod tests {
             .collect();
         assert_eq!(slots, [0, 0, 0, 500, 0, 0, 0, 0]);
         let sampled = Packet {
-            src: 1,
-            dst: 2,
+            src: NodeId(1),
+            dst: NodeId(2),
             class: 5,
             ..pkt(Kind::Data)
         };
-        let cnm = Packet::cnm(&sampled, 9, 64, 17, SimTime::ZERO);
+        let cnm = Packet::cnm(&sampled, NodeId(9), 64, 17, SimTime::ZERO);
         let (f, orig) = frame(&cnm);
         assert_eq!((f.len(), orig), (60, 64));
-        assert_eq!(&f[0..6], &mac(1));
-        assert_eq!(&f[6..12], &mac(9));
+        assert_eq!(&f[0..6], &mac(NodeId(1)));
+        assert_eq!(&f[6..12], &mac(NodeId(9)));
         assert_eq!(&f[12..16], &[0x22, 0xe9, 0, 17]);
-        assert_eq!(&f[16..22], &mac(9));
+        assert_eq!(&f[16..22], &mac(NodeId(9)));
         assert_eq!(&f[28..30], &[0, 5]);
-        assert_eq!(&f[30..36], &mac(2));
+        assert_eq!(&f[30..36], &mac(NodeId(2)));
     }
 
     #[test]
@@ -595,7 +597,11 @@ mod tests {
             payload: 1460,
             ..pkt(Kind::Data)
         };
-        let mut c = PortCapture::new(7, 8, (FILE_HEADER_BYTES + 2 * (16 + 54)) as u64);
+        let mut c = PortCapture::new(
+            NodeId(7),
+            NodeId(8),
+            (FILE_HEADER_BYTES + 2 * (16 + 54)) as u64,
+        );
         c.record(1_500_000_123_456, &p); // 1.5 s + 123.456 ns
         let b = c.bytes();
         assert_eq!(&b[0..4], &[0x4d, 0x3c, 0xb2, 0xa1]);

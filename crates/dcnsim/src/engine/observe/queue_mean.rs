@@ -66,13 +66,14 @@ impl QueueMean {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::ids::{FlowId, NodeId};
     use crate::base::packet::{Ecn, Kind, SackBlocks};
 
     fn pkt(enq_us: u64, size: u32) -> Packet {
         Packet {
-            flow: 0,
-            src: 0,
-            dst: 1,
+            flow: FlowId(0),
+            src: NodeId(0),
+            dst: NodeId(1),
             seq: 0,
             ack: 0,
             size,

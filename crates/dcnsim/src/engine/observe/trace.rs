@@ -3,6 +3,7 @@
 //! received by a chosen flow, with the ECE/CWR flags. Off unless `measure.seq_flows` names
 //! flows; when off the simulation pays one branch on a bool per packet sent.
 
+use crate::base::ids::FlowId;
 use crate::base::packet::{flags, Packet};
 use crate::base::units::SimTime;
 
@@ -14,7 +15,7 @@ pub const SEQ_ACK: u8 = 1;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeqRow {
     pub time: SimTime,
-    pub flow: u32,
+    pub flow: FlowId,
     /// SEQ_DATA or SEQ_ACK.
     pub what: u8,
     /// Data: first sequence number (bytes from the flow start); ACK: cumulative ACK.
@@ -40,8 +41,8 @@ pub struct SeqTrace {
 
 impl SeqTrace {
     /// Trace `flow` (flow ids index `flows`; the vector grows as needed).
-    pub fn enable(&mut self, flow: u32) {
-        let i = flow as usize;
+    pub fn enable(&mut self, flow: FlowId) {
+        let i = flow.idx();
         if self.flows.len() <= i {
             self.flows.resize(i + 1, false);
             self.max_end.resize(i + 1, 0);
@@ -50,15 +51,15 @@ impl SeqTrace {
         self.on = true;
     }
 
-    fn traced(&self, flow: u32) -> bool {
-        self.flows.get(flow as usize).copied().unwrap_or(false)
+    fn traced(&self, flow: FlowId) -> bool {
+        self.flows.get(flow.idx()).copied().unwrap_or(false)
     }
 
     pub fn on_data_sent(&mut self, now: SimTime, p: &Packet) {
         if !self.traced(p.flow) {
             return;
         }
-        let i = p.flow as usize;
+        let i = p.flow.idx();
         let end = p.seq + p.payload as u64;
         let retx = p.seq < self.max_end[i];
         self.max_end[i] = self.max_end[i].max(end);
@@ -98,9 +99,9 @@ mod tests {
 
     fn pkt(flow: u32, kind: Kind, seq: u64, ack: u64, payload: u32, fl: u8) -> Packet {
         Packet {
-            flow,
-            src: 0,
-            dst: 1,
+            flow: FlowId(flow),
+            src: crate::base::ids::NodeId(0),
+            dst: crate::base::ids::NodeId(1),
             seq,
             ack,
             size: payload + 40,
@@ -119,7 +120,7 @@ mod tests {
     fn records_only_chosen_flows_with_flags_and_retransmissions() {
         let mut t = SeqTrace::default();
         assert!(!t.on);
-        t.enable(1);
+        t.enable(FlowId(1));
         assert!(t.on);
         let now = SimTime::from_ms(1);
         t.on_data_sent(now, &pkt(0, Kind::Data, 0, 0, 1000, 0));
@@ -134,6 +135,6 @@ mod tests {
         assert_eq!(t.rows[2].seq, 1000);
         assert!(t.rows[2].ece);
         assert!(t.rows[3].retx);
-        assert!(t.rows.iter().all(|r| r.flow == 1));
+        assert!(t.rows.iter().all(|r| r.flow == FlowId(1)));
     }
 }

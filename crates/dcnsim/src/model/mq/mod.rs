@@ -305,6 +305,7 @@ impl MultiQueue {
 
 #[cfg(test)]
 pub(crate) mod testutil {
+    use crate::base::ids::{FlowId, NodeId};
     use crate::base::packet::{Ecn, Kind, Packet};
     use crate::base::units::SimTime;
 
@@ -314,9 +315,9 @@ pub(crate) mod testutil {
     }
     pub fn pkt_flow(class: u8, size: u32, src: u32, dst: u32) -> Packet {
         Packet {
-            flow: src,
-            src,
-            dst,
+            flow: FlowId(src),
+            src: NodeId(src),
+            dst: NodeId(dst),
             seq: 0,
             ack: 0,
             size,

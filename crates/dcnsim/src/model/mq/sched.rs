@@ -257,8 +257,8 @@ fn ns2_mix(k: i32, m: i32) -> i32 {
 /// DRR bucket of a packet: ns-2 `DRR::hash` (`mix % (2^24−1) + 1`) modulo `buckets`.
 pub fn flow_bucket(p: &Packet, key: FlowKey, buckets: usize) -> usize {
     let k = match key {
-        FlowKey::Src => p.src as i32,
-        FlowKey::SrcDst => p.src.wrapping_add(p.dst) as i32,
+        FlowKey::Src => p.src.0 as i32,
+        FlowKey::SrcDst => p.src.0.wrapping_add(p.dst.0) as i32,
     };
     let h = ns2_mix(k, (2 << 23) - 1) + 1;
     h.rem_euclid(buckets as i32) as usize
@@ -267,7 +267,7 @@ pub fn flow_bucket(p: &Packet, key: FlowKey, buckets: usize) -> usize {
 /// SFQ bucket of a packet: ns-2 `SFQ::hash` on src + dst, modulo `buckets`. (ns-2 can yield
 /// a negative index when src + dst = 0; we take the Euclidean remainder instead.)
 pub fn sfq_bucket(p: &Packet, buckets: usize) -> usize {
-    let k = p.src.wrapping_add(p.dst) as i32;
+    let k = p.src.0.wrapping_add(p.dst.0) as i32;
     ns2_mix(k, (2 << 19) - 1).rem_euclid(buckets as i32) as usize
 }
 
@@ -851,7 +851,7 @@ mod tests {
                 }
             }
             let (_, p) = mq.dequeue(SimTime(step)).unwrap();
-            let i = flows.iter().position(|&s| s == p.src).unwrap();
+            let i = flows.iter().position(|&s| s == p.src.0).unwrap();
             served[i] += p.size as u64;
             let max = *served.iter().max().unwrap();
             let min = *served.iter().min().unwrap();
@@ -882,7 +882,7 @@ mod tests {
         // 10500 > 10000: flow 0 (7500 B) is the longest; its head (seq 0) goes.
         assert_eq!(mq.enqueue(mq.classify(&p), p), 1);
         let d: Vec<Packet> = mq.take_dropped().collect();
-        assert_eq!((d[0].src, d[0].seq), (f[0], 0));
+        assert_eq!((d[0].src.0, d[0].seq), (f[0], 0));
         assert_eq!(mq.bytes(), 9000);
         assert_eq!(mq.len(), 7);
     }
@@ -903,7 +903,7 @@ mod tests {
             }
         }
         let order: Vec<u32> = std::iter::from_fn(|| mq.dequeue(SimTime::ZERO))
-            .map(|(_, p)| p.src)
+            .map(|(_, p)| p.src.0)
             .collect();
         let want: Vec<u32> = [0, 1, 2, 0, 1, 2, 0, 2, 0, 0]
             .iter()

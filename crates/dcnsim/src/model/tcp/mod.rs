@@ -25,6 +25,7 @@
 //! code never reads a clock: every entry point takes `now`, appends the packets to send to
 //! `out` and leaves its timer deadlines in the endpoint for the simulation to arm.
 
+use crate::base::ids::{FlowId, NodeId};
 use crate::base::packet::{flags, Ecn, Kind, Packet, SackBlocks};
 use crate::base::units::SimTime;
 
@@ -398,9 +399,9 @@ pub struct Receiver {
 /// A TCP connection: the sender lives at `src`, the receiver at `dst`.
 #[derive(Clone, Debug)]
 pub struct TcpFlow {
-    pub id: u32,
-    pub src: u32,
-    pub dst: u32,
+    pub id: FlowId,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub cfg: TcpConfig,
     pub snd: Sender,
     pub rcv: Receiver,
@@ -440,7 +441,7 @@ impl FlowTimer {
 }
 
 impl TcpFlow {
-    pub fn new(id: u32, src: u32, dst: u32, cfg: TcpConfig) -> TcpFlow {
+    pub fn new(id: FlowId, src: NodeId, dst: NodeId, cfg: TcpConfig) -> TcpFlow {
         let init_cwnd = cfg.init_cwnd as u64 * cfg.mss as u64;
         let rto = cfg.initial_rto;
         TcpFlow {
@@ -486,7 +487,7 @@ impl TcpFlow {
                 backoff: 1,
                 tick_srtt: 0,
                 tick_rttvar: 0,
-                tick_phase: tick_phase(id, cfg.rtt_tick),
+                tick_phase: tick_phase(id.0, cfg.rtt_tick),
                 tick_rtxcur: cfg.initial_rto,
                 lt_bytes: 0,
                 last_ack_time: SimTime::ZERO,

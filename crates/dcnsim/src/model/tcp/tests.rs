@@ -22,7 +22,7 @@ fn cfg() -> TcpConfig {
 
 /// A sender with `bytes` written and the initial window sent at t = 0.
 fn sender_established(bytes: u64) -> (TcpFlow, Vec<Packet>) {
-    let mut f = TcpFlow::new(0, 1, 2, cfg());
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, bytes, &mut out);
     (f, out)
@@ -31,9 +31,9 @@ fn sender_established(bytes: u64) -> (TcpFlow, Vec<Packet>) {
 /// Template of what a receiver sends back: a 40-byte pure ACK from node 2 to node 1 with
 /// no SACK blocks, no flags and no ECN codepoint. Scripts fill in the rest by struct update.
 const ACK: Packet = Packet {
-    flow: 0,
-    src: 2,
-    dst: 1,
+    flow: FlowId(0),
+    src: NodeId(2),
+    dst: NodeId(1),
     seq: 0,
     ack: 0,
     size: 40,
@@ -49,8 +49,8 @@ const ACK: Packet = Packet {
 
 /// Template of what a sender sends: a full-sized data segment from node 1 to node 2.
 const SEGMENT: Packet = Packet {
-    src: 1,
-    dst: 2,
+    src: NodeId(1),
+    dst: NodeId(2),
     size: MSS as u32 + 40,
     payload: MSS as u32,
     kind: Kind::Data,
@@ -161,9 +161,9 @@ fn test_closed_write_sends_initial_window() {
 #[test]
 fn test_handshake_syn_synack_then_data() {
     let mut f = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             handshake: true,
             ..cfg()
@@ -175,12 +175,12 @@ fn test_handshake_syn_synack_then_data() {
     assert_eq!(out[0].kind, Kind::Syn);
     assert_eq!(f.snd.state, SndState::SynSent);
     // Receiver side answers with a SYN-ACK.
-    let mut r = TcpFlow::new(0, 1, 2, cfg());
+    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
     let mut rout = Vec::new();
     r.on_segment(us(50), &out[0], &mut rout);
     assert_eq!(rout.len(), 1);
     assert_eq!(rout[0].kind, Kind::SynAck);
-    assert_eq!((rout[0].src, rout[0].dst), (2, 1));
+    assert_eq!((rout[0].src, rout[0].dst), (NodeId(2), NodeId(1)));
     out.clear();
     f.on_ack(us(100), &rout[0], &mut out);
     assert_eq!(f.snd.state, SndState::Established);
@@ -194,9 +194,9 @@ fn test_handshake_syn_synack_then_data() {
 #[test]
 fn test_syn_lost_retransmits_with_backoff() {
     let mut f = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             handshake: true,
             ..cfg()
@@ -236,7 +236,7 @@ fn test_rtt_sample_and_rto_formula() {
     let mut c = cfg();
     c.min_rto = SimTime::ZERO;
     c.rto_granularity = us(1);
-    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     out.clear();
@@ -264,7 +264,7 @@ fn test_min_rto_and_granularity_bound_rto() {
     let mut c = cfg();
     c.min_rto = SimTime::ZERO;
     c.rto_granularity = ms(10);
-    let mut g = TcpFlow::new(0, 1, 2, c);
+    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     g.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     g.on_ack(us(100), &ack(MSS), &mut out);
     // SRTT + max(G, 4·RTTVAR) = 100 us + 10 ms, rounded up to a multiple of G = 20 ms.
@@ -401,7 +401,7 @@ fn test_rto_stops_when_all_acked() {
 
 #[test]
 fn test_receiver_acks_every_segment_without_delack() {
-    let mut r = TcpFlow::new(0, 1, 2, cfg());
+    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
     let mut out = Vec::new();
     r.on_segment(us(1), &data(0, 1460), &mut out);
     r.on_segment(us(2), &data(MSS, 1460), &mut out);
@@ -414,7 +414,7 @@ fn test_receiver_acks_every_segment_without_delack() {
 
 #[test]
 fn test_receiver_out_of_order_dupacks_then_fill() {
-    let mut r = TcpFlow::new(0, 1, 2, cfg());
+    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
     let mut out = Vec::new();
     r.on_segment(us(1), &data(0, 1460), &mut out);
     r.on_segment(us(2), &data(2 * MSS, 1460), &mut out);
@@ -433,9 +433,9 @@ fn test_receiver_out_of_order_dupacks_then_fill() {
 #[test]
 fn test_delack_receiver_second_segment_or_timer_sends_the_ack() {
     let mut r = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             delack_count: 2,
             delack_timeout: ms(40),
@@ -518,7 +518,7 @@ fn ecn_cfg(cc: CcAlgo, rx: EcnRxPolicy) -> TcpConfig {
 /// As `sender_with_window` with a given configuration: cwnd 10 MSS, segments 1..10
 /// outstanding (SND.UNA = 1 MSS, SND.MAX = 11 MSS), RTO 200 ms.
 fn sender_with_window_cfg(c: TcpConfig) -> TcpFlow {
-    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 1000 * MSS, &mut out);
     f.snd.ssthresh = 8 * MSS;
@@ -531,7 +531,12 @@ fn sender_with_window_cfg(c: TcpConfig) -> TcpFlow {
 
 #[test]
 fn test_standard_receiver_latches_ece_until_cwr_and_ce_wins() {
-    let mut r = TcpFlow::new(0, 1, 2, ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard));
+    let mut r = TcpFlow::new(
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
+        ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard),
+    );
     let mut out = Vec::new();
     let d = |i: u64| data(i * MSS, 1460);
     let script = [
@@ -570,7 +575,12 @@ fn test_standard_receiver_latches_ece_until_cwr_and_ce_wins() {
 #[test]
 fn test_standard_sender_ect_on_new_data_only() {
     let (f, out) = {
-        let mut f = TcpFlow::new(0, 1, 2, ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard));
+        let mut f = TcpFlow::new(
+            FlowId(0),
+            NodeId(1),
+            NodeId(2),
+            ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard),
+        );
         let mut out = Vec::new();
         f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
         (f, out)
@@ -583,7 +593,12 @@ fn test_standard_sender_ect_on_new_data_only() {
     assert_eq!(seqs(&out), vec![0]);
     assert_eq!(out[0].ecn, Ecn::NotEct);
     // Without an ECN-capable receiver (negotiation fails) nothing is ECT.
-    let mut g = TcpFlow::new(0, 1, 2, ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Off));
+    let mut g = TcpFlow::new(
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
+        ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Off),
+    );
     let mut out = Vec::new();
     g.app_write(SimTime::ZERO, 10 * MSS, &mut out);
     assert!(out.iter().all(|p| p.ecn == Ecn::NotEct));
@@ -655,7 +670,7 @@ fn dctcp_cfg(cc: CcAlgo, alpha0: f64) -> TcpConfig {
 fn dctcp_mark_script(alpha0: f64, recovery_mode: bool) -> (TcpFlow, Vec<f64>, u64) {
     let mut c = dctcp_cfg(CcAlgo::Dctcp, alpha0);
     c.dctcp_recovery_mode = recovery_mode;
-    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     let mut alphas = Vec::new();
     let t = |i: u64| us(100 + i);
@@ -764,9 +779,9 @@ fn test_dctcp_sender_sets_no_cwr_odctcp_sender_does() {
 
 fn dctcp_receiver(rx: EcnRxPolicy) -> TcpFlow {
     TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             cc: CcAlgo::Dctcp,
             ecn_rx: rx,
@@ -831,7 +846,7 @@ fn test_idle_restart_and_dctcp_alpha_reset_after_idle() {
     c.init_cwnd = 2;
     c.idle_restart = true;
     c.dctcp_reset_alpha_after_idle = true;
-    let mut f = TcpFlow::new(0, 1, 2, c.clone());
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c.clone());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 4 * MSS, &mut out);
     f.on_ack(us(100), &ack(2 * MSS), &mut out); // window 0 closes with M = 0
@@ -854,7 +869,7 @@ fn test_idle_restart_and_dctcp_alpha_reset_after_idle() {
     // Both options off (the default): no restart.
     c.idle_restart = false;
     c.dctcp_reset_alpha_after_idle = false;
-    let mut g = TcpFlow::new(0, 1, 2, c);
+    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     g.app_write(SimTime::ZERO, 2 * MSS, &mut out);
     g.on_ack(us(100), &ack(2 * MSS), &mut out);
     let w = g.snd.cwnd;
@@ -891,7 +906,7 @@ fn sack_ack(a: u64, b: &[(u64, u64)]) -> Packet {
 
 #[test]
 fn test_sack_receiver_blocks_for_hole_pattern() {
-    let mut r = TcpFlow::new(0, 1, 2, sack_cfg());
+    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), sack_cfg());
     let mut out = Vec::new();
     // Segments 1, 4, 6, 8 lost; the rest arrive in order of sequence.
     for (i, s) in [0u64, 2, 3, 5, 7, 9].iter().enumerate() {
@@ -923,7 +938,7 @@ fn test_sack_receiver_blocks_for_hole_pattern() {
         ]
     );
     // Without SACK the same receiver sends no blocks.
-    let mut n = TcpFlow::new(0, 1, 2, cfg());
+    let mut n = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
     out.clear();
     n.on_segment(us(0), &data(2 * MSS, 1460), &mut out);
     assert!(out[0].sack.is_empty());
@@ -981,9 +996,9 @@ fn test_sack_window_rto_discards_the_scoreboard() {
 #[test]
 fn test_abc_slow_start_counts_bytes_up_to_l() {
     let mut f = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             abc_limit: 2,
             init_cwnd: 4,
@@ -1000,9 +1015,9 @@ fn test_abc_slow_start_counts_bytes_up_to_l() {
     assert_eq!(f.snd.cwnd, 8 * MSS);
     // Without byte counting the same ACKs open cwnd by one MSS each.
     let mut g = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             init_cwnd: 4,
             ..cfg()
@@ -1016,9 +1031,9 @@ fn test_abc_slow_start_counts_bytes_up_to_l() {
 #[test]
 fn test_abc_congestion_avoidance_one_mss_per_cwnd_acked() {
     let mut f = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             abc_limit: 2,
             init_cwnd: 4,
@@ -1148,7 +1163,7 @@ fn ns2_cfg() -> TcpConfig {
 
 #[test]
 fn test_ns2_tick_estimator_sub_tick_rtt_gives_three_tick_rto() {
-    let mut f = TcpFlow::new(0, 1, 2, ns2_cfg());
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
     f.snd.tick_phase = SimTime::ZERO;
     // Sent at 0, acked at 100 us: no tick boundary crossed, the sample counts as 1 tick;
     // 8·SRTT = 8, 4·RTTVAR = 2, RTO = (8 + 2·8)/8 = 3 ticks = 30 ms (above min_rto).
@@ -1164,9 +1179,9 @@ fn test_ns2_tick_estimator_sub_tick_rtt_gives_three_tick_rto() {
     );
     // With min_rto 200 ms the RTO is min_rto (rfc2988_: clamp before the backoff).
     let mut g = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             min_rto: ms(200),
             ..ns2_cfg()
@@ -1178,11 +1193,11 @@ fn test_ns2_tick_estimator_sub_tick_rtt_gives_three_tick_rto() {
 
 #[test]
 fn test_ns2_tick_estimator_counts_tick_boundaries_of_the_connection_clock() {
-    let mut f = TcpFlow::new(0, 1, 2, ns2_cfg());
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
     f.snd.tick_phase = SimTime::ZERO;
     f.tick_rtt_sample(SimTime::ZERO, ms(25));
     assert_eq!(f.snd.tick_srtt, 16, "0 → 25 ms crosses 2 boundaries");
-    let mut g = TcpFlow::new(0, 1, 2, ns2_cfg());
+    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
     g.snd.tick_phase = SimTime::ZERO;
     g.tick_rtt_sample(ms(7), ms(32));
     assert_eq!(g.snd.tick_srtt, 24, "7 → 32 ms crosses 3");
@@ -1198,7 +1213,7 @@ fn test_ns2_tick_estimator_counts_tick_boundaries_of_the_connection_clock() {
 
 #[test]
 fn test_ns2_tick_estimator_backoff_multiplier_and_srtt_reset() {
-    let mut f = TcpFlow::new(0, 1, 2, ns2_cfg());
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     f.snd.tick_phase = SimTime::ZERO;
@@ -1228,7 +1243,7 @@ fn test_timestamps_receiver_echoes_ts_recent_per_rfc7323() {
         timestamps: true,
         ..cfg()
     };
-    let mut r = TcpFlow::new(0, 1, 2, c);
+    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     let seg = |seq: u64, sent: SimTime| Packet {
         sent_time: sent,
@@ -1250,7 +1265,7 @@ fn test_timestamps_sender_samples_every_ack_even_after_retransmission() {
         timestamps: true,
         ..cfg()
     };
-    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     assert_eq!(out[0].size, 1500 + TS_OPTION_BYTES);
@@ -1280,7 +1295,7 @@ fn test_ns2_idle_rto_reset_restarts_from_one_segment() {
         init_cwnd: 4,
         ..cfg()
     };
-    let mut f = TcpFlow::new(0, 1, 2, c.clone());
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c.clone());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 4 * MSS, &mut out);
     f.on_ack(us(100), &ack(4 * MSS), &mut out);
@@ -1302,9 +1317,9 @@ fn test_ns2_idle_rto_reset_restarts_from_one_segment() {
 fn test_rto_reset_on_ack_ends_backoff_at_first_new_ack() {
     for reset in [false, true] {
         let mut f = TcpFlow::new(
-            0,
-            1,
-            2,
+            FlowId(0),
+            NodeId(1),
+            NodeId(2),
             TcpConfig {
                 rto_reset_on_ack: reset,
                 ..cfg()
@@ -1351,7 +1366,7 @@ fn test_whole_segments_rounds_a_write_up_to_full_segments() {
         init_cwnd: 200,
         ..cfg()
     };
-    let mut f = TcpFlow::new(0, 1, 2, c);
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 256_000, &mut out);
     // ns-2's one-way TCP: ceil(256000 / 1460) = 176 packets of 1460 B.
@@ -1359,9 +1374,9 @@ fn test_whole_segments_rounds_a_write_up_to_full_segments() {
     assert_eq!(out.len(), 176);
     assert!(out.iter().all(|p| p.payload as u64 == MSS));
     let mut g = TcpFlow::new(
-        0,
-        1,
-        2,
+        FlowId(0),
+        NodeId(1),
+        NodeId(2),
         TcpConfig {
             init_cwnd: 200,
             ..cfg()
@@ -1656,7 +1671,7 @@ fn test_tlp_not_armed_in_recovery_or_when_rto_is_sooner() {
     assert!(f.snd.in_recovery);
     assert_eq!(rack(&f).timer, TimerKind::Rto);
     // One segment outstanding: PTO = 2·SRTT + WCDelAckT (200 ms) is later than the RTO.
-    let mut g = TcpFlow::new(0, 1, 2, rack_cfg(true));
+    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), rack_cfg(true));
     g.app_write(SimTime::ZERO, 2 * MSS, &mut out);
     g.on_ack(us(100), &ack(MSS), &mut out);
     assert_eq!(rack(&g).timer, TimerKind::Rto);
@@ -1675,7 +1690,7 @@ fn test_dsack_receiver_reports_duplicates_first_rfc2883() {
         dsack: true,
         ..sack_cfg()
     };
-    let mut r = TcpFlow::new(0, 1, 2, c);
+    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     r.on_segment(us(0), &data(0, 1460), &mut out);
     r.on_segment(us(1), &data(2 * MSS, 1460), &mut out);
@@ -1696,7 +1711,7 @@ fn test_dsack_receiver_reports_duplicates_first_rfc2883() {
     r.on_segment(us(4), &data(3 * MSS, 1460), &mut out);
     assert_eq!(out[0].sack.dsack(MSS), None);
     // Without `dsack` nothing is reported.
-    let mut n = TcpFlow::new(0, 1, 2, sack_cfg());
+    let mut n = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), sack_cfg());
     out.clear();
     n.on_segment(us(0), &data(0, 1460), &mut out);
     n.on_segment(us(1), &data(0, 1460), &mut out);

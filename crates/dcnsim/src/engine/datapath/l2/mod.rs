@@ -24,7 +24,7 @@
 
 pub mod pfc;
 
-use crate::base::ids::{Idx, PortId};
+use crate::base::ids::{AppId, FlowId, Idx, NodeId, PortId};
 use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
@@ -50,7 +50,7 @@ pub enum Notify {
 #[derive(Clone, Debug)]
 pub struct Limiter {
     pub name: String,
-    pub host: u32,
+    pub host: NodeId,
     pub rp: ReactionPoint,
     pub fixed: Option<RateBps>,
     next_free: SimTime,
@@ -68,7 +68,7 @@ pub struct Limiter {
 }
 
 /// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
-pub(crate) fn nic_rate(sim: &Core, src: u32, dst: u32) -> RateBps {
+pub(crate) fn nic_rate(sim: &Core, src: NodeId, dst: NodeId) -> RateBps {
     match crate::engine::net::route(&sim.net.nodes, src, dst) {
         PortId::NONE => RateBps(1),
         nic => sim.net.ports[nic.idx()].rate,
@@ -79,7 +79,7 @@ impl Limiter {
     /// A new, empty limiter of `host` (pacing by `rp`, or at the `fixed` rate).
     pub(crate) fn new(
         name: String,
-        host: u32,
+        host: NodeId,
         rp: ReactionPoint,
         fixed: Option<RateBps>,
     ) -> Limiter {
@@ -161,7 +161,7 @@ pub struct L2 {
     pub minrate: Vec<(SimTime, f64)>,
     pub flow_interval: SimTime,
     pub flow_last: Vec<u64>,
-    pub flow_samples: Vec<(SimTime, u32, f64)>,
+    pub flow_samples: Vec<(SimTime, FlowId, f64)>,
     /// UDP CBR apps sampled with the flows: bytes received at the last sample, and
     /// (time, app, Mb/s received in the interval) (table `app_rate`).
     pub app_last: Vec<u64>,
@@ -175,17 +175,17 @@ pub struct L2 {
     pub mqp: crate::engine::datapath::l2::pfc::MqPause,
     /// Total of `Limiter::rto_held`.
     pub rto_held: u64,
-    /// Source host of every UDP CBR app by app id (u32::MAX: not a CBR app), so that a CNM
+    /// Source host of every UDP CBR app by app id (`NodeId::NONE`: not a CBR app), so that a CNM
     /// for a CBR source is recognised without the application arena.
-    pub cbr_src: Vec<u32>,
+    pub cbr_src: Vec<NodeId>,
     /// Bytes delivered to each CBR app so far (by app id; the `app_rate` samples).
     pub cbr_rcvd: Vec<u64>,
 }
 
 impl L2 {
     /// Layer-2 state for the network of `sim`; `cbr_src[a]` is the source host of app `a` if
-    /// it is a UDP CBR app (u32::MAX otherwise).
-    pub fn new(sim: &Core, cbr_src: Vec<u32>) -> L2 {
+    /// it is a UDP CBR app (`NodeId::NONE` otherwise).
+    pub fn new(sim: &Core, cbr_src: Vec<NodeId>) -> L2 {
         let np = sim.net.ports.len();
         let mut input_idx = vec![0u32; np];
         for n in &sim.net.nodes {
@@ -352,10 +352,10 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: PortId) -> bool {
 }
 
 /// A frame fully arrived at `node` (with L2 on) over the wire of port `link` (of the
-/// upstream node; u32::MAX: none). Returns true when handled here. `out` is where a switch
+/// upstream node; `NONE`: none). Returns true when handled here. `out` is where a switch
 /// forwards the frame (`net::route_hint`, ECMP resolved), computed when the frame became
 /// its wire's head.
-pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: PortId, link: PortId) -> bool {
+pub(crate) fn receive(sim: &mut Core, node: NodeId, p: Packet, out: PortId, link: PortId) -> bool {
     let is_switch = sim.net.nodes[node.idx()].kind == NodeKind::Switch;
     match p.kind {
         Kind::Pause => {
@@ -388,8 +388,8 @@ pub(crate) fn receive(sim: &mut Core, node: u32, p: Packet, out: PortId, link: P
     }
 }
 
-/// Switch `node` forwards `p`, received on its port `input` (u32::MAX: none), to `out`.
-fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: PortId, input: PortId) {
+/// Switch `node` forwards `p`, received on its port `input` (`NONE`: none), to `out`.
+fn switch_forward(sim: &mut Core, node: NodeId, p: Packet, out: PortId, input: PortId) {
     if out == PortId::NONE {
         sim.net.unroutable += 1;
         return;
@@ -439,7 +439,7 @@ fn switch_forward(sim: &mut Core, node: u32, p: Packet, out: PortId, input: Port
     }
 }
 
-pub(crate) fn arm_refresh(sim: &mut Core, node: u32) {
+pub(crate) fn arm_refresh(sim: &mut Core, node: NodeId) {
     let l2s = l2(sim);
     let sw = match l2s.pause_sw[node.idx()].as_mut() {
         Some(s) => s,
@@ -451,14 +451,14 @@ pub(crate) fn arm_refresh(sim: &mut Core, node: u32) {
         sim.events.schedule(
             t,
             Event::L2 {
-                idx: node,
+                idx: node.0,
                 kind: L2Kind::PauseRefresh,
             },
         );
     }
 }
 
-fn on_refresh(sim: &mut Core, node: u32) {
+fn on_refresh(sim: &mut Core, node: NodeId) {
     let now = sim.now;
     {
         let sw = match l2(sim).pause_sw[node.idx()].as_mut() {
@@ -524,9 +524,10 @@ fn on_pause_frame(sim: &mut Core, p: Packet, link: PortId) {
 
 // ------------------------------------------------------------------ rate limiters
 
-fn on_cnm_host(sim: &mut Core, host: u32, p: Packet) {
+fn on_cnm_host(sim: &mut Core, host: NodeId, p: Packet) {
     let now = sim.now;
-    let fid = p.flow as usize;
+    // A flow id, or an app id for a CNM about a UDP datagram.
+    let fid = p.flow.idx();
     let sampled_data = p.cnm_sampled(Kind::Data) || p.cnm_sampled(Kind::Syn);
     let ok = sampled_data && fid < sim.hosts.flows.len() && sim.hosts.flows[fid].src == host;
     let l2s = sim.l2.as_mut().expect("l2 state");
@@ -572,7 +573,7 @@ fn on_cnm_host(sim: &mut Core, host: u32, p: Packet) {
 
 /// Hand a packet from a host's transport to its limiter. Returns true if the limiter holds
 /// it (it will be released to the NIC later), false if it goes to the NIC now.
-pub(crate) fn host_send(sim: &mut Core, _host: u32, p: &Packet) -> bool {
+pub(crate) fn host_send(sim: &mut Core, _host: NodeId, p: &Packet) -> bool {
     let now = sim.now;
     let l2s = sim.l2.as_mut().expect("l2 state");
     let table = match p.kind {
@@ -580,7 +581,7 @@ pub(crate) fn host_send(sim: &mut Core, _host: u32, p: &Packet) -> bool {
         Kind::Udp => &l2s.rl_of_app,
         _ => return false,
     };
-    let idx = match table.get(p.flow as usize) {
+    let idx = match table.get(p.flow.idx()) {
         Some(&i) if i != u32::MAX => i,
         _ => return false,
     };
@@ -686,12 +687,12 @@ fn on_rl_timer(sim: &mut Core, idx: u32) {
 
 /// True when the flow's RTO is about to fire while the segment at `snd_una` is still held in
 /// the flow's rate limiter (it never left the host). Called only with L2 on, only at an RTO.
-pub(crate) fn una_held_in_limiter(sim: &Core, fid: u32) -> bool {
+pub(crate) fn una_held_in_limiter(sim: &Core, fid: FlowId) -> bool {
     let l = match sim.l2.as_ref() {
         Some(l) => l,
         None => return false,
     };
-    let idx = match l.rl_of_flow.get(fid as usize) {
+    let idx = match l.rl_of_flow.get(fid.idx()) {
         Some(&i) if i != u32::MAX => i,
         _ => return false,
     };
@@ -704,10 +705,10 @@ pub(crate) fn una_held_in_limiter(sim: &Core, fid: u32) -> bool {
 
 /// Count an RTO of flow `fid` (one that `Flow::on_rto` counted as a timeout) whose `snd_una`
 /// segment was held in its limiter.
-pub(crate) fn count_held_rto(sim: &mut Core, fid: u32) {
+pub(crate) fn count_held_rto(sim: &mut Core, fid: FlowId) {
     let l2s = l2(sim);
     l2s.rto_held += 1;
-    if let Some(&i) = l2s.rl_of_flow.get(fid as usize) {
+    if let Some(&i) = l2s.rl_of_flow.get(fid.idx()) {
         if i != u32::MAX {
             l2s.rls[i.idx()].rto_held += 1;
         }
@@ -721,7 +722,7 @@ pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: L2Kind) {
     match kind {
         L2Kind::RlRelease => on_release(sim, idx),
         L2Kind::RlTimer => on_rl_timer(sim, idx),
-        L2Kind::PauseRefresh => on_refresh(sim, idx),
+        L2Kind::PauseRefresh => on_refresh(sim, NodeId(idx)),
         L2Kind::RateChange => {
             let (_, pid, r) = l2(sim).rate_changes[idx.idx()];
             sim.net.ports[pid.idx()].set_rate(r);
@@ -760,7 +761,7 @@ pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: L2Kind) {
                 let prev = l2s.flow_last[fid];
                 l2s.flow_last[fid] = d;
                 let mbps = (d - prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
-                l2s.flow_samples.push((now, fid as u32, mbps));
+                l2s.flow_samples.push((now, FlowId(fid as u32), mbps));
             }
             sample_cbr_apps(sim, now, dt);
             sim.events.schedule(
@@ -782,7 +783,7 @@ fn sample_cbr_apps(sim: &mut Core, now: SimTime, dt: SimTime) {
         l2s.app_last.resize(l2s.cbr_rcvd.len(), 0);
     }
     for (i, &src) in l2s.cbr_src.iter().enumerate() {
-        if src != u32::MAX {
+        if src.is_some() {
             let got = l2s.cbr_rcvd[i];
             let prev = std::mem::replace(&mut l2s.app_last[i], got);
             let mbps = got.saturating_sub(prev) as f64 * 8.0 / dt.as_secs_f64() / 1e6;
@@ -792,9 +793,9 @@ fn sample_cbr_apps(sim: &mut Core, now: SimTime, dt: SimTime) {
 }
 
 /// A UDP datagram of `payload` bytes reached app `app` (counted for CBR apps).
-pub(crate) fn on_udp_delivered(sim: &mut Core, app: u32, payload: u32) {
+pub(crate) fn on_udp_delivered(sim: &mut Core, app: AppId, payload: u32) {
     let l2s = sim.l2.as_mut().expect("l2 state");
-    if let Some(c) = l2s.cbr_rcvd.get_mut(app as usize) {
+    if let Some(c) = l2s.cbr_rcvd.get_mut(app.idx()) {
         *c += payload as u64;
     }
 }

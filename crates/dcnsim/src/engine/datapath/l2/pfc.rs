@@ -24,7 +24,7 @@
 //!   priority is paused (head-of-line blocking, as a one-queue NIC would). Control frames
 //!   (PAUSE, PFC, CNM) go first and are never paused.
 
-use crate::base::ids::{Idx, PortId};
+use crate::base::ids::{NodeId, PortId};
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 use crate::engine::datapath::l2::{arm_refresh, send_pause, L2};
@@ -58,7 +58,7 @@ impl MqPause {
     }
 
     /// Allocate the input FIFOs of the multi-queue ports of pausing switch `node`.
-    pub(crate) fn alloc_switch(&mut self, sim: &Core, node: u32) {
+    pub(crate) fn alloc_switch(&mut self, sim: &Core, node: NodeId) {
         for &pid in &sim.net.nodes[node.idx()].ports {
             if let Some(m) = sim.net.ports[pid.idx()].mq.as_ref() {
                 self.inq[pid.idx()] = vec![VecDeque::new(); m.mq.num_queues()];
@@ -84,13 +84,13 @@ impl MqPause {
 }
 
 impl L2 {
-    /// `Core::mq_enqueue` admitted `p`, received on switch port `inp` (u32::MAX: not from a
+    /// `Core::mq_enqueue` admitted `p`, received on switch port `inp` (`NONE`: not from a
     /// switch input), into queue `q` of port `pid` (of `node`).
     #[inline]
     pub(crate) fn mq_arrival(
         &mut self,
         now: SimTime,
-        node: u32,
+        node: NodeId,
         pid: PortId,
         q: usize,
         p: &Packet,
@@ -114,7 +114,14 @@ impl L2 {
 
     /// Frame `p` left queue `q` of multi-queue port `pid` (transmitted or dropped).
     #[inline]
-    pub(crate) fn mq_left(&mut self, now: SimTime, node: u32, pid: PortId, q: usize, p: &Packet) {
+    pub(crate) fn mq_left(
+        &mut self,
+        now: SimTime,
+        node: NodeId,
+        pid: PortId,
+        q: usize,
+        p: &Packet,
+    ) {
         let Some(fifos) = self.mqp.inq.get_mut(pid.idx()) else {
             return;
         };
