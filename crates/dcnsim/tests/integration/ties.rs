@@ -85,3 +85,19 @@ fn server_delay_step_is_refused_off_a_star_and_beyond_the_delay_range() {
         "x.toml: line 9, field topology.server_delay_step: link_delay + (servers - 1) * step must be at most 1000000s (limits: durations)"
     );
 }
+
+#[test]
+fn every_flow_has_its_own_tick_clock_phase() {
+    // ns-2 draws each agent's `boot_time_` (the phase of its tick clock) on its own; the
+    // engine sets the phase from the id it gives the flow.
+    let text = STAR
+        .replace("{step}", "")
+        .replace("rwnd = 29200", "rwnd = 29200\nrtt_tick = \"0.5ms\"");
+    let loaded = load(&text, "x.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, _) = build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    let phases: Vec<_> = sim.hosts.flows.iter().map(|f| f.snd.tick_phase).collect();
+    assert_eq!(phases.len(), 4);
+    for (i, a) in phases.iter().enumerate() {
+        assert!(phases[i + 1..].iter().all(|b| b != a), "{phases:?}");
+    }
+}

@@ -174,7 +174,9 @@ impl Core {
 
     pub fn add_flow(&mut self, mut f: TcpFlow, app: AppId) -> FlowId {
         let id = FlowId(self.hosts.flows.len() as u32);
-        f.id = id;
+        // Through `set_id`: a flow's tick-clock phase follows from its id (`TcpFlow::new`
+        // was given a placeholder, so every flow had the phase of id 0 before).
+        f.set_id(id);
         self.hosts.flows.push(f);
         self.hosts.targets.push(FlowTarget {
             app,

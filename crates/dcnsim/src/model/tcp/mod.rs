@@ -441,6 +441,13 @@ impl FlowTimer {
 }
 
 impl TcpFlow {
+    /// Give the flow its id (the engine numbers flows as it adds them) and with it the
+    /// phase of its tick clock, which ns-2 draws per agent (`boot_time_`).
+    pub fn set_id(&mut self, id: FlowId) {
+        self.id = id;
+        self.snd.tick_phase = tick_phase(id.0, self.cfg.rtt_tick);
+    }
+
     pub fn new(id: FlowId, src: NodeId, dst: NodeId, cfg: TcpConfig) -> TcpFlow {
         let init_cwnd = cfg.init_cwnd as u64 * cfg.mss as u64;
         let rto = cfg.initial_rto;

@@ -1212,6 +1212,31 @@ fn test_ns2_tick_estimator_counts_tick_boundaries_of_the_connection_clock() {
 }
 
 #[test]
+fn test_ns2_tick_phase_follows_the_flow_id() {
+    // ns-2 draws `boot_time_` per agent; here the phase is a hash of the flow id, in
+    // [0, tick), set again when the engine numbers the flow.
+    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
+    let p0 = f.snd.tick_phase;
+    let phases: Vec<SimTime> = (1..=4)
+        .map(|i| {
+            f.set_id(FlowId(i));
+            assert_eq!(f.id, FlowId(i));
+            f.snd.tick_phase
+        })
+        .collect();
+    for (i, p) in phases.iter().enumerate() {
+        assert!(*p < ms(10), "phase {p:?} within one tick");
+        assert_ne!(*p, p0, "flow {} has flow 0's phase", i + 1);
+    }
+    f.set_id(FlowId(0));
+    assert_eq!(f.snd.tick_phase, p0, "a pure function of the id");
+    // Without a tick clock there is no phase.
+    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
+    g.set_id(FlowId(3));
+    assert_eq!(g.snd.tick_phase, SimTime::ZERO);
+}
+
+#[test]
 fn test_ns2_tick_estimator_backoff_multiplier_and_srtt_reset() {
     let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
     let mut out = Vec::new();
