@@ -362,7 +362,8 @@ def variant_figure(ctx: ReportContext, cfg: VariantTableConfig, *,
         ax.set_xticks(range(len(labels)), labels, rotation=20, fontsize=7)
     ax.set_xlabel(cfg.rows or "variant")
     ax.set_ylabel(m)
-    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_yscale("symlog", linthresh=1.0)  # counts from 0 to 10^5
+    ax.set_ylim(bottom=0)
     ax.set_title(ctx.title, fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6, ncol=2, loc="best")
