@@ -17,8 +17,8 @@ from ..scenario import Scenario
 from . import generic, incast, odctcp, panels, qcn, qcn_baseline, tcn
 from ._base import RESULTS_FILE, Comparison, ReportContext, ReportKind, parse_comparison
 
-__all__ = ["REPORTS", "RESULTS_FILE", "Comparison", "Report", "ReportContext", "ReportKind", "parse",
-           "write_report"]
+__all__ = ["REPORTS", "RESULTS_FILE", "Comparison", "Report", "ReportContext", "ReportKind",
+           "parse", "write_report"]
 
 REPORTS: dict[str, ReportKind[Any]] = {
     kind.name: kind

@@ -223,8 +223,7 @@ def _series(scn: Scenario, i: int, raw: Any) -> SourceSeries:
     style = raw.get("style", "points")
     if style not in STYLES:
         raise bad(f"style: expected one of {', '.join(STYLES)}, got {style!r}")
-    common = {"label": raw["label"].strip(), "provenance": raw["provenance"].strip(),
-              "panel": panel, "style": style}
+    label, provenance = raw["label"].strip(), raw["provenance"].strip()
     if shapes == ["y"]:
         x, y = raw.get("x"), raw["y"]
         if not isinstance(y, list) or not y or not all(is_number(v) for v in y):
@@ -234,13 +233,16 @@ def _series(scn: Scenario, i: int, raw: Any) -> SourceSeries:
             raise bad(f"x: expected an array of finite numbers or of tick labels, got {x!r}")
         if len(x) != len(y):
             raise bad(f"x has {len(x)} values, y has {len(y)}")
-        return SourceSeries(x=tuple(x), y=tuple(float(v) for v in y), **common)
+        return SourceSeries(label, provenance, x=tuple(x), y=tuple(float(v) for v in y),
+                            panel=panel, style=style)
     if "x" in raw:
         raise bad("x goes with y, not with level or at")
     value = raw[shapes[0]]
     if not is_number(value):
         raise bad(f"{shapes[0]}: expected a finite number, got {value!r}")
-    return SourceSeries(**{shapes[0]: float(value)}, **common)
+    level = float(value) if shapes[0] == "level" else None
+    at = float(value) if shapes[0] == "at" else None
+    return SourceSeries(label, provenance, level=level, at=at, panel=panel, style=style)
 
 
 def draw_source(ax: Any, series: SourceSeries, *, marker: str = "D") -> None:

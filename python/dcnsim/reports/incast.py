@@ -19,8 +19,15 @@ from typing import Any, cast
 from .._tables import format_table, human, write_csv
 from ..errors import UserError
 from ..scenario import Scenario
-from ._base import (RESULTS_FILE, ReportContext, ReportKind, SourceSeries, draw_source,
-                    is_number, save_figure)
+from ._base import (
+    RESULTS_FILE,
+    ReportContext,
+    ReportKind,
+    SourceSeries,
+    draw_source,
+    is_number,
+    save_figure,
+)
 from .generic import summary_columns
 
 # Summary column -> results.csv column, in results.csv order.

@@ -42,8 +42,7 @@ from .. import _toml
 from .._tables import format_table
 from ..scenario import VARIANTS_AXIS, Scenario, variant_of
 from . import incast
-from ._base import (ReportContext, ReportKind, SourceSeries, draw_source, is_number,
-                    save_figure)
+from ._base import ReportContext, ReportKind, SourceSeries, draw_source, is_number, save_figure
 from .generic import write_generic
 
 DEFAULT_TABLE_BUFFER = 131072
@@ -338,7 +337,7 @@ def variant_figure(ctx: ReportContext, cfg: VariantTableConfig, *,
     for i, label in enumerate(labels):
         points = sorted(
             (x_of(_toml.display(rec["overrides"].get(cfg.rows)) if cfg.rows else "", label),
-             float(derived_metric(rec["summary"], m)))
+             cast(float, derived_metric(rec["summary"], m)))
             for rec in ctx.records if variant_of(scn, rec["overrides"]) == label
             and is_number(derived_metric(rec["summary"], m)))
         marker = markers[i % len(markers)]
@@ -346,7 +345,7 @@ def variant_figure(ctx: ReportContext, cfg: VariantTableConfig, *,
                 color=f"C{i % 10}", label=label)
         src = cfg.source.get(label)
         if cfg.rows is None:
-            given = [(float(i), float(src))] if is_number(src) else []
+            given = [(float(i), float(cast(float, src)))] if is_number(src) else []
         else:
             given = sorted((x_of(k, label), float(v)) for k, v in (src or {}).items()
                            if k in rows or numeric and _number(k) is not None)

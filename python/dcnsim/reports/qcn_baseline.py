@@ -360,6 +360,7 @@ def _queue_panel(ax: Any, q: Columns, port: Any) -> None:
 
 KINDS: tuple[ReportKind[Any], ...] = (
     ReportKind("qcn-baseline", "variant table plus per-flow rates, RP rates and queue over "
-               "time, group means and rate spread during congestion, and the table's metric per variant "
-               "beside the source's", parse, write_qcn_baseline, source_keys=("source",)),
+               "time, group means and rate spread during congestion, and the table's metric "
+               "per variant beside the source's", parse, write_qcn_baseline,
+               source_keys=("source",)),
 )
