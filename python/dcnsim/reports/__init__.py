@@ -15,10 +15,10 @@ from typing import Any
 
 from ..scenario import Scenario
 from . import generic, incast, odctcp, panels, qcn, qcn_baseline, tcn
-from ._base import RESULTS_FILE, ReportContext, ReportKind
+from ._base import RESULTS_FILE, Comparison, ReportContext, ReportKind, parse_comparison
 
-__all__ = ["REPORTS", "RESULTS_FILE", "Report", "ReportContext", "ReportKind", "parse",
-           "write_report"]
+__all__ = ["REPORTS", "RESULTS_FILE", "Comparison", "Report", "ReportContext", "ReportKind",
+           "parse", "write_report"]
 
 REPORTS: dict[str, ReportKind[Any]] = {
     kind.name: kind
@@ -37,10 +37,19 @@ class Report:
     tables: tuple[str, ...]
     # Set when the kind is unknown and the generic report stands in for it.
     note: str | None = None
+    # The verdict and the source's series drawn on every figure of the report.
+    comparison: Comparison = Comparison()
 
     def write(self, ctx: ReportContext) -> list[Path]:
-        """Write the report of a finished sweep; returns the files written."""
-        return self.kind.write(ctx, self.config)
+        """Write the report of a finished sweep; returns the files written. The verdict
+        and where the source's numbers come from are printed last."""
+        written = self.kind.write(ctx, self.config)
+        lines = self.comparison.caption()
+        if lines:
+            ctx.print()
+            for line in lines:
+                ctx.print(line)
+        return written
 
 
 def _resolve(scn: Scenario) -> tuple[ReportKind[Any], str | None]:
@@ -71,7 +80,8 @@ def parse(scn: Scenario) -> Report:
     """Check and read the ``[report]`` table of a loaded scenario (``ScenarioError`` for a
     bad value)."""
     kind, note = _resolve(scn)
-    return Report(kind=kind, config=kind.parse(scn), tables=_kept_tables(scn), note=note)
+    return Report(kind=kind, config=kind.parse(scn), tables=_kept_tables(scn), note=note,
+                  comparison=parse_comparison(scn))
 
 
 def write_report(ctx: ReportContext, report: Report | None = None) -> list[Path]:

@@ -1,5 +1,7 @@
 """What every report shares: the kind record of the registry, the context a report is
-written in, reading the kept per-point tables, and saving the figure.
+written in, reading the kept per-point tables, the source's published series and the
+verdict beside dcnsim's result (``[report] verdict``, ``verdict_note``, ``source_series``),
+and saving the figure (which draws that comparison on every figure).
 
 matplotlib is imported only when a figure is drawn (``pyplot``), so loading a scenario or
 running a sweep does not import it.
@@ -11,6 +13,7 @@ import csv
 import math
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..runs import Record, point_table
 from ..scenario import Plan, Scenario
+from ..validation import VERDICTS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,6 +32,8 @@ NONDETERMINISTIC = ("wall_s", "events")
 
 Columns = dict[str, list[Any]]  # a CSV table read back: column -> values
 C = TypeVar("C")
+# Called with every figure before it is saved (tests look at the drawn artists).
+FIGURE_HOOKS: list[Callable[[ReportContext, Figure], None]] = []
 
 
 @dataclass
@@ -65,6 +71,9 @@ class ReportKind(Generic[C]):
     description: str
     parse: Callable[[Scenario], C]
     write: Callable[[ReportContext, C], list[Path]]
+    # [report] keys holding source numbers that the kind itself draws in grey on its
+    # figure (e.g. incast's ``source_silent_table``), beside ``source_series``.
+    source_keys: tuple[str, ...] = ()
 
 
 def is_number(value: Any) -> bool:
@@ -110,15 +119,202 @@ def pyplot() -> Any:
     return plt
 
 
-def save_figure(ctx: ReportContext, fig: Figure, *, dpi: int) -> Path:
-    """Save ``fig`` as ``<out_dir>/<scenario id>.png`` and release it.
+# ----------------------------------------------------------- the source beside dcnsim
 
-    A figure without a layout engine (made by ``pyplot.subplots``) is laid out with
-    ``tight_layout`` first; one made with ``layout="constrained"`` keeps its own.
+SOURCE_COLOUR = "0.55"  # every source series is drawn in this grey
+SOURCE_LABEL = "source"  # legend labels of source series start with this
+NONE_PREFIX = "none:"  # source_series = "none: <why there is nothing numeric>"
+SERIES_KEYS = ("label", "provenance", "x", "y", "level", "at", "panel", "style")
+STYLES = ("points", "line")
+CAPTION_CHARS_PER_INCH = 17  # caption characters per inch of figure width (7 pt text)
+
+
+@dataclass(frozen=True)
+class SourceSeries:
+    """One published series: points ``x``/``y`` (x numbers, or tick labels of a
+    categorical axis), a horizontal reference ``level`` or a vertical line ``at``, drawn on
+    ``fig.axes[panel]`` in the units of that panel's axes."""
+
+    label: str
+    provenance: str  # where the numbers are from: table, figure, "read off the plot ±x"
+    x: tuple[float | str, ...] = ()
+    y: tuple[float, ...] = ()
+    level: float | None = None
+    at: float | None = None
+    panel: int = 0
+    style: str = "points"
+
+    @property
+    def legend(self) -> str:
+        return f"{SOURCE_LABEL}: {self.label}" if self.label else SOURCE_LABEL
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The scenario's ``verdict`` (one of ``validation.VERDICTS``, as docs/validation.md
+    classifies the id), its one-line ``verdict_note``, and the source's series (or,
+    ``none``, why the source gives nothing numeric to draw)."""
+
+    verdict: str | None = None
+    note: str = ""
+    series: tuple[SourceSeries, ...] = ()
+    none: str | None = None  # the text after "none:"
+
+    def caption(self) -> list[str]:
+        """The lines written under a figure and printed after the report: the verdict,
+        then where the source's numbers come from (one line each)."""
+        lines = []
+        if self.verdict is not None:
+            text = f"verdict: {self.verdict}" + (f" — {self.note}" if self.note else "")
+            lines.append(text + " (docs/validation.md)")
+        for s in self.series:
+            lines.append(f"{s.legend}: {s.provenance}")
+        if self.none is not None:
+            lines.append(f"source: nothing numeric to draw — {self.none}")
+        return lines
+
+
+def parse_comparison(scn: Scenario) -> Comparison:
+    """Read and check ``[report] verdict``, ``verdict_note`` and ``source_series``
+    (``ScenarioError`` naming the file and the field for a bad value)."""
+    rep = scn.report
+    verdict = rep.get("verdict")
+    if verdict is not None and verdict not in VERDICTS:
+        raise scn.error("report", "verdict", f"expected one of {', '.join(map(repr, VERDICTS))}"
+                        f", got {verdict!r}")
+    note = rep.get("verdict_note", "")
+    if not isinstance(note, str) or "\n" in note:
+        raise scn.error("report", "verdict_note", "expected a one-line string")
+    if note and verdict is None:
+        raise scn.error("report", "verdict_note", "given without a verdict")
+    raw = rep.get("source_series")
+    if raw is None:
+        return Comparison(verdict, note)
+    if isinstance(raw, str):
+        if not raw.startswith(NONE_PREFIX) or not raw[len(NONE_PREFIX):].strip():
+            raise scn.error("report", "source_series", "expected an array of series or "
+                            f"\"{NONE_PREFIX} <why the source gives nothing numeric>\"")
+        return Comparison(verdict, note, none=raw[len(NONE_PREFIX):].strip())
+    if not isinstance(raw, list) or not raw:
+        raise scn.error("report", "source_series", "expected a non-empty array of series "
+                        "(tables with label, provenance and x/y, level or at)")
+    return Comparison(verdict, note, tuple(_series(scn, i, s) for i, s in enumerate(raw)))
+
+
+def _series(scn: Scenario, i: int, raw: Any) -> SourceSeries:
+    def bad(message: str) -> ValueError:
+        return scn.error("report", "source_series", f"series {i + 1}: {message}")
+
+    if not isinstance(raw, dict):
+        raise bad(f"expected a table, got {raw!r}")
+    unknown = [k for k in raw if k not in SERIES_KEYS]
+    if unknown:
+        raise bad(f"unknown key {unknown[0]!r} (known: {', '.join(SERIES_KEYS)})")
+    for key in ("label", "provenance"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip() or "\n" in raw[key]:
+            raise bad(f"{key}: expected a non-empty one-line string")
+    shapes = [k for k in ("y", "level", "at") if k in raw]
+    if len(shapes) != 1:
+        raise bad("give exactly one of x and y (points), level (a horizontal line) or at "
+                  "(a vertical line)")
+    panel = raw.get("panel", 0)
+    if not isinstance(panel, int) or isinstance(panel, bool) or panel < 0:
+        raise bad(f"panel: expected an axes index >= 0, got {panel!r}")
+    style = raw.get("style", "points")
+    if style not in STYLES:
+        raise bad(f"style: expected one of {', '.join(STYLES)}, got {style!r}")
+    label, provenance = raw["label"].strip(), raw["provenance"].strip()
+    if shapes == ["y"]:
+        x, y = raw.get("x"), raw["y"]
+        if not isinstance(y, list) or not y or not all(is_number(v) for v in y):
+            raise bad(f"y: expected a non-empty array of finite numbers, got {y!r}")
+        if not isinstance(x, list) or not (all(is_number(v) for v in x)
+                                           or all(isinstance(v, str) for v in x)):
+            raise bad(f"x: expected an array of finite numbers or of tick labels, got {x!r}")
+        if len(x) != len(y):
+            raise bad(f"x has {len(x)} values, y has {len(y)}")
+        return SourceSeries(label, provenance, x=tuple(x), y=tuple(float(v) for v in y),
+                            panel=panel, style=style)
+    if "x" in raw:
+        raise bad("x goes with y, not with level or at")
+    value = raw[shapes[0]]
+    if not is_number(value):
+        raise bad(f"{shapes[0]}: expected a finite number, got {value!r}")
+    level = float(value) if shapes[0] == "level" else None
+    at = float(value) if shapes[0] == "at" else None
+    return SourceSeries(label, provenance, level=level, at=at, panel=panel, style=style)
+
+
+def draw_source(ax: Any, series: SourceSeries, *, marker: str = "D") -> None:
+    """Draw one source series on ``ax`` in grey (legend "source: …") and refresh the
+    legend. Tick-label x values are placed at their tick."""
+    kw = {"color": SOURCE_COLOUR, "label": series.legend, "zorder": 5}
+    if series.level is not None:
+        ax.axhline(series.level, linestyle="--", linewidth=1.2, **kw)
+    elif series.at is not None:
+        ax.axvline(series.at, linestyle="--", linewidth=1.2, **kw)
+    else:
+        xs = [_tick_position(ax, x) for x in series.x]
+        if series.style == "line":
+            ax.plot(xs, series.y, linestyle="-", marker="o", ms=4, linewidth=1.5, **kw)
+        else:
+            ax.plot(xs, series.y, linestyle="none", marker=marker, ms=6, mfc="none", mew=1.5,
+                    **kw)
+    ax.legend(fontsize=7, loc="best")
+
+
+def _tick_position(ax: Any, x: float | str) -> float:
+    if not isinstance(x, str):
+        return float(x)
+    for pos, tick in zip(ax.get_xticks(), ax.get_xticklabels(), strict=False):
+        if tick.get_text() == x:
+            return float(pos)
+    return math.nan  # not a category of this figure (e.g. a --quick run): not drawn
+
+
+def comparison_of(scn: Scenario) -> Comparison:
+    """The scenario's comparison; a bad one (refused when the scenario was checked) as
+    none."""
+    try:
+        return parse_comparison(scn)
+    except ValueError:
+        return Comparison()
+
+
+def draw_comparison(fig: Figure, comparison: Comparison, *, series: bool = True) -> None:
+    """Draw the source's series on their panels (visible axes of ``fig``, in order) and
+    write the verdict and the provenance under the figure (``series=False``: the verdict
+    only, for a report's second figure whose panels are not the ones the series name)."""
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    if not series:
+        comparison = Comparison(comparison.verdict, comparison.note)
+    for s in comparison.series:
+        if s.panel < len(axes):
+            draw_source(axes[s.panel], s)
+    width = max(60, int(fig.get_figwidth() * CAPTION_CHARS_PER_INCH))
+    lines = [wrapped for line in comparison.caption()
+             for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")]
+    if lines:
+        fig.supxlabel("\n".join(lines), fontsize=7, color="0.25", ha="center")
+
+
+def save_figure(ctx: ReportContext, fig: Figure, *, dpi: int, name: str | None = None,
+                series: bool = True) -> Path:
+    """Draw the scenario's source series and verdict (``draw_comparison``), then save
+    ``fig`` as ``<out_dir>/<name>.png`` (default name: the scenario id) and release it.
+    ``series=False`` writes the verdict line but draws no ``source_series`` (a second
+    figure of a report).
+
+    A figure without a layout engine (made by ``pyplot.subplots``) is given the
+    constrained one (which leaves room for the caption); one made with
+    ``layout="constrained"`` keeps its own.
     """
-    path = ctx.out_dir / f"{ctx.scenario.id}.png"
+    path = ctx.out_dir / f"{name or ctx.scenario.id}.png"
     if fig.get_layout_engine() is None:
-        fig.tight_layout()
+        fig.set_layout_engine("constrained")
+    draw_comparison(fig, comparison_of(ctx.scenario), series=series)
+    for hook in FIGURE_HOOKS:
+        hook(ctx, fig)
     tmp = path.with_name(f".{path.name}.tmp")  # whole figures only, even if killed
     fig.savefig(tmp, dpi=dpi, format="png")
     os.replace(tmp, path)

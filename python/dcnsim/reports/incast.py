@@ -19,7 +19,15 @@ from typing import Any, cast
 from .._tables import format_table, human, write_csv
 from ..errors import UserError
 from ..scenario import Scenario
-from ._base import RESULTS_FILE, ReportContext, ReportKind, is_number, save_figure
+from ._base import (
+    RESULTS_FILE,
+    ReportContext,
+    ReportKind,
+    SourceSeries,
+    draw_source,
+    is_number,
+    save_figure,
+)
 from .generic import summary_columns
 
 # Summary column -> results.csv column, in results.csv order.
@@ -103,7 +111,9 @@ def write_incast(ctx: ReportContext, cfg: IncastConfig) -> list[Path]:
     grid = frame.groupby(["buffer_bytes", "flows"], sort=True).mean(numeric_only=True)
     buffers = sorted({int(b) for b, _ in grid.index})
     flows = sorted({int(f) for _, f in grid.index})
-    written.append(_plot(ctx, grid, buffers, flows, cfg.ceiling_mbps))
+    same_width = {len(v) for v in cfg.source_silent.values()} == {len(buffers)}
+    written.append(_plot(ctx, grid, buffers, flows, cfg.ceiling_mbps,
+                         cfg.source_silent if same_width else {}))
 
     def cell(buffer: int, n: int, column: str) -> float | None:
         key = (buffer, n)
@@ -151,37 +161,54 @@ def _source_columns(ctx: ReportContext, cfg: IncastConfig,
 
 
 def _plot(ctx: ReportContext, grid: Any, buffers: list[int], flows: list[int],
-          ceiling: float) -> Path:
+          ceiling: float, source: Mapping[int, Sequence[float]]) -> Path:
+    """Goodput against flows, a line per buffer; with the source's silent-period table, a
+    second panel of silent seconds with the source's in grey (panel 1)."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullLocator
 
-    fig = Figure(figsize=(7.0, 4.6), layout="constrained")
-    ax = fig.add_subplot()
+    fig = Figure(figsize=(7.0, 7.6 if source else 4.6), layout="constrained")
+    axes = fig.subplots(2 if source else 1, 1, squeeze=False)[:, 0]
     markers = "osD^v<>p*h"
-    for i, buffer in enumerate(buffers):
-        sub = grid.xs(buffer, level="buffer_bytes")
-        ax.plot(sub.index.to_numpy(), sub["goodput_mbps"].to_numpy(),
-                marker=markers[i % len(markers)], label=f"{kb(buffer)} buffer")
-    ax.axhline(ceiling, linestyle="--", color="0.4", linewidth=1,
-               label=f"payload share of 1 Gb/s ({ceiling:g} Mb/s)")
     lo = min(0, math.floor(math.log2(max(min(flows), 1))))
     hi = max(6, math.ceil(math.log2(max(flows))))
     ticks = [2**k for k in range(lo, hi + 1)]
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([str(t) for t in ticks])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlim(ticks[0] / 1.15, ticks[-1] * 1.15)
+    columns = [("goodput_mbps", "goodput (Mb/s)")]
+    if source:
+        columns.append(("silent_s", "silent seconds"))
+    for ax, (column, ylabel) in zip(axes, columns, strict=True):
+        for i, buffer in enumerate(buffers):
+            sub = grid.xs(buffer, level="buffer_bytes")
+            ax.plot(sub.index.to_numpy(), sub[column].to_numpy(),
+                    marker=markers[i % len(markers)], color=f"C{i}",
+                    label=f"{kb(buffer)} buffer")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(t) for t in ticks])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlim(ticks[0] / 1.15, ticks[-1] * 1.15)
+        ax.set_xlabel("number of flows (servers)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+    ax = axes[0]
+    ax.axhline(ceiling, linestyle="--", color="0.4", linewidth=1,
+               label=f"payload share of 1 Gb/s ({ceiling:g} Mb/s)")
     ax.set_ylim(0, max(1000.0, ceiling * 1.05))
-    ax.set_xlabel("number of flows (servers)")
-    ax.set_ylabel("goodput (Mb/s)")
     ax.set_title(ctx.title, fontsize=10)
-    ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8)
+    if source:
+        rows = sorted(source)
+        for i, buffer in enumerate(buffers):
+            draw_source(axes[1], SourceSeries(
+                label=f"{kb(buffer)}", provenance="[report] source_silent_table",
+                x=tuple(float(n) for n in rows), y=tuple(float(source[n][i]) for n in rows),
+                style="points"), marker=markers[i % len(markers)])
+        axes[1].set_title("silent periods; source: the thesis's table ([report] "
+                          "source_silent_table)", fontsize=8)
     return save_figure(ctx, fig, dpi=120)
 
 
 KINDS: tuple[ReportKind[Any], ...] = (
     ReportKind("incast-goodput", "goodput vs flows per buffer, silent-period table",
-               parse, write_incast),
+               parse, write_incast, source_keys=("source_silent_table",)),
 )

@@ -63,12 +63,13 @@ def parse_after_cwr(scn: Scenario) -> AfterCwrConfig:
     return AfterCwrConfig(after_s=float(after))
 
 
-def segments_after_cwr(seq: Columns, after_s: float = 0.0) -> list[int]:
-    """Data segments sent after each CWR segment until (and at) the first ACK covering it."""
+def cwr_events(seq: Columns, after_s: float = 0.0) -> list[tuple[float, int]]:
+    """(time, count) of every CWR segment sent at or after ``after_s`` whose covering ACK
+    arrived: the data segments sent after it until (and at) that ACK."""
     n = len(seq.get("time_s", []))
     rows = [(float(seq["time_s"][i]), str(seq["what"][i]), int(seq["seq"][i]),
              int(seq["cwr"][i])) for i in range(n)]
-    counts = []
+    events = []
     for i, (t, what, s, cwr) in enumerate(rows):
         if what != "data" or not cwr or t < after_s:
             continue
@@ -80,8 +81,14 @@ def segments_after_cwr(seq: Columns, after_s: float = 0.0) -> list[int]:
                 break
         if t_ack is None:
             continue
-        counts.append(sum(1 for t2, w2, _, _ in rows[i + 1:] if w2 == "data" and t2 <= t_ack))
-    return counts
+        events.append((t, sum(1 for t2, w2, _, _ in rows[i + 1:]
+                              if w2 == "data" and t2 <= t_ack)))
+    return events
+
+
+def segments_after_cwr(seq: Columns, after_s: float = 0.0) -> list[int]:
+    """Data segments sent after each CWR segment until (and at) the first ACK covering it."""
+    return [count for _, count in cwr_events(seq, after_s)]
 
 
 def write_after_cwr(ctx: ReportContext, cfg: AfterCwrConfig) -> list[Path]:
@@ -100,12 +107,23 @@ def write_after_cwr(ctx: ReportContext, cfg: AfterCwrConfig) -> list[Path]:
     ctx.print(f"segments sent in the RTT after a CWR segment (CWR segments after {after} s)")
     ctx.print(format_table(["point", "CWR segs", "mean", "std", "median"], rows, align_left=1))
 
-    fig, axes = pyplot().subplots(1, len(data), figsize=(6 * len(data), 4), squeeze=False)
+    # Row 0: the zoom of each point; row 1: the count after every CWR segment over time
+    # (the source's count goes on these panels).
+    fig, axes = pyplot().subplots(2, len(data), figsize=(6 * len(data), 6.5), squeeze=False,
+                                  height_ratios=[3, 2])
     for c, (p, d) in enumerate(zip(ctx.plan.points, data, strict=True)):
         ax = axes[0][c]
         _draw_cwr_zoom(ax, d["seq"], after)
         m, _ = _mean_std([float(x) for x in per_point[c]])
         ax.set_title(f"{ctx.title}\n{p.label()}: {human(m)} segments after CWR", fontsize=9)
+        events = cwr_events(d["seq"], after)
+        ax = axes[1][c]
+        ax.plot([e[0] for e in events], [e[1] for e in events], "o", ms=3, color="C0",
+                label="dcnsim")
+        ax.set_xlabel("time of the CWR segment (s)")
+        ax.set_ylabel("segments after CWR")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
     written.append(save_figure(ctx, fig, dpi=110))
     return written
 
@@ -166,9 +184,15 @@ def parse_fct(scn: Scenario) -> FctConfig:
                      bins=tuple(bins) if bins is not None else None, app=app)
 
 
+def _kb(size: float) -> str:
+    """Bytes as KB (1000 B) without an exponent: 1000 -> "1", 10000001 -> "10000"."""
+    text = f"{size / 1e3:.4f}".rstrip("0").rstrip(".")
+    return text if "." not in text or size < 1e4 else f"{size / 1e3:.0f}"
+
+
 def _bin_labels(bins: tuple[int, ...]) -> list[str]:
-    """The labels of the size bins in size order, e.g. ``1-10 KB``."""
-    return [f"{bins[k] / 1e3:g}-{bins[k + 1] / 1e3:g} KB" for k in range(len(bins) - 1)]
+    """The labels of the size bins in size order, e.g. ``1-10 KB``, ``1000-10000 KB``."""
+    return [f"{_kb(bins[k])}-{_kb(bins[k + 1])} KB" for k in range(len(bins) - 1)]
 
 
 def _bin_label(bins: tuple[int, ...], size: float) -> str | None:
@@ -249,7 +273,11 @@ def write_fct(ctx: ReportContext, cfg: FctConfig) -> list[Path]:
 
 
 def _fct_figure(ctx: ReportContext, rows: FctRows, groups: list[str], keys: list[str]) -> Path:
-    fig, (ax1, ax2) = pyplot().subplots(1, 2, figsize=(11, 4))
+    """Transfer time and SRTT per x value or size bin (in ``keys`` order), a line per group;
+    with exactly two groups a third panel of the first's mean time over the second's."""
+    ratio = len(groups) == 2
+    fig, axes = pyplot().subplots(1, 3 if ratio else 2, figsize=(15 if ratio else 11, 4))
+    ax1, ax2 = axes[0], axes[1]
     xs = list(range(len(keys)))
     for gi, g in enumerate(groups):
         ms = [_mean_std([v[0] * 1e3 for v in rows.get((g, k), [])]) for k in keys]
@@ -266,6 +294,18 @@ def _fct_figure(ctx: ReportContext, rows: FctRows, groups: list[str], keys: list
         ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
+    if ratio:
+        ax3 = axes[2]
+        means = [[_mean_std([v[0] for v in rows.get((g, k), [])])[0] for k in keys]
+                 for g in groups]
+        ax3.plot(xs, [a / b if b else math.nan for a, b in zip(*means, strict=True)], "o-",
+                 color="C2", label=f"dcnsim {groups[0]}/{groups[1]}")
+        ax3.axhline(1.0, color="0.8", linewidth=1)
+        ax3.set_xticks(xs)
+        ax3.set_xticklabels(keys, rotation=30, fontsize=7)
+        ax3.set_ylabel(f"mean transfer time, {groups[0]} / {groups[1]}")
+        ax3.grid(True, alpha=0.3)
+        ax3.legend(fontsize=8)
     fig.suptitle(ctx.title, fontsize=10)
     return save_figure(ctx, fig, dpi=110)
 

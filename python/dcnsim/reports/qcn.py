@@ -36,13 +36,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import _toml
 from .._tables import format_table
 from ..scenario import VARIANTS_AXIS, Scenario, variant_of
 from . import incast
-from ._base import ReportContext, ReportKind, is_number
+from ._base import ReportContext, ReportKind, SourceSeries, draw_source, is_number, save_figure
 from .generic import write_generic
 
 DEFAULT_TABLE_BUFFER = 131072
@@ -293,9 +293,86 @@ def write_variant_table(ctx: ReportContext, cfg: VariantTableConfig) -> list[Pat
     return paths
 
 
+def write_variant_report(ctx: ReportContext, cfg: VariantTableConfig) -> list[Path]:
+    """The tables of ``write_variant_table`` and a figure of the source metric."""
+    paths = write_variant_table(ctx, cfg)
+    paths.append(variant_figure(ctx, cfg))
+    return paths
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def variant_figure(ctx: ReportContext, cfg: VariantTableConfig, *,
+                   name: str | None = None, series: bool = True) -> Path:
+    """``source_metric`` against the rows axis (log scale when its values are numbers,
+    else one tick per value; one tick per variant without rows), a line per variant, the
+    source's numbers ([report] source) in grey with the same marker."""
+    from matplotlib.figure import Figure
+
+    scn = ctx.scenario
+    m = cfg.source_metric
+    labels = [v for v in scn.variants if any(
+        variant_of(scn, r["overrides"]) == v for r in ctx.records)]
+    rows: list[str] = []  # row values as the source keys spell them (display form)
+    for rec in ctx.records:
+        row = _toml.display(rec["overrides"].get(cfg.rows)) if cfg.rows else ""
+        if row not in rows:
+            rows.append(row)
+    numeric = cfg.rows is not None and all(_number(r) is not None for r in rows)
+
+    def x_of(row: str, label: str) -> float:
+        if cfg.rows is None:
+            return float(labels.index(label))
+        return cast(float, _number(row)) if numeric else float(rows.index(row))
+
+    fig = Figure(figsize=(8.0, 5.0), layout="constrained")
+    ax = fig.add_subplot()
+    markers = "osD^v<>p*h"
+    for i, label in enumerate(labels):
+        points = sorted(
+            (x_of(_toml.display(rec["overrides"].get(cfg.rows)) if cfg.rows else "", label),
+             cast(float, derived_metric(rec["summary"], m)))
+            for rec in ctx.records if variant_of(scn, rec["overrides"]) == label
+            and is_number(derived_metric(rec["summary"], m)))
+        marker = markers[i % len(markers)]
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker,
+                color=f"C{i % 10}", label=label)
+        src = cfg.source.get(label)
+        if cfg.rows is None:
+            given = [(float(i), float(cast(float, src)))] if is_number(src) else []
+        else:
+            given = sorted((x_of(k, label), float(v)) for k, v in (src or {}).items()
+                           if k in rows or numeric and _number(k) is not None)
+        if given:
+            draw_source(ax, SourceSeries(label=label, provenance="[report] source",
+                                         x=tuple(g[0] for g in given),
+                                         y=tuple(g[1] for g in given)), marker=marker)
+    if numeric:
+        ax.set_xscale("log", base=2)
+    elif cfg.rows is not None:
+        ax.set_xticks(range(len(rows)), rows)
+    else:
+        ax.set_xticks(range(len(labels)), labels, rotation=20, fontsize=7)
+    ax.set_xlabel(cfg.rows or "variant")
+    ax.set_ylabel(m)
+    ax.set_yscale("symlog", linthresh=1.0)  # counts from 0 to 10^5
+    ax.set_ylim(bottom=0)
+    ax.set_title(ctx.title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=6, ncol=2, loc="best")
+    return save_figure(ctx, fig, dpi=110, name=name, series=series)
+
+
 KINDS: tuple[ReportKind[Any], ...] = (
     ReportKind("qcn-incast", "incast goodput plus Table III (avg minrate, CNMs) at one buffer",
-               parse_qcn_incast, write_qcn_incast),
-    ReportKind("variant-table", "one metric, a row per axis value, a column per variant",
-               parse_variant_table, write_variant_table),
+               parse_qcn_incast, write_qcn_incast, source_keys=("source_silent_table",)),
+    ReportKind("variant-table", "one metric, a row per axis value, a column per variant, "
+               "and its figure with the source's numbers", parse_variant_table,
+               write_variant_report, source_keys=("source",)),
 )

@@ -47,7 +47,7 @@ from .. import _toml
 from .._tables import format_table
 from ..scenario import Point, Scenario, overrides_key, variant_of
 from ._base import Columns, ReportContext, ReportKind, is_number, point_tables, save_figure
-from .qcn import VariantTableConfig, parse_variant_table, write_variant_table
+from .qcn import VariantTableConfig, parse_variant_table, variant_figure, write_variant_table
 
 NEEDED_TABLES = ("app_rate", "queue")
 PACKET_BYTES = 1500.0  # the baselines' frames (ch. VI: 1500-B CBR)
@@ -253,6 +253,9 @@ def write_qcn_baseline(ctx: ReportContext, cfg: QcnBaselineConfig) -> list[Path]
     shown = [x for x in loaded if variant_of(scn, x[0].overrides) in cfg.figure_variants]
     if shown:
         written.append(_figure(ctx, cfg, shown))
+    # The table's metric per variant beside the source's numbers ([report] source).
+    written.append(variant_figure(ctx, cfg.table, name=f"{scn.id}-{cfg.table.source_metric}",
+                                  series=False))
     return written
 
 
@@ -357,5 +360,7 @@ def _queue_panel(ax: Any, q: Columns, port: Any) -> None:
 
 KINDS: tuple[ReportKind[Any], ...] = (
     ReportKind("qcn-baseline", "variant table plus per-flow rates, RP rates and queue over "
-               "time, group means and rate spread during congestion", parse, write_qcn_baseline),
+               "time, group means and rate spread during congestion, and the table's metric "
+               "per variant beside the source's", parse, write_qcn_baseline,
+               source_keys=("source",)),
 )
