@@ -15,9 +15,9 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _toml, reports
+from . import _toml
 from ._native import core
-from ._tables import write_bytes_atomic, write_text_atomic
+from ._tables import frame_csv, write_bytes_atomic, write_text_atomic
 from .errors import CheckFailed
 from .provenance import RUN_JSON, run_metadata
 from .runs import run_id
@@ -30,9 +30,13 @@ if TYPE_CHECKING:
 
 @dataclass
 class Result:
-    """The tables of one run, as pandas DataFrames (``res.summary``, ``res.flows``, ...)."""
+    """The tables of one run, as pandas DataFrames (``res.summary``, ``res.flows``, ...).
 
-    tables: dict[str, pd.DataFrame]
+    The engine's columns are kept as they came (``raw``: table -> column -> values); the
+    DataFrames are made on first use, so a run that only writes its files never imports
+    pandas."""
+
+    raw: dict[str, dict[str, list[Any]]]
     scenario: str = ""
     overrides: dict[str, Any] = field(default_factory=dict)
     #: Wall-clock seconds of the engine call (not in the tables, which stay identical
@@ -49,9 +53,18 @@ class Result:
     #: Why the run stopped before its end (``max_events``, ``max_wall``), None when it ran
     #: to the end; the tables then cover the time simulated (``summary.partial`` = 1).
     stopped: str | None = None
+    _frames: dict[str, pd.DataFrame] | None = field(default=None, init=False, repr=False,
+                                                    compare=False)
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table as a pandas DataFrame (made on first access)."""
+        if self._frames is None:
+            self._frames = _tables_to_frames(self.raw)
+        return self._frames
 
     def __getattr__(self, name: str) -> pd.DataFrame:
-        if name.startswith("_") or name in ("tables", "scenario", "overrides", "wall_s",
+        if name.startswith("_") or name in ("raw", "tables", "scenario", "overrides", "wall_s",
                                             "scenario_sha256", "captures", "warnings",
                                             "stopped"):
             raise AttributeError(name)
@@ -68,8 +81,7 @@ class Result:
     @property
     def summary_row(self) -> dict[str, Any]:
         """The single row of the ``summary`` table as a plain dict."""
-        return {str(k): v.item() if hasattr(v, "item") else v
-                for k, v in self.tables["summary"].iloc[0].items()}
+        return {str(k): v[0] for k, v in self.raw["summary"].items()}
 
     def metadata(self) -> dict[str, Any]:
         """What ``run.json`` records of this run (``provenance.run_metadata``): versions and
@@ -77,7 +89,7 @@ class Result:
         engine = str(core().version())
         return run_metadata(scenario=self.scenario, scenario_sha256=self.scenario_sha256,
                             engine=engine, overrides=self.overrides,
-                            summary=self.summary_row if "summary" in self.tables else {},
+                            summary=self.summary_row if "summary" in self.raw else {},
                             wall_s=self.wall_s,
                             point_id=run_id(self.scenario_sha256, engine, self.overrides),
                             warnings=self.warnings, stopped=self.stopped)
@@ -90,10 +102,10 @@ class Result:
         out = Path(path)
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, frame in self.tables.items():
+        for name, columns in self.raw.items():
             target = out / f"{name}.csv"
             # Through a temporary file and a rename: a killed run leaves whole files only.
-            write_text_atomic(target, frame.to_csv(index=False, lineterminator="\n"))
+            write_text_atomic(target, frame_csv(columns))
             written.append(target)
         if self.captures:
             (out / "pcap").mkdir(exist_ok=True)
@@ -108,7 +120,7 @@ class Result:
         columns = params(meta["point_id"], 0, False, meta["seed"], self.scenario_sha256,
                          self.overrides)
         store = write_run(out, Path(self.scenario).stem, 0, meta["point_id"], columns,
-                          self.tables)
+                          self.raw)
         return written + ([store] if store is not None else [])
 
 
@@ -152,7 +164,8 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
     wall = time.perf_counter() - start
     if info.get("check_failed"):
         raise CheckFailed(f"{path}: --check failed: {info['check_failed']}")
-    return Result(tables=_tables_to_frames(raw), scenario=path, overrides=dict(overrides or {}),
+    return Result(raw={name: dict(cols) for name, cols in raw.items()}, scenario=path,
+                  overrides=dict(overrides or {}),
                   wall_s=wall, scenario_sha256=hashlib.sha256(text.encode()).hexdigest(),
                   captures=dict(captures), warnings=list(info.get("warnings", [])),
                   stopped=info.get("stopped"))
@@ -165,6 +178,8 @@ def validate(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None 
     Raises ``ScenarioError`` naming the file, field and problem; returns the engine's
     warnings about the base point's legal but suspicious settings (one line each).
     """
+    from . import reports  # only here: the report modules are not needed to run
+
     scn = load_validated(scenario, overrides, text=text)
     reports.parse(scn)
     validate_all_points(scn, overrides)

@@ -21,18 +21,37 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, TypeVar, cast
+from types import ModuleType
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
-from . import __version__, _toml, catalog, executors, reports, store, validation
+from . import __version__, _toml, executors, store
 from ._native import core, is_scenario_error
 from ._runopts import add_run_limits, run_limits
 from ._tables import csv_text, format_mapping, format_table, human, write_text_atomic
 from .api import Result, run, validate
 from .errors import CheckFailed, ExtensionMissingError, UserError
-from .reports import Report
 from .runs import merge_dirs, point_id
 from .scenario import Plan, Scenario, load, load_validated, make_plan, read_text, validate_points
 from .sweep import PointFailed, SweepInterrupted, run_sweep, summary_row
+
+if TYPE_CHECKING:
+    from . import catalog, reports, validation
+    from .reports import Report
+else:
+
+    class _Later(ModuleType):
+        """A submodule imported on first attribute access: the report and catalog modules
+        (most of the package's import time) are not needed by `dcnsim run`, which should
+        reach its first event quickly ([speed] fast start)."""
+
+        def __getattr__(self, attr: str) -> Any:
+            import importlib
+
+            module = importlib.import_module(f"dcnsim.{self.__name__}")
+            self.__dict__.update(module.__dict__)
+            return getattr(module, attr)
+
+    catalog, reports, validation = _Later("catalog"), _Later("reports"), _Later("validation")
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 BENCH_SCENARIO = "bench-incast"
@@ -192,13 +211,14 @@ def _print_warnings(warnings: Sequence[str]) -> None:
 
 def _warn_pcap_truncated(result: Result) -> None:
     """A note on stderr for each capture that hit ``[measure] pcap_max_bytes``."""
-    table = result.tables.get("pcap")
+    table = result.raw.get("pcap")
     if table is None:
         return
-    for row in table.itertuples(index=False):
-        if row.not_captured > 0:
-            print(f"dcnsim: warning: capture of port {row.port} reached pcap_max_bytes after "
-                  f"{row.frames} frames; {row.not_captured} later frames are not in it "
+    for port, frames, lost in zip(table["port"], table["frames"], table["not_captured"],
+                                  strict=True):
+        if lost > 0:
+            print(f"dcnsim: warning: capture of port {port} reached pcap_max_bytes after "
+                  f"{frames} frames; {lost} later frames are not in it "
                   "(raise measure.pcap_max_bytes)", file=sys.stderr)
 
 

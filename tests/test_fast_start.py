@@ -1,0 +1,67 @@
+"""[speed] fast start: `dcnsim run` writes its tables without building DataFrames, and
+writes them byte for byte as pandas did."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+from dcnsim._tables import frame_csv
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_frame_csv_writes_what_pandas_writes() -> None:
+    columns = {
+        "f": [0.1, 1e-05, 1e16, -0.0, math.nan, math.inf, 946.0, 123456789.125, 2.5e-300],
+        "i": [0, -1, 9223372036854775807, 3, 4, 5, 6, 7, 8],
+        "s": ["a", "b,c", 'q"uote', "", "sw->client", "ünï", "x\ny", " lead", "end "],
+        "b": [True, False, True, True, False, False, True, False, True],
+    }
+    want = pd.DataFrame(columns).to_csv(index=False, lineterminator="\n")
+    assert frame_csv(columns) == want
+    empty = {"a": [], "b": []}
+    assert frame_csv(empty) == pd.DataFrame(empty).to_csv(index=False, lineterminator="\n")
+    one = {"only": [""]}
+    assert frame_csv(one) == pd.DataFrame(one).to_csv(index=False, lineterminator="\n")
+
+
+def test_run_tables_are_pandas_free_until_asked(tmp_path: Path) -> None:
+    """A run's files come from the engine's columns; the DataFrames are made on first use
+    and hold the same values."""
+    from dcnsim import api
+
+    res = api.run(ROOT / "scenarios" / "devkota-fig08.toml", {"sim.duration": "2ms"})
+    assert res._frames is None
+    res.to_dir(tmp_path)
+    assert res._frames is None, "writing the files built DataFrames"
+    for name in res.raw:
+        text = (tmp_path / f"{name}.csv").read_text()
+        assert text == res.tables[name].to_csv(index=False, lineterminator="\n"), name
+    assert res.summary_row["flows"] == int(res.summary["flows"].iloc[0])
+
+
+def test_cli_run_imports_no_plotting_before_the_engine(tmp_path: Path) -> None:
+    """Up to the engine call, `dcnsim run` loads neither pandas nor matplotlib nor the
+    report modules."""
+    code = (
+        "import sys\n"
+        "from dcnsim import cli, _native\n"
+        "seen = {}\n"
+        "real = _native.core\n"
+        "def spy():\n"
+        "    seen['mods'] = [m for m in ('pandas', 'matplotlib', 'dcnsim.reports')\n"
+        "                    if m in sys.modules]\n"
+        "    return real()\n"
+        "import dcnsim.api as api\n"
+        "api.core = spy\n"
+        f"cli.main(['run', {str(ROOT / 'scenarios' / 'devkota-fig08.toml')!r}, '--set',\n"
+        "          'sim.duration=1ms', '--out', sys.argv[1]])\n"
+        "print('LOADED', seen['mods'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert "LOADED []" in out, out
