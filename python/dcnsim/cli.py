@@ -44,18 +44,44 @@ T = TypeVar("T")
 
 
 QUOTED_MAX = 80
-_QUOTED = re.compile(r'"([^"\n]{' + str(QUOTED_MAX + 1) + r',})"')
+# Values the messages quote: "text" (the engine's and this package's), `text` (serde's) and
+# 'text' (Python's repr; only when longer than QUOTED_MAX, so apostrophes in words stay).
+_QUOTED = re.compile(r'"([^"\n]*)"|`([^`\n]*)`|(?<![\w])\'([^\'\n]{' + str(QUOTED_MAX + 1)
+                     + r',})\'(?![\w])')
+EXPECTED_NAMES_MAX = 10
 
 
 def _shorten(message: str) -> str:
     """``message`` with every quoted value longer than ``QUOTED_MAX`` characters cut (a
-    5 MB bad value must not become a 5 MB error line)."""
+    5 MB bad value must not become a 5 MB error line), and a list of more than
+    ``EXPECTED_NAMES_MAX`` expected field names cut to the names closest to the unknown one
+    (``dcnsim schema`` lists them all)."""
 
     def cut(m: re.Match[str]) -> str:
-        value = m.group(1)
-        return f'"{value[:QUOTED_MAX - 1]}…" ({len(value)} characters)'
+        group = next(i for i in (1, 2, 3) if m.group(i) is not None)
+        quote, value = '"`\''[group - 1], m.group(group)
+        if len(value) <= QUOTED_MAX:
+            return m.group(0)
+        return f'{quote}{value[:QUOTED_MAX - 1]}…{quote} ({len(value)} characters)'
 
-    return _QUOTED.sub(cut, message)
+    return _QUOTED.sub(cut, _fewer_names(message))
+
+
+def _fewer_names(message: str) -> str:
+    m = re.search(r"unknown field `([^`\n]*)`(?: for kind \"[^\"\n]*\")?[,:] expected one of "
+                  r"((?:`[^`\n]*`, )+`[^`\n]*`)", message)
+    if m is None:
+        return message
+    names = re.findall(r"`([^`\n]*)`", m.group(2))
+    if len(names) <= EXPECTED_NAMES_MAX:
+        return message
+    close = difflib.get_close_matches(m.group(1), names, n=3, cutoff=0.5)
+    shown = close or names[:3]
+    listed = ", ".join(f"`{n}`" for n in shown)
+    what = "closest" if close else "first"
+    short = (f"{listed} ({what} {len(shown)} of {len(names)} fields; `dcnsim schema` lists "
+             "them)")
+    return message[:m.start(2)] + short + message[m.end(2):]
 
 
 def _err(message: str) -> None:
