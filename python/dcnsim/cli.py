@@ -64,7 +64,14 @@ def _shorten(message: str) -> str:
             return m.group(0)
         return f'{quote}{value[:QUOTED_MAX - 1]}…{quote} ({len(value)} characters)'
 
-    return _QUOTED.sub(cut, _fewer_names(message))
+    return _QUOTED.sub(cut, _fewer_names(_one_line(message)))
+
+
+def _one_line(message: str) -> str:
+    """Control characters (a newline inside a quoted bad value) written as escapes, so the
+    message stays on one line."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}" if m.group() != "\n"
+                  else "\\n", message.strip())
 
 
 def _fewer_names(message: str) -> str:
@@ -111,6 +118,26 @@ def _output_dir(path: Path) -> Path:
     if not os.access(path, os.W_OK | os.X_OK):
         raise UserError(f"output directory {path} is not writable")
     return path
+
+
+def _new_dirs(path: Path) -> list[Path]:
+    """The folders ``path.mkdir(parents=True)`` would create, innermost first."""
+    made = []
+    for p in [path, *path.parents]:
+        if p.exists():
+            break
+        made.append(p)
+    return made
+
+
+def _remove_if_empty(folders: Sequence[Path]) -> None:
+    """Remove the folders this run made (innermost first) that are still empty: a run
+    refused for bad input leaves no empty output folder behind."""
+    for p in folders:
+        try:
+            p.rmdir()
+        except OSError:  # not empty (or already gone): keep it and its parents
+            return
 
 
 def _scenario_ids() -> dict[str, Path]:
@@ -189,11 +216,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     text = _scenario_text(args.file)
     # The output folder is made (and checked writable) before simulating: a result that
     # cannot be written would be lost.
-    out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
+    out_path = Path(args.out) if args.out else Path("out") / Path(args.file).stem
+    made = _new_dirs(out_path)
+    out = _output_dir(out_path)
     bar = _RunProgress()
     try:
         result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update,
                                             **run_limits(args)))
+    except BaseException:
+        _remove_if_empty(made)
+        raise
     finally:
         bar.close()
     _print_warnings(result.warnings)
