@@ -4,7 +4,9 @@
 Each mutant is a shipped scenario with one mutation (kinds: ``KINDS``) and is checked the
 way ``dcnsim validate`` checks a file: ``dcnsim.api.validate`` (the engine's schema and
 ranges, the Python-owned tables, the report's config, every sweep point full and quick).
-The outcome is classified:
+A valid mutant is then built and run for ``BUILD_EVENTS`` events at its quick cut (what
+``dcnsim run`` checks after parsing: the memory estimate, routes, flows, samplers), with
+``--max-memory 512MiB``. The outcome is classified:
 
 ``error``       a clean error: one line, at most 200 characters besides the file's path,
                 naming a field (``field ...``) or a place in the file (``line ...``, a
@@ -258,8 +260,12 @@ def mutate(rng: random.Random, kind: str, text: str, doc: dict[str, Any]) -> byt
 
 # ------------------------------------------------------------------ the worker
 
-def classify(path: str) -> tuple[str, str]:
-    """Check the scenario file ``path`` as ``dcnsim validate`` does; (outcome, message)."""
+BUILD_EVENTS = 2000
+
+
+def classify(path: str, build: bool = True) -> tuple[str, str]:
+    """Check the scenario file ``path`` as ``dcnsim validate`` does and, when it is valid and
+    ``build``, build it and run ``BUILD_EVENTS`` events; (outcome, message)."""
     from dcnsim import api
     from dcnsim._native import core, is_scenario_error
     from dcnsim.cli import _shorten
@@ -267,6 +273,18 @@ def classify(path: str) -> tuple[str, str]:
 
     try:
         warnings = api.validate(path)
+        if build:
+            # A valid mutant is also built and run for a few events at its quick cut (the
+            # checks of the build: memory estimate, routes, flows), within 512 MiB.
+            from dcnsim import _toml
+            from dcnsim.scenario import load, make_plan
+
+            text = Path(path).read_text(encoding="utf-8")
+            plan = make_plan(load(path, text), quick=True)
+            pairs = _toml.literal_pairs(plan.points[0].overrides)
+            _, _, info = core().run_captured(text, path, pairs, max_events=BUILD_EVENTS,
+                                             max_wall=5.0, max_memory=512 * 2**20)
+            warnings = [*warnings, *info.get("warnings", [])]
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # noqa: BLE001 -- classified
