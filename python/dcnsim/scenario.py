@@ -40,7 +40,8 @@ def read_text(path: str | Path) -> str:
     """Read a scenario file as UTF-8 text (``OSError`` if it cannot be read).
 
     Only regular files are read (not devices or pipes, which may never end), and at most
-    ``MAX_SCENARIO_BYTES``: both are refused with a ``ScenarioError``.
+    ``MAX_SCENARIO_BYTES``: both are refused with a ``ScenarioError``. A leading UTF-8
+    byte-order mark is dropped.
     """
     p = Path(path)
     if not stat.S_ISREG(p.stat().st_mode):
@@ -51,9 +52,11 @@ def read_text(path: str | Path) -> str:
         raise scenario_error(f"{path}: larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, "
                              "too large for a scenario file")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise scenario_error(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    # A byte-order mark (some Windows editors write one) is not part of the TOML text.
+    return text.removeprefix("\ufeff")
 
 
 def parse_toml(text: str, path: str | Path) -> dict[str, Any]:
