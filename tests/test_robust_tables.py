@@ -72,8 +72,7 @@ CASES = [
      ': line 47, field report.ceiling_mbps: expected a number, got a string "973"'),
     ("devkota-fig08", "report", "source_silent_table = { x = [1] }",
      r"^source_silent_table = .*\n",
-     ": line 47, field report.source_silent_table.x: expected a number of flows as the key, "
-     'got "x"'),
+     ": line 47, field report.source_silent_table.x: key 'x' is not a number of flows"),
     ("devkota-fig08", "report", "source_silent_table = { 2 = [1, inf] }",
      r"^source_silent_table = .*\n",
      ": line 47, field report.source_silent_table.2.1: expected a finite number, got inf"),

@@ -62,6 +62,12 @@ def show(value: Any) -> str:
     return text
 
 
+def short_repr(value: Any) -> str:
+    """``repr(value)`` cut to ``SHOW_CHARS`` characters (labels in messages)."""
+    text = repr(value)
+    return text if len(text) <= SHOW_CHARS else text[: SHOW_CHARS - 1] + "…"
+
+
 def _shape(value: Any) -> str:
     """A short spelling of an array or table: its first items, then how many."""
     if isinstance(value, list):
@@ -235,7 +241,7 @@ def choice(*names: str) -> Check:
 
 def flows_key(value: Any) -> None:
     if not (isinstance(value, str) and value.isdigit() and value.isascii() and int(value) >= 1):
-        raise Bad(f"expected a number of flows as the key, got {show(value)}")
+        raise Bad(f"key {short_repr(value)} is not a number of flows")
 
 
 def entries(fields: dict[str, Check]) -> Check:

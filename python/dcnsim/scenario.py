@@ -230,10 +230,10 @@ def _variants(scn: Scenario, raw: Any) -> dict[str, dict[str, Any]]:
             raise scn.error("sweep", VARIANTS_AXIS,
                             f"variant {i}: expected a non-empty string label of at most "
                             f"{_tablecheck.MAX_KEY_CHARS} characters, got "
-                            f"{_tablecheck.show(label)}")
+                            f"{_tablecheck.short_repr(label)}")
         if label in out:
             raise scn.error("sweep", VARIANTS_AXIS,
-                            f"variant label {_tablecheck.show(label)} appears twice")
+                            f"variant label {_tablecheck.short_repr(label)} appears twice")
         sets = _toml.flatten(table)
         for key, value in sets.items():
             _check_key(scn, "sweep", key, sub=VARIANTS_AXIS)
@@ -241,8 +241,8 @@ def _variants(scn: Scenario, raw: Any) -> dict[str, dict[str, Any]]:
         ident = overrides_key(sets)
         if ident in seen:
             raise scn.error("sweep", VARIANTS_AXIS,
-                            f"variants {_tablecheck.show(seen[ident])} and "
-                            f"{_tablecheck.show(label)} set the same overrides")
+                            f"variants {_tablecheck.short_repr(seen[ident])} and "
+                            f"{_tablecheck.short_repr(label)} set the same overrides")
         seen[ident] = label
         out[label] = sets
     return out
@@ -280,7 +280,7 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
     for label, sets in variants.items():
         for key in sets:
             if key in sweep:
-                raise scn.error("sweep", key, f"set by variant {_tablecheck.show(label)} and "
+                raise scn.error("sweep", key, f"set by variant {_tablecheck.short_repr(label)} and "
                                 "also a sweep axis")
     if variants:
         sweep[VARIANTS_AXIS] = list(variants)
@@ -296,7 +296,7 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
     for label in quick_sweep.get(VARIANTS_AXIS, []):
         if not isinstance(label, str) or label not in variants:
             raise scn.error("quick", VARIANTS_AXIS, "no [[sweep.variants]] labelled "
-                            f"{_tablecheck.show(label)}", sub="sweep")
+                            f"{_tablecheck.short_repr(label)}", sub="sweep")
     quick_overrides = _toml.flatten(quick_raw)
     for key, value in quick_overrides.items():
         _check_key(scn, "quick", key)
@@ -350,7 +350,7 @@ def make_plan(scn: Scenario, *, quick: bool = False,
             if key == VARIANTS_AXIS and (not isinstance(values[0], str)
                                          or values[0] not in scn.variants):
                 raise scn.error("sweep", VARIANTS_AXIS, "no [[sweep.variants]] labelled "
-                                f"{_tablecheck.show(values[0])}")
+                                f"{_tablecheck.short_repr(values[0])}")
         axes.append((key, values))
     count = math.prod(len(values) for _, values in axes)
     if count > MAX_SWEEP_POINTS:
