@@ -404,7 +404,9 @@ def campaign(args: argparse.Namespace) -> dict[str, Any]:
             counts[outcome] += 1
             per_kind[kind][outcome] += 1
             if outcome in BAD:
-                sig = f"{outcome}: {msg[:120]}"
+                # every hang and abort is kept (their messages do not tell them apart)
+                sig = f"{outcome}: {msg[:120]}" + (f" #{n}" if outcome in ("hang", "abort")
+                                                   else "")
                 seen_bad[sig] = seen_bad.get(sig, 0) + 1
                 if seen_bad[sig] == 1:
                     print(f"[{n}] {kind} {sources[i][0]}: {sig}", file=sys.stderr, flush=True)

@@ -40,7 +40,7 @@ MAX_DEPTH = 16
 """Deepest nesting of arrays and tables in a Python-owned table (the shipped ones: 4)."""
 
 MAX_KEY_CHARS = 200
-"""Longest dotted field name in ``[sweep]`` and ``[quick]``."""
+"""Longest dotted field name in ``[sweep]`` and ``[quick]``, and longest key in ``[report]``."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -136,6 +136,9 @@ def any_value(value: Any, depth: int = 0) -> None:
         if len(value) > MAX_ARRAY_ITEMS:
             raise Bad(f"a table of {len(value)} keys: at most {MAX_ARRAY_ITEMS}")
         for key, item in value.items():
+            if len(key) > MAX_KEY_CHARS:
+                raise Bad(f"a key of {len(key)} characters ({show(key)}): at most "
+                          f"{MAX_KEY_CHARS}")
             _inside(any_value, item, f".{_key(key)}", depth + 1)
 
 
@@ -306,6 +309,9 @@ def check_report(scn: Scenario, report: dict[str, Any]) -> None:
     kind = report.get("kind", "generic")
     fields = {**_COMMON, **REPORT_FIELDS.get(kind if isinstance(kind, str) else "", {})}
     for key, value in report.items():
+        if len(key) > MAX_KEY_CHARS:
+            raise scn.error("report", None, f"a key of {len(key)} characters ({show(key)}): "
+                            f"at most {MAX_KEY_CHARS}")
         try:
             any_value(value, 1)
             if key in fields:
