@@ -4,6 +4,9 @@ values and wrong fields, warnings on stderr and in run.json, partial runs and ``
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import dcnsim
@@ -90,3 +93,45 @@ def test_check_passes_on_every_scenario_at_its_quick_cut(path: Path) -> None:
     plan = make_plan(load_validated(path), quick=True)
     result = dcnsim.run(path, plan.points[0].overrides, check=True)
     assert result.stopped is None
+
+
+def _with_fault(fault: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``dcnsim ARGS`` with the engine's fault injection ``DCNSIM_FAULT`` (base/alloc.rs)."""
+    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
+    env.update(CI="true", DCNSIM_FAULT=fault)
+    proc = subprocess.run([sys.executable, "-m", "dcnsim", *args], check=False,
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return proc
+
+
+def test_a_refused_allocation_is_a_one_line_error_naming_the_key(tmp_path: Path) -> None:
+    # Every input-sized allocation (base::alloc) above 100 bytes is refused as if the
+    # allocator had no memory: the run ends with exit 2, one line naming the key to lower,
+    # not an abort; the output folder made for it is removed again.
+    out = tmp_path / "run"
+    proc = _with_fault("alloc-above=100", "run", FIG08, "--out", str(out))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"dcnsim: error: {FIG08}: line 13, field topology.servers: out of memory: cannot "
+        "allocate 5.8 kB for the flows: lower topology.servers")
+    assert not out.exists()
+
+
+def test_an_engine_panic_is_one_line_naming_the_scenario(tmp_path: Path) -> None:
+    # The EngineError path end to end: a panic inside the engine (injected) is caught at
+    # the binding and reported as a bug in one line naming the scenario, exit 1.
+    proc = _with_fault("panic", "run", FIG08, "--out", str(tmp_path / "run"))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip() == (
+        f"dcnsim: error: internal error EngineError: {FIG08}: internal engine error: fault "
+        "injected by DCNSIM_FAULT=panic (this is a bug; please report it; DCNSIM_DEBUG=1 "
+        "shows the traceback)")
+    assert not (tmp_path / "run").exists()
+    # A sweep meets it when it checks the points (the engine's check builds each one),
+    # before its folder is made.
+    proc = _with_fault("panic", "sweep", FIG08, "--quick", "--out", str(tmp_path / "sweep"))
+    assert proc.returncode == 1, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert f"EngineError: {FIG08}: internal engine error: fault injected" in proc.stderr
+    assert not (tmp_path / "sweep").exists()

@@ -61,17 +61,20 @@ def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, An
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write via a temporary file and rename, so a reader never sees half a file (and a
+    failed write, e.g. a full disk, leaves the old file whole and no temporary file)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """As :func:`write_text_atomic`, for binary content."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def human(value: Any) -> str:

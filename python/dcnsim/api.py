@@ -21,7 +21,7 @@ from ._tables import frame_csv, write_bytes_atomic, write_text_atomic
 from .errors import CheckFailed
 from .provenance import RUN_JSON, run_metadata
 from .runs import run_id
-from .scenario import load_validated, read_text, validate_all_points
+from .scenario import check_sets, load_validated, read_text, validate_all_points
 from .store import params, write_run
 
 if TYPE_CHECKING:
@@ -154,6 +154,7 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
     scenario, ``EngineError`` for an engine bug, ``OSError`` for an unreadable file.
     """
     path = str(scenario)
+    check_sets(path, overrides)
     if text is None:
         text = read_text(path)
     pairs = _toml.literal_pairs(overrides)

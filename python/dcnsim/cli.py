@@ -63,18 +63,51 @@ T = TypeVar("T")
 
 
 QUOTED_MAX = 80
-_QUOTED = re.compile(r'"([^"\n]{' + str(QUOTED_MAX + 1) + r',})"')
+# Values the messages quote: "text" (the engine's and this package's), `text` (serde's) and
+# 'text' (Python's repr; only when longer than QUOTED_MAX, so apostrophes in words stay).
+_QUOTED = re.compile(r'"([^"\n]*)"|`([^`\n]*)`|(?<![\w])\'([^\'\n]{' + str(QUOTED_MAX + 1)
+                     + r',})\'(?![\w])')
+EXPECTED_NAMES_MAX = 10
 
 
 def _shorten(message: str) -> str:
     """``message`` with every quoted value longer than ``QUOTED_MAX`` characters cut (a
-    5 MB bad value must not become a 5 MB error line)."""
+    5 MB bad value must not become a 5 MB error line), and a list of more than
+    ``EXPECTED_NAMES_MAX`` expected field names cut to the names closest to the unknown one
+    (``dcnsim schema`` lists them all)."""
 
     def cut(m: re.Match[str]) -> str:
-        value = m.group(1)
-        return f'"{value[:QUOTED_MAX - 1]}…" ({len(value)} characters)'
+        group = next(i for i in (1, 2, 3) if m.group(i) is not None)
+        quote, value = '"`\''[group - 1], m.group(group)
+        if len(value) <= QUOTED_MAX:
+            return m.group(0)
+        return f'{quote}{value[:QUOTED_MAX - 1]}…{quote} ({len(value)} characters)'
 
-    return _QUOTED.sub(cut, message)
+    return _QUOTED.sub(cut, _fewer_names(_one_line(message)))
+
+
+def _one_line(message: str) -> str:
+    """Control characters (a newline inside a quoted bad value) written as escapes, so the
+    message stays on one line."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}" if m.group() != "\n"
+                  else "\\n", message.strip())
+
+
+def _fewer_names(message: str) -> str:
+    m = re.search(r"unknown field `([^`\n]*)`(?: for kind \"[^\"\n]*\")?[,:] expected one of "
+                  r"((?:`[^`\n]*`, )+`[^`\n]*`)", message)
+    if m is None:
+        return message
+    names = re.findall(r"`([^`\n]*)`", m.group(2))
+    if len(names) <= EXPECTED_NAMES_MAX:
+        return message
+    close = difflib.get_close_matches(m.group(1), names, n=3, cutoff=0.5)
+    shown = close or names[:3]
+    listed = ", ".join(f"`{n}`" for n in shown)
+    what = "closest" if close else "first"
+    short = (f"{listed} ({what} {len(shown)} of {len(names)} fields; `dcnsim schema` lists "
+             "them)")
+    return message[:m.start(2)] + short + message[m.end(2):]
 
 
 def _err(message: str) -> None:
@@ -104,6 +137,26 @@ def _output_dir(path: Path) -> Path:
     if not os.access(path, os.W_OK | os.X_OK):
         raise UserError(f"output directory {path} is not writable")
     return path
+
+
+def _new_dirs(path: Path) -> list[Path]:
+    """The folders ``path.mkdir(parents=True)`` would create, innermost first."""
+    made = []
+    for p in [path, *path.parents]:
+        if p.exists():
+            break
+        made.append(p)
+    return made
+
+
+def _remove_if_empty(folders: Sequence[Path]) -> None:
+    """Remove the folders this run made (innermost first) that are still empty: a run
+    refused for bad input leaves no empty output folder behind."""
+    for p in folders:
+        try:
+            p.rmdir()
+        except OSError:  # not empty (or already gone): keep it and its parents
+            return
 
 
 def _scenario_ids() -> dict[str, Path]:
@@ -182,11 +235,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     text = _scenario_text(args.file)
     # The output folder is made (and checked writable) before simulating: a result that
     # cannot be written would be lost.
-    out = _output_dir(Path(args.out) if args.out else Path("out") / Path(args.file).stem)
+    out_path = Path(args.out) if args.out else Path("out") / Path(args.file).stem
+    made = _new_dirs(out_path)
+    out = _output_dir(out_path)
     bar = _RunProgress()
     try:
         result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update,
                                             **run_limits(args)))
+    except BaseException:
+        _remove_if_empty(made)
+        raise
     finally:
         bar.close()
     _print_warnings(result.warnings)

@@ -111,8 +111,13 @@ def merge_dirs(target: Path, sources: Sequence[Path]) -> tuple[int, int]:
             points = src / POINTS_DIR
             for folder in sorted(points.iterdir()) if points.is_dir() else []:
                 dest = target / POINTS_DIR / folder.name
-                if not dest.exists():
-                    shutil.copytree(folder, dest)
+                if not folder.name.startswith(".") and not dest.exists():
+                    # Copied beside it, then renamed: a killed merge leaves no half folder
+                    # (which a rerun would take as copied).
+                    tmp = dest.with_name(f".{dest.name}.tmp")
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    shutil.copytree(folder, tmp)
+                    os.replace(tmp, dest)
                     copied += 1
             copy_missing(src, target)
     finally:

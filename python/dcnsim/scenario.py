@@ -21,7 +21,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from . import _toml
+from . import _tablecheck, _toml
 from ._native import core, is_scenario_error, scenario_error
 
 PYTHON_TABLES = ("sweep", "quick", "report")
@@ -40,7 +40,8 @@ def read_text(path: str | Path) -> str:
     """Read a scenario file as UTF-8 text (``OSError`` if it cannot be read).
 
     Only regular files are read (not devices or pipes, which may never end), and at most
-    ``MAX_SCENARIO_BYTES``: both are refused with a ``ScenarioError``.
+    ``MAX_SCENARIO_BYTES``: both are refused with a ``ScenarioError``. A leading UTF-8
+    byte-order mark is dropped.
     """
     p = Path(path)
     if not stat.S_ISREG(p.stat().st_mode):
@@ -51,15 +52,20 @@ def read_text(path: str | Path) -> str:
         raise scenario_error(f"{path}: larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, "
                              "too large for a scenario file")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise scenario_error(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    # A byte-order mark (some Windows editors write one) is not part of the TOML text.
+    return text.removeprefix("\ufeff")
 
 
 def parse_toml(text: str, path: str | Path) -> dict[str, Any]:
     """Parse TOML, turning a syntax error into a ``ScenarioError`` with the line."""
     try:
         return tomllib.loads(text)
+    except RecursionError:  # arrays or inline tables nested ~1000 deep
+        raise scenario_error(f"{path}: TOML syntax error: arrays or tables nested too deep "
+                             f"(at most {_tablecheck.MAX_DEPTH} levels are used)") from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         pos = _TOML_POS.search(msg)
@@ -170,6 +176,7 @@ def _quoted(key: str) -> str:
 
 
 def _check_key(scn: Scenario, table: str, key: str, sub: str | None = None) -> None:
+    _tablecheck.check_key_size(scn, table, key, sub)
     if not _toml.is_dotted_key(key):
         raise scn.error(table, key, "expected a dotted field name such as topology.servers",
                         sub=sub)
@@ -182,10 +189,14 @@ def _check_axis(scn: Scenario, table: str, key: str, values: Any,
                 sub: str | None = None) -> list[Any]:
     _check_key(scn, table, key, sub)
     if not isinstance(values, list) or not values:
-        raise scn.error(table, key, f"expected a non-empty array of values, got {values!r}",
-                        sub=sub)
+        raise scn.error(table, key, "expected a non-empty array of values, got "
+                        f"{_tablecheck.show(values)}", sub=sub)
+    if len(values) > MAX_SWEEP_POINTS:
+        raise scn.error(table, key, f"{len(values)} values: at most {MAX_SWEEP_POINTS} per "
+                        "sweep", sub=sub)
     seen: set[str] = set()
     for value in values:
+        _tablecheck.check_override(scn, table, key, value, sub)
         literal = _toml.to_toml(value)
         if literal in seen:
             raise scn.error(table, key, f"value {literal} appears twice", sub=sub)
@@ -215,18 +226,23 @@ def _variants(scn: Scenario, raw: Any) -> dict[str, dict[str, Any]]:
     for i, table in enumerate(raw):
         table = dict(table)
         label = table.pop("label", None)
-        if not isinstance(label, str) or not label:
+        if not isinstance(label, str) or not label or len(label) > _tablecheck.MAX_KEY_CHARS:
             raise scn.error("sweep", VARIANTS_AXIS,
-                            f"variant {i}: expected a non-empty string label, got {label!r}")
+                            f"variant {i}: expected a non-empty string label of at most "
+                            f"{_tablecheck.MAX_KEY_CHARS} characters, got "
+                            f"{_tablecheck.short_repr(label)}")
         if label in out:
-            raise scn.error("sweep", VARIANTS_AXIS, f"variant label {label!r} appears twice")
+            raise scn.error("sweep", VARIANTS_AXIS,
+                            f"variant label {_tablecheck.short_repr(label)} appears twice")
         sets = _toml.flatten(table)
-        for key in sets:
+        for key, value in sets.items():
             _check_key(scn, "sweep", key, sub=VARIANTS_AXIS)
+            _tablecheck.check_override(scn, "sweep", key, value, sub=VARIANTS_AXIS)
         ident = overrides_key(sets)
         if ident in seen:
             raise scn.error("sweep", VARIANTS_AXIS,
-                            f"variants {seen[ident]!r} and {label!r} set the same overrides")
+                            f"variants {_tablecheck.short_repr(seen[ident])} and "
+                            f"{_tablecheck.short_repr(label)} set the same overrides")
         seen[ident] = label
         out[label] = sets
     return out
@@ -245,8 +261,9 @@ def variant_of(scn: Scenario, overrides: Mapping[str, Any]) -> str | None:
 def load(path: str | Path, text: str | None = None) -> Scenario:
     """Read a scenario file and check its ``[sweep]`` and ``[quick]`` tables.
 
-    Of ``[report]`` only the shape is checked here (a table, ``kind`` and ``title``
-    strings); ``reports.parse`` checks the rest for the report's kind.
+    ``[report]`` is checked for types and sizes here (``_tablecheck``: the keys its kind
+    reads, every value finite and within the caps); ``reports.parse`` checks the rest for
+    the report's kind (what depends on the sweep: named axes, kept tables).
     """
     path = Path(path)
     if text is None:
@@ -263,7 +280,8 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
     for label, sets in variants.items():
         for key in sets:
             if key in sweep:
-                raise scn.error("sweep", key, f"set by variant {label!r} and also a sweep axis")
+                raise scn.error("sweep", key, f"set by variant {_tablecheck.short_repr(label)} and "
+                                "also a sweep axis")
     if variants:
         sweep[VARIANTS_AXIS] = list(variants)
 
@@ -276,19 +294,22 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
         if key not in sweep:
             raise scn.error("quick", key, f"{key} is not an axis of [sweep]", sub="sweep")
     for label in quick_sweep.get(VARIANTS_AXIS, []):
-        if label not in variants:
-            raise scn.error("quick", VARIANTS_AXIS, f"no [[sweep.variants]] labelled {label!r}",
-                            sub="sweep")
+        if not isinstance(label, str) or label not in variants:
+            raise scn.error("quick", VARIANTS_AXIS, "no [[sweep.variants]] labelled "
+                            f"{_tablecheck.short_repr(label)}", sub="sweep")
     quick_overrides = _toml.flatten(quick_raw)
-    for key in quick_overrides:
+    for key, value in quick_overrides.items():
         _check_key(scn, "quick", key)
+        _tablecheck.check_override(scn, "quick", key, value)
 
     report = data.get("report", {})
     if not isinstance(report, dict):
         raise scn.error("report", None, "expected a table")
     for key in ("kind", "title"):
         if key in report and not isinstance(report[key], str):
-            raise scn.error("report", key, f"expected a string, got {report[key]!r}")
+            raise scn.error("report", key, "expected a string, got "
+                            f"{_tablecheck.kind_of(report[key])} {_tablecheck.show(report[key])}")
+    _tablecheck.check_report(scn, report)
 
     return Scenario(path=path, text=text, data=data, sweep=list(sweep.items()),
                     quick_overrides=quick_overrides, quick_sweep=quick_sweep, report=report,
@@ -326,9 +347,10 @@ def make_plan(scn: Scenario, *, quick: bool = False,
             values = scn.quick_sweep[key]
         if key in fixed:
             values = [fixed.pop(key)]
-            if key == VARIANTS_AXIS and values[0] not in scn.variants:
-                raise scn.error("sweep", VARIANTS_AXIS,
-                                f"no [[sweep.variants]] labelled {values[0]!r}")
+            if key == VARIANTS_AXIS and (not isinstance(values[0], str)
+                                         or values[0] not in scn.variants):
+                raise scn.error("sweep", VARIANTS_AXIS, "no [[sweep.variants]] labelled "
+                                f"{_tablecheck.short_repr(values[0])}")
         axes.append((key, values))
     count = math.prod(len(values) for _, values in axes)
     if count > MAX_SWEEP_POINTS:
@@ -366,10 +388,22 @@ def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = 
             raise
 
 
+def check_sets(path: str | PathLike[str], sets: Mapping[str, Any] | None) -> None:
+    """Refuse overrides (``--set``) of the Python-owned tables: the engine ignores those
+    tables, so such an override would be silently lost."""
+    for key in sets or {}:
+        head = str(key).split(".")[0]
+        if head in PYTHON_TABLES:
+            raise scenario_error(f"{path}, field {_tablecheck.show(str(key))[1:-1]}: cannot "
+                                 f"override the Python-owned table [{head}]; edit the "
+                                 "scenario file instead")
+
+
 def load_validated(path: str | PathLike[str], sets: Mapping[str, Any] | None = None, *,
                    text: str | None = None) -> Scenario:
     """Have the engine check the scenario with ``sets`` applied, then ``load`` it."""
     path = Path(path)
+    check_sets(path, sets)
     if text is None:
         text = read_text(path)
     engine_sets = {k: v for k, v in (sets or {}).items() if k != VARIANTS_AXIS}

@@ -1,6 +1,7 @@
 //! The vocabulary every other layer uses: time and rate units, packets, random streams,
 //! summary statistics and result tables. Imports nothing else from the crate.
 
+pub mod alloc;
 pub mod ids;
 pub mod limits;
 pub mod packet;

@@ -353,6 +353,8 @@ fn app_incast(args: &AppArgs, a: &IncastCfg, sim: &mut Sim) -> Result<(), Scenar
     if sru.0 .0 == 0 {
         return Err(ctx.err("apps", "sru", "must be positive"));
     }
+    sim.reserve_flows(servers.len())
+        .map_err(|e| ctx.alloc_err(e, "topology.servers"))?;
     let mut flows = Vec::new();
     for &srv in &servers {
         if !reachable(sim, srv, client) {
@@ -392,6 +394,8 @@ fn app_bulk(args: &AppArgs, a: &BulkCfg, sim: &mut Sim) -> Result<(), ScenarioEr
     if a.count == 0 || a.count > 100_000 {
         return Err(ctx.err("apps", "count", "expected 1..100000 flows"));
     }
+    sim.reserve_flows(a.count as usize)
+        .map_err(|e| ctx.alloc_err(e, "apps.count"))?;
     for k in 0..a.count {
         let mut f = TcpFlow::new(FlowId(0), src, dst, args.tcp.clone());
         f.class = a.class;

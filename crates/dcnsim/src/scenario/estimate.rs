@@ -83,7 +83,7 @@ fn judge(ctx: &Ctx, parts: &[Part]) -> Result<(), ScenarioError> {
 }
 
 /// The key that sets the node count of topology kind `kind`.
-fn nodes_key(kind: TopoKind) -> &'static str {
+pub(super) fn nodes_key(kind: TopoKind) -> &'static str {
     match kind {
         TopoKind::Star => "topology.servers",
         TopoKind::Dumbbell => "topology.left",

@@ -1096,6 +1096,13 @@ impl Ctx<'_> {
             message: message.into(),
         }
     }
+
+    /// The error for an input-sized allocation the allocator refused (`base::alloc`),
+    /// naming `key` (dotted) as the one to lower.
+    fn alloc_err(&self, e: crate::base::alloc::AllocError, key: &str) -> ScenarioError {
+        let (table, k) = key.rsplit_once('.').unwrap_or(("", key));
+        self.err(table, k, format!("{e}: lower {key}"))
+    }
 }
 
 /// Build a flow's TCP configuration from a table (already merged over `[tcp]` for
@@ -1483,6 +1490,9 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
         warnings: Default::default(),
     };
     let s = &loaded.scenario;
+    if crate::base::alloc::fault() == Some(crate::base::alloc::Fault::Panic) {
+        panic!("fault injected by DCNSIM_FAULT=panic");
+    }
     if s.sim.duration.0 == SimTime::ZERO {
         return Err(ctx.err("sim", "duration", "must be positive"));
     }
@@ -1585,7 +1595,8 @@ fn build_topology(
         TopoKind::Leafspine => leafspine::build(ctx, t, sim, info)?,
     }
     estimate::before_routes(ctx, t, sim)?;
-    sim.finalize_routes();
+    sim.finalize_routes()
+        .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;
     if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
         let net = &mut sim.net;
         net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports);

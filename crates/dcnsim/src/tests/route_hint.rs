@@ -93,9 +93,9 @@ fn routes_by_switch_equal_routes_by_destination() {
         let loaded = crate::scenario::load(&text, "t.toml", &[]).unwrap();
         let (sim, _) = crate::scenario::build(&loaded).unwrap();
         let mut fast = sim.net.nodes.clone();
-        crate::engine::net::compute_routes(&mut fast, &sim.net.ports);
+        crate::engine::net::compute_routes(&mut fast, &sim.net.ports).unwrap();
         let mut general = sim.net.nodes.clone();
-        crate::engine::net::routes_by_destination(&mut general, &sim.net.ports);
+        crate::engine::net::routes_by_destination(&mut general, &sim.net.ports).unwrap();
         assert!(
             fast.iter()
                 .filter(|n| n.kind == crate::engine::net::NodeKind::Host)

@@ -23,7 +23,7 @@ fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::
         u64::MAX,
         u64::MAX,
     );
-    sim.finalize_routes();
+    sim.finalize_routes().unwrap();
     sim.net.ports[ab.idx()].aqm = aqm;
     sim.net.ports[ab.idx()].aqm_at = at;
     for (i, &e) in ecn.iter().enumerate() {

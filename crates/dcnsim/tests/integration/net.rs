@@ -17,7 +17,7 @@ fn line(limit: u64) -> (Sim, dcnsim::base::ids::PortId, NodeId) {
     let g = RateBps(1_000_000_000);
     sim.add_link(h1, sw, g, SimTime::from_us(5), u64::MAX, limit);
     let (_, sw_h2) = sim.add_link(h2, sw, g, SimTime::from_us(5), u64::MAX, limit);
-    sim.finalize_routes();
+    sim.finalize_routes().unwrap();
     (sim, sw_h2, h2)
 }
 
@@ -69,7 +69,7 @@ fn droptail_drops_exactly_at_the_byte_limit() {
         let a = sim.add_node("a", NodeKind::Switch);
         let b = sim.add_node("b", NodeKind::Host);
         let (ab, _) = sim.add_link(a, b, RateBps(1_000_000_000), SimTime::ZERO, limit, u64::MAX);
-        sim.finalize_routes();
+        sim.finalize_routes().unwrap();
         for i in 0..5 {
             sim.enqueue(ab, pkt(i, 1500, b));
         }
@@ -93,7 +93,7 @@ fn queue_is_fifo_and_keeps_one_pending_tx_event() {
         u64::MAX,
         u64::MAX,
     );
-    sim.finalize_routes();
+    sim.finalize_routes().unwrap();
     for i in 0..10 {
         sim.enqueue(ab, pkt(i, 1000 + i as u32, b));
     }

@@ -152,8 +152,10 @@ impl Core {
         (pa, pb)
     }
 
-    pub fn finalize_routes(&mut self) {
-        crate::engine::net::compute_routes(&mut self.net.nodes, &self.net.ports);
+    /// Compute every node's routes (`net::compute_routes`); an `AllocError` when the tables
+    /// cannot be allocated.
+    pub fn finalize_routes(&mut self) -> Result<(), crate::base::alloc::AllocError> {
+        crate::engine::net::compute_routes(&mut self.net.nodes, &self.net.ports)
     }
 
     pub fn port_by_name(&self, name: &str) -> Option<PortId> {
@@ -170,6 +172,12 @@ impl Core {
             .iter()
             .position(|n| n.name == name)
             .map(|i| NodeId(i as u32))
+    }
+
+    /// Room for `n` more flows (`add_flow`), or an `AllocError` when the allocator refuses.
+    pub fn reserve_flows(&mut self, n: usize) -> Result<(), crate::base::alloc::AllocError> {
+        crate::base::alloc::try_reserve(&mut self.hosts.flows, n, "flows")?;
+        crate::base::alloc::try_reserve(&mut self.hosts.targets, n, "flows")
     }
 
     pub fn add_flow(&mut self, mut f: TcpFlow, app: AppId) -> FlowId {

@@ -23,6 +23,7 @@
 pub mod ecmp;
 pub mod mq_port;
 
+use crate::base::alloc::{try_filled, AllocError};
 use crate::base::ids::{NodeId, PortId};
 use crate::base::packet::{Ecn, Packet};
 use crate::base::units::{RateBps, SimTime};
@@ -622,13 +623,18 @@ fn single_homed(nodes: &[Node], ports: &[Port]) -> bool {
 /// switches' tables come from one breadth-first search per switch: O(switches × nodes)
 /// time and memory instead of O(nodes²). Other topologies take the general way, one search
 /// per destination host. Both give the same entries (tested).
-pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) {
+///
+/// The tables are allocated with `try_reserve` (`base::alloc`): an allocator that refuses
+/// gives an `AllocError` (the nodes' tables are then incomplete; the caller gives up).
+pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
     if single_homed(nodes, ports) {
-        routes_by_switch(nodes, ports);
+        routes_by_switch(nodes, ports)
     } else {
-        routes_by_destination(nodes, ports);
+        routes_by_destination(nodes, ports)
     }
 }
+
+const ROUTES: &str = "route tables";
 
 /// Distances from `src` to every node over paths whose inner nodes are switches (`src`
 /// itself is expanded whatever its kind); u32::MAX: unreachable.
@@ -658,14 +664,14 @@ pub(crate) fn bfs(
 }
 
 /// The general way: one search from each destination host, a table in every node.
-pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) {
+pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
     let n = nodes.len();
     for node in nodes.iter_mut() {
-        node.route = vec![PortId::NONE; n];
+        node.route = try_filled(n, PortId::NONE, ROUTES)?;
         node.uplink = PortId::NONE;
         node.fabric = u32::MAX;
     }
-    let mut dist = vec![u32::MAX; n];
+    let mut dist = try_filled(n, u32::MAX, ROUTES)?;
     let mut frontier = VecDeque::new();
     for dst in 0..n {
         if nodes[dst].kind != NodeKind::Host {
@@ -687,23 +693,25 @@ pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) {
             nodes[u].route[dst] = best;
         }
     }
+    Ok(())
 }
 
 /// Single-homed hosts: one search from each switch. For switch `u` and host `h`, the
 /// general rule picks the first port whose peer `w` has `dist(w, h) + 1 == dist(u, h)`.
 /// A host peer qualifies only if it is `h` itself (any other host hangs off `u` alone, one
 /// hop further); a switch peer `w` qualifies by its own search's distance to `h`.
-fn routes_by_switch(nodes: &mut [Node], ports: &[Port]) {
+fn routes_by_switch(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
     let n = nodes.len();
     let switches: Vec<usize> = (0..n)
         .filter(|&u| nodes[u].kind == NodeKind::Switch)
         .collect();
-    let mut row_of = vec![usize::MAX; n];
+    let mut row_of = try_filled(n, usize::MAX, ROUTES)?;
     for (r, &s) in switches.iter().enumerate() {
         row_of[s] = r;
     }
     // dist[r * n + x]: distance from switch `switches[r]` to node x.
-    let mut dist = vec![u32::MAX; switches.len() * n];
+    let cells = switches.len().saturating_mul(n);
+    let mut dist = try_filled(cells, u32::MAX, ROUTES)?;
     let mut frontier = VecDeque::new();
     for (r, &s) in switches.iter().enumerate() {
         bfs(
@@ -715,7 +723,7 @@ fn routes_by_switch(nodes: &mut [Node], ports: &[Port]) {
         );
     }
     // Fabrics: switches connected through switches, numbered by their first switch.
-    let mut fabric = vec![u32::MAX; n];
+    let mut fabric = try_filled(n, u32::MAX, ROUTES)?;
     for (r, &s) in switches.iter().enumerate() {
         if fabric[s] == u32::MAX {
             for &t in &switches {
@@ -730,7 +738,7 @@ fn routes_by_switch(nodes: &mut [Node], ports: &[Port]) {
         .collect();
     for &u in &switches {
         let r = row_of[u];
-        let mut table = vec![PortId::NONE; n];
+        let mut table = try_filled(n, PortId::NONE, ROUTES)?;
         // Adjacent hosts: the first port to them.
         for &pid in nodes[u].ports.iter().rev() {
             let w = ports[pid.idx()].peer_node.idx();
@@ -773,6 +781,7 @@ fn routes_by_switch(nodes: &mut [Node], ports: &[Port]) {
         nodes[h].uplink = up;
         nodes[h].fabric = f;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -851,7 +860,7 @@ mod transmitter_tests {
             limit,
             u64::MAX,
         );
-        sim.finalize_routes();
+        sim.finalize_routes().unwrap();
         (sim, ab)
     }
 
@@ -1077,7 +1086,7 @@ mod verdict_tests {
             limit,
             u64::MAX,
         );
-        sim.finalize_routes();
+        sim.finalize_routes().unwrap();
         (sim, ab)
     }
 
