@@ -133,3 +133,14 @@ def fig08(tmp_path: Path) -> Path:
     target.write_text((SCENARIOS / "devkota-fig08.toml").read_text(encoding="utf-8"),
                       encoding="utf-8")
     return target
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """Run the ``dcnsim`` command line in this process: its exit code and its stderr,
+    after checking that neither stream shows a traceback."""
+    from dcnsim.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, err

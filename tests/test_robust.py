@@ -8,21 +8,16 @@ from pathlib import Path
 
 import dcnsim.api
 import pytest
-from dcnsim.cli import main
 from dcnsim.runs import LOCK_FILE, RUNS_FILE, RunStore
 from dcnsim.scenario import MAX_SCENARIO_BYTES, load_validated, make_plan
 from dcnsim.sweep import run_sweep
 
-from .conftest import FakeCore
+from .conftest import FakeCore, run_cli
 
 Capture = pytest.CaptureFixture[str]
 
 
-def _run(capsys: Capture, *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, err
+_run = run_cli
 
 
 def test_a_device_is_refused_at_once(fake_core: FakeCore, capsys: Capture) -> None:

@@ -13,19 +13,14 @@ from pathlib import Path
 import dcnsim.cli
 import pytest
 from dcnsim._tables import write_text_atomic
-from dcnsim.cli import main
 from dcnsim.runs import LOCK_FILE, RUNS_FILE
 
-from .conftest import FakeCore
+from .conftest import FakeCore, run_cli
 
 Capture = pytest.CaptureFixture[str]
 
 
-def _run(capsys: Capture, *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, err
+_run = run_cli
 
 
 def test_a_run_refused_for_bad_input_leaves_no_empty_folder(
