@@ -45,9 +45,12 @@ else:
         reach its first event quickly ([speed] fast start)."""
 
         def __getattr__(self, attr: str) -> Any:
-            import importlib
+            # A plain import statement, so that the package's import graph (and its test for
+            # cycles) sees these edges; the three load together on first use.
+            from . import catalog, reports, validation
 
-            module = importlib.import_module(f"dcnsim.{self.__name__}")
+            module = {"catalog": catalog, "reports": reports,
+                      "validation": validation}[self.__name__.rpartition(".")[2]]
             self.__dict__.update(module.__dict__)
             return getattr(module, attr)
 
