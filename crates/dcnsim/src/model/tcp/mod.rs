@@ -373,8 +373,9 @@ pub struct Sender {
 pub struct Receiver {
     pub started: bool,
     pub rcv_nxt: u64,
-    /// Out-of-order ranges [start, end), sorted and disjoint.
-    pub ooo: Vec<(u64, u64)>,
+    /// Out-of-order data and the SACK blocks last sent: the receiver's cold part, allocated
+    /// at the first out-of-order segment (most flows never see one) and kept from then on.
+    pub reorder: Option<Box<RcvReorder>>,
     /// In-order segments received since the last ACK sent.
     pub unacked_segs: u32,
     pub delack_timer: Timer,
@@ -385,15 +386,34 @@ pub struct Receiver {
     /// Start of the segment that triggered the ACK being built, if it was out of order
     /// (u64::MAX: none) — its block goes first (RFC 2018 §4).
     pub sack_recent: u64,
-    /// The blocks of the last SACK sent, repeated in later ACKs (RFC 2018 §4).
-    pub sack_last: [(u64, u64); 3],
     /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
     pub ts_recent: SimTime,
     pub last_ack_sent: u64,
     /// A duplicate segment to report in the next ACK (RFC 2883); `(0, 0)` = none.
     pub dsack: (u64, u64),
-    /// Cumulative ACK of the last ACK sent after the handshake (`dup_acks_sent`).
-    pub prev_ack: Option<u64>,
+    /// Cumulative ACK of the last ACK sent after the handshake (`dup_acks_sent`); u64::MAX:
+    /// none yet (no ACK number reaches it).
+    pub prev_ack: u64,
+}
+
+/// The receiver's out-of-order state ([`Receiver::reorder`]).
+#[derive(Clone, Debug, Default)]
+pub struct RcvReorder {
+    /// Out-of-order ranges [start, end), sorted and disjoint.
+    pub ooo: Vec<(u64, u64)>,
+    /// The blocks of the last SACK sent, repeated in later ACKs (RFC 2018 §4).
+    pub sack_last: [(u64, u64); 3],
+}
+
+impl Receiver {
+    /// Out-of-order ranges [start, end), sorted and disjoint (empty: none).
+    #[inline]
+    pub fn ooo(&self) -> &[(u64, u64)] {
+        match &self.reorder {
+            Some(r) => &r.ooo,
+            None => &[],
+        }
+    }
 }
 
 /// A TCP connection: the sender lives at `src`, the receiver at `dst`.
@@ -504,17 +524,16 @@ impl TcpFlow {
             rcv: Receiver {
                 started: false,
                 rcv_nxt: 0,
-                ooo: Vec::new(),
+                reorder: None,
                 unacked_segs: 0,
                 delack_timer: Timer::default(),
                 ce_state: false,
                 ece_latched: false,
                 sack_recent: u64::MAX,
                 dsack: (0, 0),
-                sack_last: [(0, 0); 3],
                 ts_recent: SimTime::ZERO,
                 last_ack_sent: 0,
-                prev_ack: None,
+                prev_ack: u64::MAX,
             },
             stats: TcpStats::default(),
             cfg,
@@ -1440,10 +1459,10 @@ impl TcpFlow {
     /// previous one's cumulative ACK.
     fn data_ack(&mut self, now: SimTime) -> Packet {
         let a = self.ack_packet(now);
-        if self.rcv.prev_ack == Some(a.ack) {
+        if self.rcv.prev_ack == a.ack {
             self.stats.dup_acks_sent += 1;
         }
-        self.rcv.prev_ack = Some(a.ack);
+        self.rcv.prev_ack = a.ack;
         a
     }
 
@@ -1464,7 +1483,7 @@ impl TcpFlow {
         if ece {
             p.flags |= flags::ECE;
         }
-        if self.cfg.sack && !self.rcv.ooo.is_empty() {
+        if self.cfg.sack && !self.rcv.ooo().is_empty() {
             p.sack = self.sack_blocks();
         }
         if self.rcv.dsack.1 > self.rcv.dsack.0 {
@@ -1486,7 +1505,11 @@ impl TcpFlow {
     /// most recently reported blocks still above RCV.NXT, then other blocks in ascending
     /// order; at most three.
     fn sack_blocks(&mut self) -> SackBlocks {
-        let r = &mut self.rcv;
+        let rcv_nxt = self.rcv.rcv_nxt;
+        let sack_recent = self.rcv.sack_recent;
+        let Some(r) = self.rcv.reorder.as_deref_mut() else {
+            return SackBlocks::encode(rcv_nxt, &[]);
+        };
         let mut b = [(0u64, 0u64); 3];
         let mut n = 0;
         let containing =
@@ -1497,14 +1520,14 @@ impl TcpFlow {
                 *n += 1;
             }
         };
-        if r.sack_recent != u64::MAX {
-            if let Some(blk) = containing(&r.ooo, r.sack_recent) {
+        if sack_recent != u64::MAX {
+            if let Some(blk) = containing(&r.ooo, sack_recent) {
                 push(blk, &mut b, &mut n);
             }
         }
         for i in 0..3 {
             let (s, e) = r.sack_last[i];
-            if e > s && s >= r.rcv_nxt {
+            if e > s && s >= rcv_nxt {
                 if let Some(blk) = containing(&r.ooo, s) {
                     push(blk, &mut b, &mut n);
                 }
@@ -1514,7 +1537,7 @@ impl TcpFlow {
             push(blk, &mut b, &mut n);
         }
         r.sack_last = b;
-        SackBlocks::encode(r.rcv_nxt, &b[..n])
+        SackBlocks::encode(rcv_nxt, &b[..n])
     }
 
     /// Process a segment arriving at the receiver; ACKs go to `out`.
@@ -1576,17 +1599,22 @@ impl TcpFlow {
         let end = p.seq + p.payload as u64;
         if start == self.rcv.rcv_nxt {
             self.rcv.rcv_nxt = end;
-            if !self.rcv.ooo.is_empty() {
+            if let Some(r) = self
+                .rcv
+                .reorder
+                .as_deref_mut()
+                .filter(|r| !r.ooo.is_empty())
+            {
                 // This segment fills (part of) a hole: ACK at once (RFC 5681 §4.2).
                 immediate = true;
                 let mut i = 0;
-                while i < self.rcv.ooo.len() {
-                    let (s, e) = self.rcv.ooo[i];
+                while i < r.ooo.len() {
+                    let (s, e) = r.ooo[i];
                     if s <= self.rcv.rcv_nxt {
                         if e > self.rcv.rcv_nxt {
                             self.rcv.rcv_nxt = e;
                         }
-                        self.rcv.ooo.remove(i);
+                        r.ooo.remove(i);
                     } else {
                         i += 1;
                     }
@@ -1594,7 +1622,8 @@ impl TcpFlow {
             }
         } else if start > self.rcv.rcv_nxt {
             // Out of order: buffer and send an immediate duplicate ACK.
-            if !insert_range(&mut self.rcv.ooo, start, end) && self.cfg.dsack {
+            let r = self.rcv.reorder.get_or_insert_with(Default::default);
+            if !insert_range(&mut r.ooo, start, end) && self.cfg.dsack {
                 self.rcv.dsack = (start, end); // RFC 2883: a duplicate above RCV.NXT
             }
             self.rcv.sack_recent = start;

@@ -423,11 +423,11 @@ fn test_receiver_out_of_order_dupacks_then_fill() {
         out.iter().map(|p| p.ack).collect::<Vec<_>>(),
         vec![MSS, MSS, MSS]
     );
-    assert_eq!(r.rcv.ooo, vec![(2 * MSS, 4 * MSS)]);
+    assert_eq!(r.rcv.ooo(), [(2 * MSS, 4 * MSS)]);
     out.clear();
     r.on_segment(us(4), &data(MSS, 1460), &mut out);
     assert_eq!(out[0].ack, 4 * MSS);
-    assert!(r.rcv.ooo.is_empty());
+    assert!(r.rcv.ooo().is_empty());
 }
 
 #[test]
@@ -1766,4 +1766,35 @@ fn test_tlp_episode_ended_by_a_dsack_of_the_probe_without_reduction() {
     assert!(f.snd.cwnd >= cwnd);
     // The D-SACK also widens RACK's reordering window by one min_RTT/4 step.
     assert_eq!(rack(&f).reo_wnd_mult, 2);
+}
+
+/// The per-flow memory budget (docs/performance.md, "Memory per flow"): a `TcpFlow` is
+/// the hot state every flow carries, idle or not, in one `Vec` the datapath indexes by
+/// flow id. Rarely used state lives behind pointers allocated on first use (the receiver's
+/// out-of-order ranges and last SACK blocks, the sender's RACK state), so a flow that never
+/// sees reordering or loss pays 8 bytes for each. 648 bytes was the size when this test was
+/// written (720 before the cold receiver part); growing past the budget needs a reason.
+#[test]
+fn tcp_flow_size_budget() {
+    use std::mem::size_of;
+    assert!(
+        size_of::<TcpFlow>() <= 648,
+        "TcpFlow grew to {} bytes (budget 648): move rarely used state to a cold part",
+        size_of::<TcpFlow>()
+    );
+    assert!(
+        size_of::<Receiver>() <= 88,
+        "Receiver: {} bytes",
+        size_of::<Receiver>()
+    );
+    eprintln!(
+        "sizes: TcpFlow {} Sender {} Receiver {} TcpConfig {} TcpStats {} Port {} Packet {}",
+        size_of::<TcpFlow>(),
+        size_of::<Sender>(),
+        size_of::<Receiver>(),
+        size_of::<TcpConfig>(),
+        size_of::<TcpStats>(),
+        size_of::<crate::engine::net::Port>(),
+        size_of::<Packet>(),
+    );
 }
