@@ -1939,10 +1939,10 @@ fn build_measure(
     };
     if let Some(name) = &m.silent_link {
         let pid = port(sim, name, "silent_link")?;
-        sim.net.ports[pid.idx()].silent = Some(crate::engine::net::SilentTracker {
+        sim.net.ports[pid.idx()].silent = Some(Box::new(crate::engine::net::SilentTracker {
             threshold: m.silent_threshold.0,
             ..Default::default()
-        });
+        }));
     }
     if let Some(name) = &m.bottleneck {
         info.bottleneck_port = Some(port(sim, name, "bottleneck")?);

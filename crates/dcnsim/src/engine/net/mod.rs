@@ -430,7 +430,8 @@ pub struct Port {
     /// Packets in flight on the wire towards `peer_node`, with their arrival times.
     pub wire: VecDeque<(SimTime, Packet)>,
     pub stats: PortStats,
-    pub silent: Option<SilentTracker>,
+    /// Boxed: one port in a run tracks silences, the others keep a null pointer.
+    pub silent: Option<Box<SilentTracker>>,
     /// Active queue management (`model/aqm.rs`) and where it is consulted.
     pub aqm: Aqm,
     pub aqm_at: AqmAt,
@@ -465,12 +466,13 @@ impl Port {
             rate,
             ps_per_byte: exact_ps_per_byte(rate),
             delay,
-            queue: VecDeque::with_capacity(4),
+            // Empty until the first packet: a host port of an idle flow costs nothing.
+            queue: VecDeque::new(),
             queued_bytes: 0,
             limit_bytes: u64::MAX,
             limit_pkts: u64::MAX,
             tx: Transmitter::default(),
-            wire: VecDeque::with_capacity(4),
+            wire: VecDeque::new(),
             stats: PortStats::default(),
             silent: None,
             aqm: Aqm::None,

@@ -339,15 +339,10 @@ pub struct Sender {
     pub dctcp_acked: u64,
     pub dctcp_marked: u64,
     pub dctcp_window_end: u64,
-    // SACK (RFC 6675)
-    /// Scoreboard: SACKed ranges above SND.UNA, sorted and disjoint.
-    pub sacked: Vec<(u64, u64)>,
-    /// End (exclusive) of the highest segment retransmitted in this recovery (HighRxt).
-    pub high_rxt: u64,
-    /// RFC 6675 `pipe` as of the last `SetPipe` plus what was sent since.
-    pub pipe: u64,
-    /// RFC 6675 `RescueRxt` (u64::MAX: undefined in this recovery).
-    pub rescue_rxt: u64,
+    /// SACK scoreboard and RFC 6675 recovery state: the sender's cold part, allocated at
+    /// its first write (a SACK block received, a recovery, a timeout) and kept from then
+    /// on; read through [`Sender::sb`], which gives the initial values while it is absent.
+    pub scoreboard: Option<Box<SndSack>>,
     /// RTO backoff multiplier of the ns-2 estimator (`t_backoff_`); 1 with RFC 6298.
     pub backoff: u32,
     /// ns-2 estimator state in ticks: 8·SRTT and 4·RTTVAR (`t_srtt_`, `t_rttvar_`).
@@ -373,8 +368,9 @@ pub struct Sender {
 pub struct Receiver {
     pub started: bool,
     pub rcv_nxt: u64,
-    /// Out-of-order ranges [start, end), sorted and disjoint.
-    pub ooo: Vec<(u64, u64)>,
+    /// Out-of-order data and the SACK blocks last sent: the receiver's cold part, allocated
+    /// at the first out-of-order segment (most flows never see one) and kept from then on.
+    pub reorder: Option<Box<RcvReorder>>,
     /// In-order segments received since the last ACK sent.
     pub unacked_segs: u32,
     pub delack_timer: Timer,
@@ -385,15 +381,70 @@ pub struct Receiver {
     /// Start of the segment that triggered the ACK being built, if it was out of order
     /// (u64::MAX: none) — its block goes first (RFC 2018 §4).
     pub sack_recent: u64,
-    /// The blocks of the last SACK sent, repeated in later ACKs (RFC 2018 §4).
-    pub sack_last: [(u64, u64); 3],
     /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
     pub ts_recent: SimTime,
     pub last_ack_sent: u64,
     /// A duplicate segment to report in the next ACK (RFC 2883); `(0, 0)` = none.
     pub dsack: (u64, u64),
-    /// Cumulative ACK of the last ACK sent after the handshake (`dup_acks_sent`).
-    pub prev_ack: Option<u64>,
+    /// Cumulative ACK of the last ACK sent after the handshake (`dup_acks_sent`); u64::MAX:
+    /// none yet (no ACK number reaches it).
+    pub prev_ack: u64,
+}
+
+/// The receiver's out-of-order state ([`Receiver::reorder`]).
+#[derive(Clone, Debug, Default)]
+pub struct RcvReorder {
+    /// Out-of-order ranges [start, end), sorted and disjoint.
+    pub ooo: Vec<(u64, u64)>,
+    /// The blocks of the last SACK sent, repeated in later ACKs (RFC 2018 §4).
+    pub sack_last: [(u64, u64); 3],
+}
+
+impl Receiver {
+    /// Out-of-order ranges [start, end), sorted and disjoint (empty: none).
+    #[inline]
+    pub fn ooo(&self) -> &[(u64, u64)] {
+        match &self.reorder {
+            Some(r) => &r.ooo,
+            None => &[],
+        }
+    }
+}
+
+/// The SACK scoreboard and RFC 6675 recovery state of a sender ([`Sender::scoreboard`]).
+#[derive(Clone, Debug)]
+pub struct SndSack {
+    /// Scoreboard: SACKed ranges above SND.UNA, sorted and disjoint.
+    pub sacked: Vec<(u64, u64)>,
+    /// End (exclusive) of the highest segment retransmitted in this recovery (HighRxt).
+    pub high_rxt: u64,
+    /// RFC 6675 `pipe` as of the last `SetPipe` plus what was sent since.
+    pub pipe: u64,
+    /// RFC 6675 `RescueRxt` (u64::MAX: undefined in this recovery).
+    pub rescue_rxt: u64,
+}
+
+/// A sender's scoreboard before its first write.
+const SND_SACK_INIT: SndSack = SndSack {
+    sacked: Vec::new(),
+    high_rxt: 0,
+    pipe: 0,
+    rescue_rxt: u64::MAX,
+};
+static SND_SACK_NONE: SndSack = SND_SACK_INIT;
+
+impl Sender {
+    /// The scoreboard, or its initial values when none was allocated yet.
+    #[inline]
+    pub fn sb(&self) -> &SndSack {
+        self.scoreboard.as_deref().unwrap_or(&SND_SACK_NONE)
+    }
+    /// The scoreboard for writing, allocated (with its initial values) on first use.
+    #[inline]
+    pub fn sb_mut(&mut self) -> &mut SndSack {
+        self.scoreboard
+            .get_or_insert_with(|| Box::new(SND_SACK_INIT))
+    }
 }
 
 /// A TCP connection: the sender lives at `src`, the receiver at `dst`.
@@ -487,10 +538,7 @@ impl TcpFlow {
                 dctcp_marked: 0,
                 // RFC 8257 §3.3: DCTCP.WindowEnd starts at SND.NXT.
                 dctcp_window_end: 0,
-                sacked: Vec::new(),
-                high_rxt: 0,
-                pipe: 0,
-                rescue_rxt: u64::MAX,
+                scoreboard: None,
                 backoff: 1,
                 tick_srtt: 0,
                 tick_rttvar: 0,
@@ -504,17 +552,16 @@ impl TcpFlow {
             rcv: Receiver {
                 started: false,
                 rcv_nxt: 0,
-                ooo: Vec::new(),
+                reorder: None,
                 unacked_segs: 0,
                 delack_timer: Timer::default(),
                 ce_state: false,
                 ece_latched: false,
                 sack_recent: u64::MAX,
                 dsack: (0, 0),
-                sack_last: [(0, 0); 3],
                 ts_recent: SimTime::ZERO,
                 last_ack_sent: 0,
-                prev_ack: None,
+                prev_ack: u64::MAX,
             },
             stats: TcpStats::default(),
             cfg,
@@ -926,7 +973,9 @@ impl TcpFlow {
             self.snd.snd_nxt = a;
         }
         if self.cfg.sack {
-            sack_prune(&mut self.snd.sacked, a);
+            if let Some(sb) = self.snd.scoreboard.as_deref_mut() {
+                sack_prune(&mut sb.sacked, a);
+            }
         }
         if self.snd.in_recovery {
             if a >= self.snd.recover {
@@ -1167,7 +1216,7 @@ impl TcpFlow {
         for (s, e) in p.sack.decode(p.ack) {
             let (s, e) = (s.max(lo), e.min(hi));
             if s < e {
-                new |= insert_range(&mut self.snd.sacked, s, e);
+                new |= insert_range(&mut self.snd.sb_mut().sacked, s, e);
             }
         }
         new
@@ -1178,7 +1227,7 @@ impl TcpFlow {
     fn lost_boundary(&self) -> u64 {
         let thr = (self.cfg.dupack_threshold.max(1) as u64 - 1) * self.mss();
         let mut acc = 0;
-        for &(s, e) in self.snd.sacked.iter().rev() {
+        for &(s, e) in self.snd.sb().sacked.iter().rev() {
             acc += e - s;
             if acc > thr {
                 return s;
@@ -1193,7 +1242,7 @@ impl TcpFlow {
             return 0;
         }
         let mut n = b - a;
-        for &(s, e) in &self.snd.sacked {
+        for &(s, e) in &self.snd.sb().sacked {
             let (lo, hi) = (s.max(a), e.min(b));
             if lo < hi {
                 n -= hi - lo;
@@ -1207,13 +1256,14 @@ impl TcpFlow {
     fn set_pipe(&mut self) {
         let (una, max) = (self.snd.snd_una, self.snd.snd_max);
         let lost = self.lost_boundary().max(una);
-        self.snd.pipe = self.unsacked(lost, max) + self.unsacked(una, self.snd.high_rxt.min(max));
+        let pipe = self.unsacked(lost, max) + self.unsacked(una, self.snd.sb().high_rxt.min(max));
+        self.snd.sb_mut().pipe = pipe;
     }
 
     /// The first unSACKed sequence at or above `x` (below `snd_max`), and the length of the
     /// segment starting there (up to one MSS, not into SACKed data).
     fn first_unsacked(&self, mut x: u64) -> Option<(u64, u64)> {
-        for &(s, e) in &self.snd.sacked {
+        for &(s, e) in &self.snd.sb().sacked {
             if e <= x {
                 continue;
             }
@@ -1235,7 +1285,7 @@ impl TcpFlow {
 
     /// RFC 6675 `NextSeg()` rules 1–4: (seq, len, what).
     fn next_seg(&self) -> Option<(u64, u64, Seg)> {
-        let from = self.snd.high_rxt.max(self.snd.snd_una);
+        let from = self.snd.sb().high_rxt.max(self.snd.snd_una);
         let first = self.first_unsacked(from);
         // (1) the lowest unSACKed sequence above HighRxt that IsLost.
         if let Some((s, len)) = first {
@@ -1253,7 +1303,7 @@ impl TcpFlow {
         }
         // (3) the lowest unSACKed sequence above HighRxt and below the highest SACKed
         // octet (3.b), lost or not.
-        let high_sacked = self.snd.sacked.last().map_or(0, |r| r.1);
+        let high_sacked = self.snd.sb().sacked.last().map_or(0, |r| r.1);
         if let Some((s, len)) = first {
             if s < high_sacked {
                 return Some((s, len, Seg::Rxt));
@@ -1261,11 +1311,11 @@ impl TcpFlow {
         }
         // (4) one rescue retransmission per recovery (RescueRxt undefined or below
         // HighACK): a segment that holds the highest outstanding unSACKed octet.
-        let r = self.snd.rescue_rxt;
+        let r = self.snd.sb().rescue_rxt;
         if r == u64::MAX || self.snd.snd_una > r {
             let mut end = self.snd.snd_max;
             let mut floor = self.snd.snd_una;
-            for &(s, e) in self.snd.sacked.iter().rev() {
+            for &(s, e) in self.snd.sb().sacked.iter().rev() {
                 if e >= end {
                     end = end.min(s);
                 } else {
@@ -1290,13 +1340,13 @@ impl TcpFlow {
         self.stats.fast_recoveries += 1;
         // (4.1) RecoveryPoint = HighData; (4.2) ssthresh = cwnd = FlightSize/2.
         self.snd.recover = self.snd.snd_max;
-        self.snd.rescue_rxt = u64::MAX;
+        self.snd.sb_mut().rescue_rxt = u64::MAX;
         self.loss_reduce();
         self.snd.cwnd = self.snd.ssthresh;
         // (4.3) retransmit HighACK + 1; HighRxt = its end.
         if let Some((s, len)) = self.first_unsacked(self.snd.snd_una) {
             self.emit_segment(now, s, len, out);
-            self.snd.high_rxt = s + len;
+            self.snd.sb_mut().high_rxt = s + len;
         }
         // (4.4) SetPipe, (4.5) step (C).
         self.sack_send(now, out);
@@ -1305,12 +1355,13 @@ impl TcpFlow {
     /// RFC 6675 §5 (B.2) SetPipe and (C): send while cwnd − pipe ≥ 1 SMSS.
     fn sack_send(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         if self.cfg.rack {
-            self.snd.pipe = self.rack_pipe();
+            let pipe = self.rack_pipe();
+            self.snd.sb_mut().pipe = pipe;
         } else {
             self.set_pipe();
         }
         let mss = self.mss();
-        while self.snd.cwnd >= self.snd.pipe + mss {
+        while self.snd.cwnd >= self.snd.sb().pipe + mss {
             let next = if self.cfg.rack {
                 self.rack_next_seg()
             } else {
@@ -1321,15 +1372,18 @@ impl TcpFlow {
             };
             self.emit_segment(now, seq, len, out);
             match what {
-                Seg::Rxt => self.snd.high_rxt = self.snd.high_rxt.max(seq + len), // (C.2)
+                Seg::Rxt => {
+                    let sb = self.snd.sb_mut();
+                    sb.high_rxt = sb.high_rxt.max(seq + len); // (C.2)
+                }
                 // (4): RescueRxt = RecoveryPoint; HighRxt is not updated.
-                Seg::Rescue => self.snd.rescue_rxt = self.snd.recover,
+                Seg::Rescue => self.snd.sb_mut().rescue_rxt = self.snd.recover,
                 Seg::New => {
                     self.snd.snd_max = seq + len;
                     self.snd.snd_nxt = self.snd.snd_nxt.max(seq + len);
                 }
             }
-            self.snd.pipe += len; // (C.4)
+            self.snd.sb_mut().pipe += len; // (C.4)
         }
     }
 
@@ -1414,11 +1468,14 @@ impl TcpFlow {
                     }
                 }
                 // RFC 2018 §8: after a timeout, ignore prior SACK information.
-                self.snd.sacked.clear();
+                if let Some(sb) = self.snd.scoreboard.as_deref_mut() {
+                    sb.sacked.clear();
+                }
                 if self.cfg.rack {
                     self.rack_on_timeout();
                 }
-                self.snd.high_rxt = self.snd.snd_una;
+                let una = self.snd.snd_una;
+                self.snd.sb_mut().high_rxt = una;
                 // Exponential backoff (RFC 6298 5.5).
                 self.backoff_rto();
                 // Go back N: resend from snd_una as the window opens again.
@@ -1440,10 +1497,10 @@ impl TcpFlow {
     /// previous one's cumulative ACK.
     fn data_ack(&mut self, now: SimTime) -> Packet {
         let a = self.ack_packet(now);
-        if self.rcv.prev_ack == Some(a.ack) {
+        if self.rcv.prev_ack == a.ack {
             self.stats.dup_acks_sent += 1;
         }
-        self.rcv.prev_ack = Some(a.ack);
+        self.rcv.prev_ack = a.ack;
         a
     }
 
@@ -1464,7 +1521,7 @@ impl TcpFlow {
         if ece {
             p.flags |= flags::ECE;
         }
-        if self.cfg.sack && !self.rcv.ooo.is_empty() {
+        if self.cfg.sack && !self.rcv.ooo().is_empty() {
             p.sack = self.sack_blocks();
         }
         if self.rcv.dsack.1 > self.rcv.dsack.0 {
@@ -1486,7 +1543,11 @@ impl TcpFlow {
     /// most recently reported blocks still above RCV.NXT, then other blocks in ascending
     /// order; at most three.
     fn sack_blocks(&mut self) -> SackBlocks {
-        let r = &mut self.rcv;
+        let rcv_nxt = self.rcv.rcv_nxt;
+        let sack_recent = self.rcv.sack_recent;
+        let Some(r) = self.rcv.reorder.as_deref_mut() else {
+            return SackBlocks::encode(rcv_nxt, &[]);
+        };
         let mut b = [(0u64, 0u64); 3];
         let mut n = 0;
         let containing =
@@ -1497,14 +1558,14 @@ impl TcpFlow {
                 *n += 1;
             }
         };
-        if r.sack_recent != u64::MAX {
-            if let Some(blk) = containing(&r.ooo, r.sack_recent) {
+        if sack_recent != u64::MAX {
+            if let Some(blk) = containing(&r.ooo, sack_recent) {
                 push(blk, &mut b, &mut n);
             }
         }
         for i in 0..3 {
             let (s, e) = r.sack_last[i];
-            if e > s && s >= r.rcv_nxt {
+            if e > s && s >= rcv_nxt {
                 if let Some(blk) = containing(&r.ooo, s) {
                     push(blk, &mut b, &mut n);
                 }
@@ -1514,7 +1575,7 @@ impl TcpFlow {
             push(blk, &mut b, &mut n);
         }
         r.sack_last = b;
-        SackBlocks::encode(r.rcv_nxt, &b[..n])
+        SackBlocks::encode(rcv_nxt, &b[..n])
     }
 
     /// Process a segment arriving at the receiver; ACKs go to `out`.
@@ -1576,17 +1637,22 @@ impl TcpFlow {
         let end = p.seq + p.payload as u64;
         if start == self.rcv.rcv_nxt {
             self.rcv.rcv_nxt = end;
-            if !self.rcv.ooo.is_empty() {
+            if let Some(r) = self
+                .rcv
+                .reorder
+                .as_deref_mut()
+                .filter(|r| !r.ooo.is_empty())
+            {
                 // This segment fills (part of) a hole: ACK at once (RFC 5681 §4.2).
                 immediate = true;
                 let mut i = 0;
-                while i < self.rcv.ooo.len() {
-                    let (s, e) = self.rcv.ooo[i];
+                while i < r.ooo.len() {
+                    let (s, e) = r.ooo[i];
                     if s <= self.rcv.rcv_nxt {
                         if e > self.rcv.rcv_nxt {
                             self.rcv.rcv_nxt = e;
                         }
-                        self.rcv.ooo.remove(i);
+                        r.ooo.remove(i);
                     } else {
                         i += 1;
                     }
@@ -1594,7 +1660,8 @@ impl TcpFlow {
             }
         } else if start > self.rcv.rcv_nxt {
             // Out of order: buffer and send an immediate duplicate ACK.
-            if !insert_range(&mut self.rcv.ooo, start, end) && self.cfg.dsack {
+            let r = self.rcv.reorder.get_or_insert_with(Default::default);
+            if !insert_range(&mut r.ooo, start, end) && self.cfg.dsack {
                 self.rcv.dsack = (start, end); // RFC 2883: a duplicate above RCV.NXT
             }
             self.rcv.sack_recent = start;

@@ -176,8 +176,8 @@ impl TcpFlow {
         }
     }
 
-    /// RFC 8985 §6.2 steps 2–5 for an ACK whose scoreboard update is done (`self.snd.sacked`
-    /// holds its SACK blocks) and whose cumulative ACK is `a`; §7.4 TLP episode check.
+    /// RFC 8985 §6.2 steps 2–5 for an ACK whose scoreboard update is done (the sender's
+    /// `sacked` holds its SACK blocks) and whose cumulative ACK is `a`; §7.4 TLP episode check.
     /// `pure_dup`: the ACK acknowledges nothing new and carries no new SACK information.
     pub(super) fn rack_on_ack(&mut self, now: SimTime, p: &Packet, a: u64, pure_dup: bool) {
         let tsecr = (self.cfg.timestamps && p.seq > 0).then(|| SimTime(p.seq - 1));
@@ -188,7 +188,10 @@ impl TcpFlow {
         };
         let exits_recovery = self.snd.snd_una < self.snd.recover && a >= self.snd.recover;
         let snd_nxt = self.snd.snd_nxt;
-        let sacked = std::mem::take(&mut self.snd.sacked);
+        let sacked = match self.snd.scoreboard.as_deref_mut() {
+            Some(sb) => std::mem::take(&mut sb.sacked),
+            None => Vec::new(),
+        };
         let r = self.rack();
         // Step 2: the most recently sent segment among those this ACK delivers, skipping
         // retransmissions whose sample is ambiguous (TSecr before the retransmission, or
@@ -276,7 +279,9 @@ impl TcpFlow {
         if a > self.snd.snd_una {
             self.rack().pto_rearm = true;
         }
-        self.snd.sacked = sacked;
+        if let Some(sb) = self.snd.scoreboard.as_deref_mut() {
+            sb.sacked = sacked; // (none: no SACK seen, `sacked` is empty)
+        }
         // Step 4: the reordering window; step 5: detect losses.
         let reo = self.rack_reo_wnd();
         self.rack_detect_loss(now, reo);
@@ -354,13 +359,14 @@ impl TcpFlow {
         self.snd.fast_recovery_enter();
         self.stats.fast_recoveries += 1;
         self.snd.recover = self.snd.snd_max;
-        self.snd.rescue_rxt = u64::MAX;
+        self.snd.sb_mut().rescue_rxt = u64::MAX;
         self.loss_reduce();
         self.snd.cwnd = self.snd.ssthresh;
         // (4.3): the first lost segment goes out whatever the pipe.
         if let Some((s, len, Seg::Rxt)) = self.rack_next_seg() {
             self.emit_segment(now, s, len, out);
-            self.snd.high_rxt = self.snd.high_rxt.max(s + len);
+            let sb = self.snd.sb_mut();
+            sb.high_rxt = sb.high_rxt.max(s + len);
         }
         self.sack_send(now, out);
     }
@@ -430,7 +436,7 @@ impl TcpFlow {
             && !s.in_recovery
             && s.snd_una >= s.recover
             && s.snd_nxt == s.snd_max
-            && s.sacked.is_empty()
+            && s.sb().sacked.is_empty()
             && s.rack.as_ref().is_some_and(|r| r.tlp_end == u64::MAX)
     }
 

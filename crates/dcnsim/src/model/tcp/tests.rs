@@ -423,11 +423,11 @@ fn test_receiver_out_of_order_dupacks_then_fill() {
         out.iter().map(|p| p.ack).collect::<Vec<_>>(),
         vec![MSS, MSS, MSS]
     );
-    assert_eq!(r.rcv.ooo, vec![(2 * MSS, 4 * MSS)]);
+    assert_eq!(r.rcv.ooo(), [(2 * MSS, 4 * MSS)]);
     out.clear();
     r.on_segment(us(4), &data(MSS, 1460), &mut out);
     assert_eq!(out[0].ack, 4 * MSS);
-    assert!(r.rcv.ooo.is_empty());
+    assert!(r.rcv.ooo().is_empty());
 }
 
 #[test]
@@ -959,21 +959,21 @@ fn test_sack_window_three_losses_recovery_retransmits_them_in_order() {
         (f.snd.recover, f.snd.ssthresh, f.snd.cwnd),
         (11 * MSS, 5 * MSS, 5 * MSS)
     );
-    assert_eq!((f.snd.high_rxt, f.snd.pipe), (2 * MSS, 7 * MSS));
+    assert_eq!((f.snd.sb().high_rxt, f.snd.sb().pipe), (2 * MSS, 7 * MSS));
     recv_nothing!(f, us(203), sack_ack(1, &[(7, 8), (5, 6), (2, 4)]));
-    assert_eq!(f.snd.pipe, 6 * MSS);
+    assert_eq!(f.snd.sb().pipe, 6 * MSS);
     // 3 segments SACKed above 4 (5, 7, 8): IsLost(4); pipe = [6,7) + [9,11) + [1,2) = 4.
     recv!(f, us(204), sack_ack(1, &[(7, 9), (5, 6), (2, 4)]) => [4 * MSS]);
-    assert_eq!((f.snd.high_rxt, f.snd.pipe), (5 * MSS, 5 * MSS));
+    assert_eq!((f.snd.sb().high_rxt, f.snd.sb().pipe), (5 * MSS, 5 * MSS));
     // IsLost(6); pipe = [10,11) + [1,2) + [4,5) = 3: retransmit 6, then (rule 2) new data.
     recv!(f, us(205), sack_ack(1, &[(7, 10), (5, 6), (2, 4)]) => [6 * MSS, 11 * MSS]);
-    assert_eq!((f.snd.high_rxt, f.snd.pipe), (7 * MSS, 5 * MSS));
+    assert_eq!((f.snd.sb().high_rxt, f.snd.sb().pipe), (7 * MSS, 5 * MSS));
     recv!(f, us(206), sack_ack(1, &[(7, 11), (5, 6), (2, 4)]) => [12 * MSS]);
-    assert_eq!(f.snd.pipe, 5 * MSS);
+    assert_eq!(f.snd.sb().pipe, 5 * MSS);
     // Partial ACK (retransmitted 1 arrived): pipe = [4,5) + [6,7) + [11,13) = 4 → one new.
     recv!(f, us(300), sack_ack(4, &[(7, 11), (5, 6)]) => [13 * MSS]);
     assert!(f.snd.in_recovery);
-    assert_eq!(f.snd.pipe, 5 * MSS);
+    assert_eq!(f.snd.sb().pipe, 5 * MSS);
     recv!(f, us(301), sack_ack(6, &[(7, 11)]) => [14 * MSS]);
     // Cumulative ACK beyond RecoveryPoint: recovery ends with cwnd = ssthresh.
     recv!(f, us(400), ack(13 * MSS) => [15 * MSS, 16 * MSS, 17 * MSS]);
@@ -981,16 +981,16 @@ fn test_sack_window_three_losses_recovery_retransmits_them_in_order() {
     assert_eq!(f.snd.cwnd, 5 * MSS);
     assert_eq!(f.stats.retransmits, 3);
     assert_eq!(f.stats.fast_recoveries, 1);
-    assert!(f.snd.sacked.is_empty());
+    assert!(f.snd.sb().sacked.is_empty());
 }
 
 #[test]
 fn test_sack_window_rto_discards_the_scoreboard() {
     let mut f = sender_with_window_cfg(no_lt(sack_cfg()));
     recv_nothing!(f, us(200), sack_ack(1, &[(2, 3)]));
-    assert_eq!(f.snd.sacked, vec![(2 * MSS, 3 * MSS)]);
+    assert_eq!(f.snd.sb().sacked, vec![(2 * MSS, 3 * MSS)]);
     recv!(f, ms(300), RTO => [MSS]);
-    assert!(f.snd.sacked.is_empty(), "RFC 2018 §8");
+    assert!(f.snd.sb().sacked.is_empty(), "RFC 2018 §8");
 }
 
 #[test]
@@ -1119,7 +1119,7 @@ fn test_sack_window_dupacks_limited_transmit_needs_new_sack_info_and_counts_in_p
     recv!(f, us(203), sack_ack(1, &[(5, 6), (2, 4)]) => [MSS]);
     assert!(f.snd.in_recovery);
     assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
-    assert_eq!(f.snd.pipe, 9 * MSS);
+    assert_eq!(f.snd.sb().pipe, 9 * MSS);
 }
 
 // ------------------------------------------- SACK rescue retransmission (RFC 6675 §4)
@@ -1142,7 +1142,7 @@ fn test_sack_recovery_window_opening_sends_the_rescue_once() {
     // octet, 10. HighRxt stays, RescueRxt = RecoveryPoint.
     recv!(f, us(220), sack_ack(1, &[(2, 8)]) => [10 * MSS]);
     assert_eq!(
-        (f.snd.high_rxt, f.snd.rescue_rxt),
+        (f.snd.sb().high_rxt, f.snd.sb().rescue_rxt),
         (2 * MSS, 11 * MSS),
         "HighRxt unchanged, RescueRxt = RecoveryPoint"
     );
@@ -1531,7 +1531,7 @@ fn test_rack_segment_sent_long_before_a_delivered_one_is_lost_at_once() {
     assert!(f.snd.in_recovery);
     assert_eq!(f.stats.fast_recoveries, 1);
     assert_eq!((f.snd.ssthresh, f.snd.cwnd), (5 * MSS, 5 * MSS));
-    assert_eq!(f.snd.pipe, 9 * MSS);
+    assert_eq!(f.snd.sb().pipe, 9 * MSS);
     let s1 = rack(&f).segs[0];
     assert_eq!(
         (s1.start, s1.lost, s1.retransmitted, s1.xmit),
@@ -1766,4 +1766,40 @@ fn test_tlp_episode_ended_by_a_dsack_of_the_probe_without_reduction() {
     assert!(f.snd.cwnd >= cwnd);
     // The D-SACK also widens RACK's reordering window by one min_RTT/4 step.
     assert_eq!(rack(&f).reo_wnd_mult, 2);
+}
+
+/// The per-flow memory budget (docs/performance.md, "Memory per flow"): a `TcpFlow` is
+/// the hot state every flow carries, idle or not, in one `Vec` the datapath indexes by
+/// flow id. Rarely used state lives behind pointers allocated on first use (the receiver's
+/// out-of-order ranges and last SACK blocks, the sender's SACK scoreboard and RFC 6675
+/// recovery state, its RACK state), so a flow that never sees reordering or loss pays 8
+/// bytes for each. 608 bytes was the size when this test was written (720 before the cold
+/// parts); growing past the budget needs a reason, or another field moved to a cold part.
+#[test]
+fn tcp_flow_size_budget() {
+    use std::mem::size_of;
+    assert!(
+        size_of::<TcpFlow>() <= 608,
+        "TcpFlow grew to {} bytes (budget 608): move rarely used state to a cold part",
+        size_of::<TcpFlow>()
+    );
+    assert!(
+        size_of::<Sender>() <= 264,
+        "Sender: {} bytes",
+        size_of::<Sender>()
+    );
+    assert!(
+        size_of::<Receiver>() <= 88,
+        "Receiver: {} bytes",
+        size_of::<Receiver>()
+    );
+    eprintln!(
+        "sizes: TcpFlow {} Sender {} Receiver {} TcpConfig {} TcpStats {} Packet {}",
+        size_of::<TcpFlow>(),
+        size_of::<Sender>(),
+        size_of::<Receiver>(),
+        size_of::<TcpConfig>(),
+        size_of::<TcpStats>(),
+        size_of::<Packet>(),
+    );
 }
