@@ -24,9 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def sweep_once(workers: int, duration: str) -> float:
-    from distributed import Client, LocalCluster
-
     import dcnsim
+    from distributed import Client, LocalCluster
 
     with LocalCluster(processes=True, n_workers=workers, threads_per_worker=1,
                       dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
