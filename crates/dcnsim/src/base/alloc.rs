@@ -25,14 +25,7 @@ pub struct AllocError {
 
 impl fmt::Display for AllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.bytes as f64;
-        let size = if b >= 1e9 {
-            format!("{:.1} GB", b / 1e9)
-        } else if b >= 1e6 {
-            format!("{:.1} MB", b / 1e6)
-        } else {
-            format!("{:.1} kB", b / 1e3)
-        };
+        let size = crate::base::units::size_text(self.bytes as f64);
         write!(
             f,
             "out of memory: cannot allocate {size} for the {}",

@@ -108,6 +108,18 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((v, s[end..].trim()))
 }
 
+/// A byte count for messages, in decimal units with one decimal: "5.8 kB", "64.0 MB",
+/// "7.8 GB" (the memory estimate and refused allocations).
+pub fn size_text(bytes: f64) -> String {
+    if bytes < 1e6 {
+        format!("{:.1} kB", bytes / 1e3)
+    } else if bytes < 1e9 {
+        format!("{:.1} MB", bytes / 1e6)
+    } else {
+        format!("{:.1} GB", bytes / 1e9)
+    }
+}
+
 /// Parse a duration like `"25us"`, `"200ms"`, `"20s"`, `"1.5ms"`, `"80ps"`, `"10ns"`.
 pub fn parse_time(s: &str) -> Result<SimTime, String> {
     let expected = "expected a number followed by ps, ns, us, ms or s (e.g. \"25us\")";

@@ -11,6 +11,7 @@
 
 use super::{Ctx, MeasureCfg, ScenarioError, TopoKind, TopologyCfg};
 use crate::base::packet::Packet;
+use crate::base::units::size_text;
 use crate::engine::net::{NodeKind, Port};
 use crate::engine::sim::Sim;
 use crate::model::tcp::TcpFlow;
@@ -40,16 +41,6 @@ pub fn budget(max_memory: Option<u64>) -> Option<u64> {
     })
 }
 
-fn gb(bytes: f64) -> String {
-    if bytes < 1e6 {
-        format!("{:.1} kB", bytes / 1e3)
-    } else if bytes < 1e9 {
-        format!("{:.1} MB", bytes / 1e6)
-    } else {
-        format!("{:.1} GB", bytes / 1e9)
-    }
-}
-
 /// Refuse `parts` above the budget (naming the largest part's key), warn above half of it.
 fn judge(ctx: &Ctx, parts: &[Part]) -> Result<(), ScenarioError> {
     let Some(budget) = ctx.loaded.budget else {
@@ -64,13 +55,13 @@ fn judge(ctx: &Ctx, parts: &[Part]) -> Result<(), ScenarioError> {
     let listed: Vec<String> = parts
         .iter()
         .filter(|p| p.bytes >= total / 10.0)
-        .map(|p| format!("{} {}", p.what, gb(p.bytes)))
+        .map(|p| format!("{} {}", p.what, size_text(p.bytes)))
         .collect();
     let what = format!(
         "the run needs about {} ({}), {} available (--max-memory or MemAvailable)",
-        gb(total),
+        size_text(total),
         listed.join(", "),
-        gb(budget as f64)
+        size_text(budget as f64)
     );
     if total > budget as f64 {
         let msg = format!("{what}: lower {}", big.key);
