@@ -33,8 +33,8 @@ class Result:
     """The tables of one run, as pandas DataFrames (``res.summary``, ``res.flows``, ...).
 
     The engine's columns are kept as they came (``raw``: table -> column -> values); the
-    DataFrames are made on first use, so a run that only writes its files never imports
-    pandas."""
+    DataFrames are made on first use, so writing the CSV files builds none (the Parquet
+    store still loads pandas, through pyarrow)."""
 
     raw: dict[str, dict[str, list[Any]]]
     scenario: str = ""
