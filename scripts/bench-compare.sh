@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Engine cost of the current checkout against an earlier commit (default HEAD~1), side by
 # side: callgrind instruction counts (repeatable on a shared machine) and alternating wall
-# times of `dcnsim-engine` on the same scenario. Extra arguments are engine overrides for
+# times of `dcnsim-engine` on the same scenario (WALL_REPS pairs, default 3). Extra arguments are engine overrides for
 # BOTH builds (e.g. tcp.limited_transmit=false to run the old model on the new engine).
 #
 #   scripts/bench-compare.sh [BASE_COMMIT] [key=value ...]
@@ -45,15 +45,25 @@ import sys
 co, eo, cn, en = map(float, sys.argv[1:])
 print(f"current/base: instructions {cn / co:.3f}, per event {(cn / en) / (co / eo):.3f}")
 PY
-echo "== wall time, alternating, best of 3"
-best_old=999; best_new=999
-for _ in 1 2 3; do
+REPS=${WALL_REPS:-3}
+echo "== wall time, alternating base/current, $REPS pairs (WALL_REPS)"
+times=()
+for _ in $(seq "$REPS"); do
   for which in old new; do
     bin=$OLD; extra=("${WALL[@]}"); [ $which = new ] && bin=$NEW && extra=("${WALL[@]}" "$@")
     t0=$(date +%s.%N); "$bin" "$SCEN" "${extra[@]}" >/dev/null; t1=$(date +%s.%N)
-    t=$(python3 -c "print($t1 - $t0)")
-    if [ $which = old ]; then best_old=$(python3 -c "print(min($best_old, $t))");
-    else best_new=$(python3 -c "print(min($best_new, $t))"); fi
+    times+=("$(python3 -c "print($t1 - $t0)")")
   done
 done
-python3 -c "print(f'wall: base {$best_old:.3f} s, current {$best_new:.3f} s, ratio {$best_new / $best_old:.3f}')"
+# Best of each side, and the median of the ratios of neighbouring runs: a pair ran within
+# seconds of each other, so background load that comes and goes mostly cancels in it.
+python3 - "${times[@]}" <<'PY'
+import statistics, sys
+t = list(map(float, sys.argv[1:]))
+old, new = t[0::2], t[1::2]
+ratios = sorted(n / o for o, n in zip(old, new))
+print(f"wall: base best {min(old):.3f} s, current best {min(new):.3f} s, "
+      f"ratio of bests {min(new) / min(old):.3f}")
+print(f"wall: ratio per pair median {statistics.median(ratios):.3f} "
+      f"(range {ratios[0]:.3f}-{ratios[-1]:.3f}, {len(ratios)} pairs)")
+PY

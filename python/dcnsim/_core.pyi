@@ -7,8 +7,8 @@ Checked against the built module by ``python -m mypy.stubtest dcnsim._core``
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["run", "run_captured", "validate", "schema", "version", "ScenarioError",
-           "EngineError"]
+__all__ = ["run", "run_captured", "validate", "schema", "schema_json", "version",
+           "ScenarioError", "EngineError"]
 
 class ScenarioError(ValueError):
     """A scenario is invalid; the message names the file, line, field and expectation."""
@@ -35,4 +35,5 @@ def run_captured(
 ) -> tuple[dict[str, dict[str, list[int | float | str]]], dict[str, bytes], dict[str, Any]]: ...
 def validate(text: str, path: str, overrides: list[tuple[str, str]] = ...) -> list[str]: ...
 def schema() -> str: ...
+def schema_json() -> str: ...
 def version() -> str: ...

@@ -538,7 +538,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    print(core().schema())
+    print(core().schema_json() if args.json else core().schema(), end="" if args.json else "\n")
     return 0
 
 
@@ -672,6 +672,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("schema", help="describe the scenario file format")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON Schema of the keys and value types instead, for editors "
+                        "(e.g. a TOML language server: '#:schema ./dcnsim.schema.json')")
     p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser("bench", help="time the engine on fixed incast scenarios")

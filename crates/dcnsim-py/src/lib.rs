@@ -168,6 +168,11 @@ fn schema() -> String {
 }
 
 #[pyfunction]
+fn schema_json() -> String {
+    dcnsim::scenario::json_schema::json_schema()
+}
+
+#[pyfunction]
 fn version() -> &'static str {
     dcnsim::version()
 }
@@ -183,6 +188,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_captured, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;

@@ -24,6 +24,7 @@ pub use mq::QueuesCfg;
 pub mod apps;
 mod estimate;
 pub mod flows;
+pub mod json_schema;
 pub mod l2;
 mod leafspine;
 mod mq;
