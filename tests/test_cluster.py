@@ -121,3 +121,47 @@ def test_a_killed_worker_loses_nothing(client: Client, scenario: Path, tmp_path:
     reference = tmp_path / "reference"
     dcnsim.run_sweep(scenario, reference, LONG, jobs=2, stream=io.StringIO())
     assert _files(out) == _files(reference)
+
+
+@pytest.fixture
+def progress_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float]]:
+    """Every progress update a sweep's ``LiveRuns`` receives here, and running lines every
+    tick (no 30 s wait)."""
+    from dcnsim import live, sweep
+
+    seen: list[tuple[int, float]] = []
+    update = live.LiveRuns.update
+
+    def record(self: live.LiveRuns, index: int, fraction: float, wall_s: float) -> None:
+        seen.append((index, fraction))
+        update(self, index, fraction, wall_s)
+
+    monkeypatch.setattr(live.LiveRuns, "update", record)
+    monkeypatch.setattr(sweep, "LIVE_EVERY_S", 0.0)
+    monkeypatch.setattr(sweep, "LIVE_TICK_S", 0.05)
+    return seen
+
+
+def _check_progress(seen: list[tuple[int, float]], text: str) -> None:
+    # A healthy 12 s point is several million events: the engine reports every ~1 M, so
+    # such points report in mid-run (collapsed ones may finish before their first report).
+    points = {index for index, _ in seen}
+    assert len(points) >= 3 and points <= set(range(8)), seen
+    assert all(0.0 < f <= 1.0 for _, f in seen), seen
+    assert any(0.0 < f < 1.0 for _, f in seen), "no report in mid-run"
+    assert "  running: #" in text and "%" in text.partition("  running: #")[2], text
+
+
+def test_cluster_points_report_their_progress(client: Client, scenario: Path, tmp_path: Path,
+                                              progress_seen: list[tuple[int, float]]) -> None:
+    stream = io.StringIO()
+    dcnsim.run_sweep(scenario, tmp_path / "c", LONG, cluster=client.scheduler.address,
+                     stream=stream)
+    _check_progress(progress_seen, stream.getvalue())
+
+
+def test_local_points_report_their_progress(scenario: Path, tmp_path: Path,
+                                            progress_seen: list[tuple[int, float]]) -> None:
+    stream = io.StringIO()
+    dcnsim.run_sweep(scenario, tmp_path / "l", LONG, jobs=2, stream=stream)
+    _check_progress(progress_seen, stream.getvalue())

@@ -40,6 +40,17 @@ class Pool:
 
     executor: Executor | None
     description: str | None
+    #: The Dask client behind ``executor``, if any: the sweep hears the points' progress
+    #: through it (``live.py``).
+    client: Any = None
+
+
+def client_of(executor: Executor | None) -> Any:
+    """The Dask client behind a Dask client's executor (``client.get_executor()``, which
+    keeps it as ``_client``), or None for any other executor."""
+    if type(executor).__name__ != "ClientExecutor":
+        return None
+    return getattr(executor, "_client", None)
 
 
 @contextmanager
@@ -52,7 +63,7 @@ def choose(*, cluster: str | None = None, executor: Executor | None = None) -> I
         with dask_cluster(cluster) as pool:
             yield pool
     elif executor is not None:
-        yield Pool(executor, type(executor).__name__)
+        yield Pool(executor, type(executor).__name__, client_of(executor))
     else:
         yield Pool(None, None)
 
@@ -77,6 +88,6 @@ def dask_cluster(address: str, *, timeout_s: float | None = None) -> Iterator[Po
         plural = "" if workers == 1 else "s"
         # pure=False: every submit is a new task (the scheduler never hands back an old result)
         yield Pool(client.get_executor(pure=False),
-                   f"the Dask cluster at {address} ({workers} worker{plural} now)")
+                   f"the Dask cluster at {address} ({workers} worker{plural} now)", client)
     finally:
         client.close()

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -26,13 +26,18 @@ from . import _toml
 from ._native import core, is_scenario_error, scenario_error
 from ._tables import write_text_atomic
 from .errors import UserError
-from .executors import Pool
+from .executors import Pool, client_of
+from .live import LiveRuns, reporter, subscribed
 from .provenance import RUN_JSON, dcnsim_version, git_commit, machine, now, run_metadata
 from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, point_id, save_tables
 from .scenario import VARIANTS_AXIS, Plan, Point
 from .store import EXTRA, params, write_run
 
 PROGRESS_EVERY_S = 2.0
+#: Without a terminal, the points running now are listed this often (long runs only).
+LIVE_EVERY_S = 30.0
+#: How often the sweep looks at the running points between results.
+LIVE_TICK_S = 1.0
 
 
 class SweepInterrupted(Exception):
@@ -76,13 +81,15 @@ class PointResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def run_point(text: str, path: str, overrides: list[tuple[str, str]]) -> PointResult:
+def run_point(text: str, path: str, overrides: list[tuple[str, str]], index: int = 0,
+              live: str | None = None) -> PointResult:
     """Run one point: the task an executor runs. It takes only plain data (the scenario
     text and the overrides as TOML literals), so it can run in another process or on
-    another machine that has dcnsim installed."""
+    another machine that has dcnsim installed. ``live`` (a sweep's token) asks for its
+    progress to be sent back to that sweep as point ``index`` (``live.py``)."""
     engine = core()
     start = time.perf_counter()
-    tables, _, info = engine.run_captured(text, path, overrides)
+    tables, _, info = engine.run_captured(text, path, overrides, reporter(live, index))
     return PointResult(tables=tables, wall_s=time.perf_counter() - start,
                        engine=str(engine.version()), where=machine(),
                        warnings=list(info.get("warnings", [])))
@@ -162,6 +169,18 @@ class Progress:
             f"{rest // 60}:{rest % 60:02d}"
         return f"; eta {clock}"
 
+    def running(self, text: str) -> None:
+        """Show the points running now (``LiveRuns.text``): beside the bar on a terminal;
+        otherwise a line at most every ``LIVE_EVERY_S``."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=True)
+            return
+        now = time.monotonic()
+        if not text or now - max(self._last, self._start) < LIVE_EVERY_S:
+            return
+        self._last = now
+        self.say(f"  running: {text}")
+
     def say(self, text: str) -> None:
         if self._bar is not None:
             self._bar.write(text, file=self.stream)
@@ -195,7 +214,8 @@ def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
     scn = plan.scenario
     store = RunStore(out_dir / RUNS_FILE, scn.sha256)
     store.lock()
-    pool = Pool(executor, where or (type(executor).__name__ if executor else None))
+    pool = Pool(executor, where or (type(executor).__name__ if executor else None),
+                client_of(executor))
     log = SweepLog(plan, pool.description or _plural(jobs, "thread"))
     try:
         outcome = _run_locked(plan, out_dir, store, jobs, pool, keep, fresh, stream, log)
@@ -277,7 +297,8 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, pool: Poo
             owned = pool.executor is None
             executor = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dcnsim")
                         if pool.executor is None else pool.executor)
-            _execute(plan, pending, records, store, executor, owned, keep, stream, log)
+            _execute(plan, pending, records, store, executor, owned, keep, stream, log,
+                     client=pool.client)
     finally:
         store.close()
     complete = [rec for rec in records if rec is not None]
@@ -288,7 +309,15 @@ def _run_locked(plan: Plan, out_dir: Path, store: RunStore, jobs: int, pool: Poo
 
 def _execute(plan: Plan, pending: list[Point], records: list[Record | None], store: RunStore,
              executor: Executor, owned: bool, keep: Sequence[str], stream: IO[str],
-             log: SweepLog) -> None:
+             log: SweepLog, client: Any = None) -> None:
+    live = LiveRuns()
+    with live.registered(), subscribed(client, live):
+        _execute_live(plan, pending, records, store, executor, owned, keep, stream, log, live)
+
+
+def _execute_live(plan: Plan, pending: list[Point], records: list[Record | None],
+                  store: RunStore, executor: Executor, owned: bool, keep: Sequence[str],
+                  stream: IO[str], log: SweepLog, live: LiveRuns) -> None:
     scn = plan.scenario
     version = str(core().version())
     text, path = scn.text, str(scn.path)
@@ -326,16 +355,27 @@ def _execute(plan: Plan, pending: list[Point], records: list[Record | None], sto
 
     progress = Progress(len(plan.points), len(plan.points) - len(pending), scn.id, stream)
     futures: dict[Future[PointResult], Point] = {
-        executor.submit(run_point, text, path, _toml.literal_pairs(point.overrides)): point
+        executor.submit(run_point, text, path, _toml.literal_pairs(point.overrides),
+                        point.index, live.token): point
         for point in pending}
+    labels = {p.index: f"#{p.index}" for p in pending}
     failures: list[tuple[Point, BaseException]] = []
     handled: set[Future[PointResult]] = set()
 
+    def completed(waiting: Iterable[Future[PointResult]]) -> Iterable[Future[PointResult]]:
+        """The futures as they finish; between them, the running points' progress."""
+        left = set(waiting)
+        while left:
+            done, left = wait(left, timeout=LIVE_TICK_S, return_when=FIRST_COMPLETED)
+            yield from done
+            progress.running(live.text(labels.__getitem__))
+
     def collect(waiting: Iterable[Future[PointResult]]) -> None:
-        for fut in as_completed(list(waiting)):
+        for fut in completed(waiting):
             if fut.cancelled() or fut in handled:
                 continue
             point = futures[fut]
+            live.finish(point.index)
             exc = fut.exception()
             if exc is not None:
                 if not failures:  # stop starting new points; let running ones finish
