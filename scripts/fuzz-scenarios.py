@@ -378,13 +378,15 @@ def campaign(args: argparse.Namespace) -> dict[str, Any]:
     start = time.monotonic()
     n = 0
 
+    seen_long: dict[str, int] = {}
+
     def summary() -> dict[str, Any]:
         wall = time.monotonic() - start
         return {"mutants": n, "seed": args.seed, "wall_s": round(wall, 1),
                 "rate_per_s": round(n / wall, 1) if wall else 0.0,
                 "outcomes": dict(counts.most_common()),
                 "per_kind": {k: dict(c.most_common()) for k, c in per_kind.items()},
-                "distinct_bad": len(seen_bad)}
+                "distinct_bad": len(seen_bad), "distinct_long": len(seen_long)}
 
     try:
         while n < args.count and (args.time is None or time.monotonic() - start < args.time):
@@ -403,6 +405,12 @@ def campaign(args: argparse.Namespace) -> dict[str, Any]:
                 worker_ = Worker(args.pythonpath)
             counts[outcome] += 1
             per_kind[kind][outcome] += 1
+            if outcome == "long":
+                # one example of each long message (by its start), for shortening them
+                sig = f"long: {msg[:60]}"
+                seen_long[sig] = seen_long.get(sig, 0) + 1
+                if seen_long[sig] == 1 and out:
+                    (out / f"{n:07d}-long-{kind}.txt").write_text(msg + "\n")
             if outcome in BAD:
                 # every hang and abort is kept (their messages do not tell them apart)
                 sig = f"{outcome}: {msg[:120]}" + (f" #{n}" if outcome in ("hang", "abort")

@@ -125,3 +125,45 @@ def test_a_failed_check_exits_1_with_one_line(fake_core: FakeCore, capsys: Captu
     assert err.strip() == (f"dcnsim: error: {fig08}: --check failed: port sw->client: "
                            "arrived 3 != dropped 0 + queued 0 + sent 2")
     assert fake_core.limits == {"check": True}
+
+
+# Messages the scenario fuzzer found over 200 characters (besides the file's path), as the
+# engine and the sweep's validation wrote them.
+LONG_MESSAGES = [
+    '/tmp/x/tcn-fig13.toml, field apps.load: invalid type: string "' + "x" * 79 + '…" (300 '
+    'characters), expected f64 (after applying overrides) (in sweep point topology.queues='
+    '{count = 32, scheduler = "sp_dw… apps.0.load=' + "x" * 31 + "…)",
+    "/tmp/x/a.toml, field topology.switch_buffer: invalid size \"0x10ms\": expected a number "
+    "followed by B, KB, KiB, MB, MiB, GB or GiB (KB = 1000 B, KiB = 1024 B), or \"unlimited\" "
+    "(after applying overrides) (in quick sweep point topology.switch_buffer=0x10ms "
+    "topology.servers=2)",
+    "/tmp/x/qcn-baseline1.toml: line 164, field apps.kind: unknown variant `" + "x" * 79
+    + "…` (20000 characters), expected one of `incast`, `bulk`, `cbr`, `flows`, `mix`, "
+    "`ping`, `transactions`, `workload`",
+    "/tmp/x/tcn-fig13.toml: line 35, field apps.service_workloads: app 0: unknown flow-size "
+    "distribution 'websearché' (built-in: websearch, datamining, hadoop, cache, "
+    "websearch-bytes, datamining-bytes, cache-bytes, hadoop-fbhdp-bytes) and more words here",
+]
+
+
+@pytest.mark.parametrize("message", LONG_MESSAGES)
+def test_long_messages_are_fitted_into_200_characters(message: str) -> None:
+    from dcnsim.cli import LINE_MAX, _shorten
+
+    path = message.split(".toml")[0] + ".toml"
+    assert len(message) - len(path) > LINE_MAX
+    line = _shorten(message)
+    assert len(line) - len(path) <= LINE_MAX, line
+    assert line.startswith(path)
+    field = message.split("field ")[1].split(":")[0]
+    assert f"field {field}:" in line  # the field and the reason stay
+    assert "(after applying overrides)" not in line or "sweep point" not in line
+
+
+def test_fitting_keeps_the_closest_names() -> None:
+    from dcnsim.cli import _shorten
+
+    line = _shorten(LONG_MESSAGES[3])
+    assert "(built-in: websearch, " in line and "8 in all)" in line
+    line = _shorten(LONG_MESSAGES[2])
+    assert "(first 3 of 8 names" in line or "(closest" in line

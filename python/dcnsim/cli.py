@@ -86,7 +86,69 @@ def _shorten(message: str) -> str:
             return m.group(0)
         return f'{quote}{value[:QUOTED_MAX - 1]}…{quote} ({len(value)} characters)'
 
-    return _QUOTED.sub(cut, _fewer_names(_one_line(message)))
+    return _fit(_QUOTED.sub(cut, _fewer_names(_one_line(message))))
+
+
+LINE_MAX = 200
+# The scenario file a message starts with ("FILE: line 3, field ..." / "FILE, field ...");
+# it does not count against LINE_MAX (a user's path is as long as it is).
+_FILE_HEAD = re.compile(r"\S+?\.toml(?=[:,] )")
+_POINT = re.compile(r" \(in (?:quick )?sweep point (.*)\)$")
+_LISTED = re.compile(r"\((known|built-in): ([^()]*)\)")
+
+
+def _fit(message: str) -> str:
+    """Bring a message over ``LINE_MAX`` characters (besides its file's path) within it,
+    one step at a time, keeping the field and the reason: the sweep point makes "(after
+    applying overrides)" redundant; lists of names shrink to the three closest to the bad
+    one; quoted values are cut to half of ``QUOTED_MAX``; the sweep point's label is cut."""
+    head = m.end() if (m := _FILE_HEAD.match(message)) else 0
+
+    def over(text: str) -> int:
+        return len(text) - head - LINE_MAX
+
+    point = _POINT.search(message)
+    if point:
+        message = (message[:point.start()].replace(" (after applying overrides)", "")
+                   + message[point.start():])
+    if over(message) > 0:
+        message = _fewer_names(message, limit=3)
+    if over(message) > 0:
+        message = _closest_listed(message)
+    if over(message) > 0:
+        half = QUOTED_MAX // 2
+
+        def cut(m: re.Match[str]) -> str:
+            group = next(i for i in (1, 2, 3) if m.group(i) is not None)
+            quote, value = '"`\''[group - 1], m.group(group)
+            if len(value) <= half:
+                return m.group(0)
+            return f"{quote}{value[:half - 1]}…{quote}"
+
+        message = re.sub(r" \(\d+ characters\)", "", _QUOTED.sub(cut, message))
+    point = _POINT.search(message)
+    if over(message) > 0 and point:
+        label = point.group(1)
+        keep = max(12, len(label) - over(message) - 1)
+        if keep < len(label):
+            message = message[:point.start(1)] + label[:keep] + "…)"
+    return message
+
+
+def _closest_listed(message: str) -> str:
+    """``(known: a, b, c, d, ...)`` cut to the three names closest to the first quoted name
+    of the message."""
+    m = _LISTED.search(message)
+    if m is None:
+        return message
+    names = [n.strip() for n in m.group(2).split(",")]
+    if len(names) <= 3:
+        return message
+    bad = re.search(r"'([^'\n]*)'|\"([^\"\n]*)\"", message)
+    wanted = (bad.group(1) or bad.group(2) or "") if bad else ""
+    shown = difflib.get_close_matches(wanted, names, n=3, cutoff=0.0) or names[:3]
+    listed = f"({m.group(1)}: {', '.join(shown)}, … {len(names)} in all)"
+    return message[:m.start()] + listed + message[m.end():]
 
 
 def _one_line(message: str) -> str:
@@ -96,19 +158,21 @@ def _one_line(message: str) -> str:
                   else "\\n", message.strip())
 
 
-def _fewer_names(message: str) -> str:
-    m = re.search(r"unknown field `([^`\n]*)`(?: for kind \"[^\"\n]*\")?[,:] expected one of "
-                  r"((?:`[^`\n]*`, )+`[^`\n]*`)", message)
+def _fewer_names(message: str, limit: int = EXPECTED_NAMES_MAX) -> str:
+    m = re.search(r"unknown (?:field|variant) `([^`\n]*)`(?: \(\d+ characters\))?"
+                  r"(?: for kind \"[^\"\n]*\")?[,:] "
+                  r"expected one of ((?:`[^`\n]*`, )+`[^`\n]*`)", message)
     if m is None:
         return message
     names = re.findall(r"`([^`\n]*)`", m.group(2))
-    if len(names) <= EXPECTED_NAMES_MAX:
+    if len(names) <= limit:
         return message
     close = difflib.get_close_matches(m.group(1), names, n=3, cutoff=0.5)
     shown = close or names[:3]
     listed = ", ".join(f"`{n}`" for n in shown)
     what = "closest" if close else "first"
-    short = (f"{listed} ({what} {len(shown)} of {len(names)} fields; `dcnsim schema` lists "
+    kinds = "fields" if m.group(0).startswith("unknown field") else "names"
+    short = (f"{listed} ({what} {len(shown)} of {len(names)} {kinds}; `dcnsim schema` lists "
              "them)")
     return message[:m.start(2)] + short + message[m.end(2):]
 
