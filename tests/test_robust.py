@@ -167,3 +167,19 @@ def test_fitting_keeps_the_closest_names() -> None:
     assert "(built-in: websearch, " in line and "8 in all)" in line
     line = _shorten(LONG_MESSAGES[2])
     assert "(first 3 of 8 names" in line or "(closest" in line
+
+
+def test_fitting_shortens_unit_lists_and_long_numbers() -> None:
+    from dcnsim.cli import LINE_MAX, _shorten
+
+    path = "/tmp/x/tcn-fig5.toml"
+    size = (f'{path}, field topology.switch_buffer: invalid size "128KiB{"Ω" * 40}…": expected '
+            "a number followed by B, KB, KiB, MB, MiB, GB or GiB (KB = 1000 B, KiB = 1024 B), "
+            'or "unlimited" (in sweep point topology.switch_buffer=128KiBΩΩΩΩΩΩΩΩΩΩΩΩ…)')
+    number = (f"{path}: line 31, field apps.load: app 0 (workload): -1{'0' * 300} is out of "
+              "range (0, 1.5] (in quick sweep point apps.0.load=0.1)")
+    for message in (size, number):
+        line = _shorten(message)
+        assert len(line) - len(path) <= LINE_MAX, line
+    assert 'expected a size such as "256KiB" or "32KB", or "unlimited"' in _shorten(size)
+    assert "-1e300 (about) is out of range (0, 1.5]" in _shorten(number)

@@ -116,6 +116,8 @@ def _fit(message: str) -> str:
     if over(message) > 0:
         message = _closest_listed(message)
     if over(message) > 0:
+        message = _short_forms(message)
+    if over(message) > 0:
         half = QUOTED_MAX // 2
 
         def cut(m: re.Match[str]) -> str:
@@ -125,7 +127,9 @@ def _fit(message: str) -> str:
                 return m.group(0)
             return f"{quote}{value[:half - 1]}…{quote}"
 
-        message = re.sub(r" \(\d+ characters\)", "", _QUOTED.sub(cut, message))
+        quoted = re.compile(r'"([^"\n]*)"|`([^`\n]*)`|(?<![\w])\'([^\'\n]{' + str(half + 1)
+                            + r',})\'(?![\w])')
+        message = re.sub(r"(\.\.\.)? \(\d+ characters\)", "", quoted.sub(cut, message))
     point = _POINT.search(message)
     if over(message) > 0 and point:
         label = point.group(1)
@@ -133,6 +137,24 @@ def _fit(message: str) -> str:
         if keep < len(label):
             message = message[:point.start(1)] + label[:keep] + "…)"
     return message
+
+
+# Long spellings of what a value should look like, and their short forms (used only when
+# a message is over LINE_MAX); unquoted numbers of more than 20 digits.
+_SHORT_FORMS = (
+    ("a number followed by B, KB, KiB, MB, MiB, GB or GiB (KB = 1000 B, KiB = 1024 B)",
+     'a size such as "256KiB" or "32KB"'),
+    ("a number followed by bps, Kbps, Mbps, Gbps or Tbps", 'a rate such as "10Gbps"'),
+    ("a number followed by ps, ns, us, ms or s", 'a duration such as "25us"'),
+)
+_LONG_NUMBER = re.compile(r"(-?)(\d)(\d{20,})(\.\d*)?(?![\d…])")
+
+
+def _short_forms(message: str) -> str:
+    for long, short in _SHORT_FORMS:
+        message = message.replace(long, short)
+    return _LONG_NUMBER.sub(lambda m: f"{m.group(1)}{m.group(2)}e{len(m.group(3))} (about)",
+                            message)
 
 
 def _closest_listed(message: str) -> str:

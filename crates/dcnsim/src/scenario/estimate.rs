@@ -30,15 +30,39 @@ struct Part {
     key: String,
 }
 
-/// The memory a run may take: `--max-memory` when given, else what the kernel says is
-/// available (`MemAvailable` of /proc/meminfo); None when neither is known (no check).
+/// The memory a run may take: `--max-memory` when given, else the smaller of what the
+/// kernel says is available (`MemAvailable` of /proc/meminfo) and what the process may still
+/// map under its address-space limit (`ulimit -v`); None when none is known (no check).
 pub fn budget(max_memory: Option<u64>) -> Option<u64> {
-    max_memory.or_else(|| {
-        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-        let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kib.saturating_mul(1024))
+    max_memory.or_else(|| match (mem_available(), address_space_left()) {
+        (Some(a), Some(h)) => Some(a.min(h)),
+        (a, h) => a.or(h),
     })
+}
+
+fn mem_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// The soft `RLIMIT_AS` (proc(5): the "Max address space" line of /proc/self/limits, in
+/// bytes or "unlimited") less the address space the process has mapped already (`VmSize`
+/// of /proc/self/status). An allocation past it fails, and Rust aborts on a failed
+/// allocation, so a run that would need more is refused here instead. None: no limit.
+fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    let soft: u64 = line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(soft.saturating_sub(kib.saturating_mul(1024)))
 }
 
 /// Refuse `parts` above the budget (naming the largest part's key), warn above half of it.
@@ -58,7 +82,7 @@ fn judge(ctx: &Ctx, parts: &[Part]) -> Result<(), ScenarioError> {
         .map(|p| format!("{} {}", p.what, size_text(p.bytes)))
         .collect();
     let what = format!(
-        "the run needs about {} ({}), {} available (--max-memory or MemAvailable)",
+        "the run needs about {} ({}), {} available (--max-memory, MemAvailable or ulimit -v)",
         size_text(total),
         listed.join(", "),
         size_text(budget as f64)

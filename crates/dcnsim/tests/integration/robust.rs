@@ -186,7 +186,7 @@ fn memory_above_the_budget_is_refused_with_the_key_to_change() {
         .to_string();
     assert!(
         e.starts_with("x.toml: line 5, field topology.servers: the run needs about ")
-            && e.ends_with(" available (--max-memory or MemAvailable): lower topology.servers"),
+            && e.ends_with(" available (--max-memory, MemAvailable or ulimit -v): lower topology.servers"),
         "{e}"
     );
     let samples = "[measure]\nqueue_ports = [\"sw->client\"]\nqueue_interval = \"1us\"";
@@ -194,7 +194,7 @@ fn memory_above_the_budget_is_refused_with_the_key_to_change() {
     let e = load_with_budget(&text, "x.toml", &[], gb)
         .unwrap_err()
         .to_string();
-    assert_eq!(e, "x.toml: line 14, field measure.queue_interval: the run needs about 64.0 GB (queue samples 64.0 GB), 1.0 GB available (--max-memory or MemAvailable): lower measure.queue_interval");
+    assert_eq!(e, "x.toml: line 14, field measure.queue_interval: the run needs about 64.0 GB (queue samples 64.0 GB), 1.0 GB available (--max-memory, MemAvailable or ulimit -v): lower measure.queue_interval");
     // Half the budget: a warning.
     let text = scenario("", "").replace("servers = 2", "servers = 60000");
     let w = load_with_budget(&text, "x.toml", &[], mb50).map(|x| x.warnings);
