@@ -29,7 +29,7 @@ from ._native import core, is_scenario_error
 from ._runopts import add_run_limits, run_limits
 from ._tables import csv_text, format_mapping, format_table, human, write_text_atomic
 from .api import Result, run, validate
-from .errors import CheckFailed, ExtensionMissingError, UserError
+from .errors import CheckFailed, ExtensionMissingError, RunFailed, UserError
 from .runs import merge_dirs, point_id
 from .scenario import Plan, Scenario, load, load_validated, make_plan, read_text, validate_points
 from .sweep import PointFailed, SweepInterrupted, run_sweep, summary_row
@@ -60,6 +60,8 @@ SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 BENCH_SCENARIO = "bench-incast"
 BENCH_POINTS = ((8, "256KiB"), (64, "256KiB"))
 EXIT_USER = 2
+#: How the engine's ``stopped`` reason starts when memory ran out (``dcnsim::OUT_OF_MEMORY``).
+OUT_OF_MEMORY = "out of memory"
 EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 T = TypeVar("T")
@@ -345,6 +347,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     _warn_pcap_truncated(result)
     print(f"\nwrote {', '.join(str(p.relative_to(out)) for p in written)} to {out} "
           f"(simulated in {result.wall_s:.2f} s)")
+    if result.stopped and result.stopped.startswith(OUT_OF_MEMORY):
+        raise RunFailed(f"{args.file}: {result.stopped} (partial, written to {out})")
     if not store.available():
         print("dcnsim: note: pyarrow is not installed, so the Parquet results store is not "
               f"written (pip install 'dcnsim[{store.EXTRA}]')", file=sys.stderr)
@@ -793,7 +797,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ExtensionMissingError) as exc:
         _err(str(exc))
         return EXIT_USER
-    except CheckFailed as exc:
+    except (CheckFailed, RunFailed) as exc:
         _err(str(exc))
         return EXIT_BUG
     except KeyboardInterrupt:

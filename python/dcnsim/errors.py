@@ -24,6 +24,12 @@ class CheckFailed(DcnsimError):
     message and exits with status 1."""
 
 
+class RunFailed(DcnsimError):
+    """A run could not finish: memory ran out (an address-space limit such as ``ulimit
+    -v``, or other processes). What was computed is written first; the command line
+    prints the message and exits with status 1."""
+
+
 class ExtensionMissingError(ImportError):
     """The compiled extension ``dcnsim._core`` cannot be imported."""
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _toml
-from .errors import UserError, missing_extra
+from .errors import RunFailed, UserError, missing_extra
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,11 +68,41 @@ def write_run(out_dir: Path, experiment: str, index: int, point_id: str,
     """Write every table of one run (engine columns, or DataFrames) with ``parameters``
     as extra columns (a table's own column of the same name wins). Returns the store's
     folder, or None if pyarrow is not installed."""
+    limited = _address_space_limited()
+    if limited:
+        # pyarrow's default pools (mimalloc, jemalloc) reserve large address ranges and
+        # crash or abort when an address-space limit refuses them (seen under `ulimit -v`:
+        # a segfault in write_table); the system allocator fails with an error instead.
+        # Its choice is read when pyarrow is first imported.
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+        # numpy's OpenBLAS (imported by pyarrow) sets aside buffers for one thread per
+        # CPU and exits the process when it cannot.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         return None
+    if limited:
+        pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        _write_tables(pa, pq, out_dir, experiment, index, point_id, parameters, tables)
+    except (MemoryError, pa.ArrowMemoryError) as exc:
+        raise RunFailed(f"out of memory writing the Parquet store under {out_dir / STORE_DIR} "
+                        f"({exc}); the CSV tables and run.json are written") from None
+    return out_dir / STORE_DIR
+
+
+def _address_space_limited() -> bool:
+    """Whether this process runs under an address-space limit (``ulimit -v``)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY
+
+
+def _write_tables(pa: Any, pq: Any, out_dir: Path, experiment: str, index: int, point_id: str,
+                  parameters: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
     for name, table in tables.items():
         if not _TABLE_NAME.fullmatch(name):
             raise ValueError(f"table name {name!r} cannot name a store dataset")
@@ -87,9 +117,12 @@ def write_run(out_dir: Path, experiment: str, index: int, point_id: str,
         target = run_file(out_dir, name, experiment, index, point_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")
-        pq.write_table(arrow, tmp)
+        try:
+            pq.write_table(arrow, tmp)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         os.replace(tmp, target)
-    return out_dir / STORE_DIR
 
 
 def copy_missing(source: Path, target: Path) -> int:

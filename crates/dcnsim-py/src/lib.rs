@@ -7,6 +7,12 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+/// The system allocator with an emergency reserve: a run that runs out of memory stops with
+/// its partial tables instead of aborting the Python process
+/// (`dcnsim::base::alloc::WithReserve`).
+#[global_allocator]
+static ALLOC: dcnsim::base::alloc::WithReserve = dcnsim::base::alloc::WithReserve;
+
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid.");
 create_exception!(
     _core,

@@ -89,6 +89,10 @@ pub struct RunOutput {
     pub check_failed: Option<String>,
 }
 
+/// How `RunOutput::stopped` starts when the run stopped because memory ran out
+/// (`base::alloc::WithReserve`).
+pub const OUT_OF_MEMORY: &str = "out of memory";
+
 /// Limits and checks of one run (`dcnsim run --check --max-events --max-wall
 /// --max-memory`); the default is none of them.
 #[derive(Clone, Debug, Default)]
@@ -125,10 +129,44 @@ pub fn run_text_with(
 ) -> Result<RunOutput, ScenarioError> {
     let budget = scenario::estimate_budget(opts.max_memory);
     let loaded = scenario::load_with_budget(text, file, overrides, budget)?;
+    // The emergency reserve (`base::alloc::WithReserve`): without it there is no room to
+    // stop cleanly when memory runs out.
+    let epoch = base::alloc::exhausted();
+    let Some(_reserve) = base::alloc::enter_run() else {
+        return Err(ScenarioError {
+            file: file.to_string(),
+            line: None,
+            column: None,
+            field: None,
+            message: format!(
+                "out of memory: not even {} left to start a run (ulimit -v?)",
+                base::units::size_text(base::alloc::RESERVE_BYTES as f64)
+            ),
+        });
+    };
     let (mut sim, info) = scenario::build(&loaded)?;
+    if base::alloc::exhausted() != epoch {
+        return Err(ScenarioError {
+            file: file.to_string(),
+            line: None,
+            column: None,
+            field: None,
+            message: format!(
+                "{OUT_OF_MEMORY}: the system refused memory while the network and flows were \
+                 built (ulimit -v, or other processes); make the scenario smaller"
+            ),
+        });
+    }
     let started = std::time::Instant::now();
     let mut stopped = None;
     let mut watch = |f: f64, events: u64| -> bool {
+        if base::alloc::exhausted() != epoch {
+            stopped = Some(format!(
+                "{OUT_OF_MEMORY}: the system refused memory after {events} events (ulimit -v, \
+                 or other processes); the tables cover the time simulated"
+            ));
+            return false;
+        }
         if let Some(max) = opts.max_events.filter(|&m| events >= m) {
             stopped = Some(format!(
                 "max_events: stopped after {events} events (limit {max})"
@@ -148,6 +186,14 @@ pub fn run_text_with(
     };
     sim.start();
     sim.run_watched(&mut watch);
+    if stopped.is_none() && base::alloc::exhausted() != epoch {
+        // Memory ran out after the last look (or while building): the run is not to be
+        // trusted to be whole.
+        stopped = Some(format!(
+            "{OUT_OF_MEMORY}: the system refused memory near the end of the run (ulimit -v, or \
+             other processes)"
+        ));
+    }
     // No wall-clock time in the tables: the same scenario and seed give identical tables
     // (the caller times the run and keeps it with the run's metadata).
     let mut tables = output::collect(&loaded, &sim, &info);

@@ -3,6 +3,11 @@
 
 use std::process::ExitCode;
 
+/// The system allocator with an emergency reserve: a run that runs out of memory stops with
+/// its partial tables instead of aborting (`dcnsim::base::alloc::WithReserve`).
+#[global_allocator]
+static ALLOC: dcnsim::base::alloc::WithReserve = dcnsim::base::alloc::WithReserve;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first() else {

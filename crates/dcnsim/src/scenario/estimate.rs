@@ -53,7 +53,9 @@ fn mem_available() -> Option<u64> {
 /// allocation, so a run that would need more is refused here instead. None: no limit.
 fn address_space_left() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
     let soft: u64 = line["Max address space".len()..]
         .split_whitespace()
         .next()?
