@@ -74,7 +74,7 @@ def test_max_memory_refuses_with_the_numbers_and_the_key(tmp_path: Path) -> None
     line = _error("run", FIG08, "--max-memory", "1KB", "--out", str(tmp_path / "out"))
     assert line.startswith(f"dcnsim: error: {FIG08}: line ")
     assert "field topology.servers: the run needs about " in line and " (ports " in line
-    assert line.endswith("1.0 kB available (--max-memory, MemAvailable or ulimit -v): "
+    assert line.endswith("1.0 kB available (--max-memory, ulimit -v): "
                          "lower topology.servers")
 
 

@@ -135,7 +135,7 @@ def _fit(message: str) -> str:
     point = _POINT.search(message)
     if over(message) > 0 and point:
         label = point.group(1)
-        keep = max(12, len(label) - over(message) - 1)
+        keep = max(4, len(label) - over(message) - 1)
         if keep < len(label):
             message = message[:point.start(1)] + label[:keep] + "…)"
     return message

@@ -199,7 +199,8 @@ def _check_axis(scn: Scenario, table: str, key: str, values: Any,
         _tablecheck.check_override(scn, table, key, value, sub)
         literal = _toml.to_toml(value)
         if literal in seen:
-            raise scn.error(table, key, f"value {literal} appears twice", sub=sub)
+            raise scn.error(table, key, f"value {_tablecheck.show(value)} appears twice",
+                            sub=sub)
         seen.add(literal)
     return list(values)
 

@@ -84,7 +84,7 @@ fn judge(ctx: &Ctx, parts: &[Part]) -> Result<(), ScenarioError> {
         .map(|p| format!("{} {}", p.what, size_text(p.bytes)))
         .collect();
     let what = format!(
-        "the run needs about {} ({}), {} available (--max-memory, MemAvailable or ulimit -v)",
+        "the run needs about {} ({}), {} available (--max-memory, ulimit -v)",
         size_text(total),
         listed.join(", "),
         size_text(budget as f64)

@@ -187,7 +187,7 @@ fn memory_above_the_budget_is_refused_with_the_key_to_change() {
     assert!(
         e.starts_with("x.toml: line 5, field topology.servers: the run needs about ")
             && e.ends_with(
-                " available (--max-memory, MemAvailable or ulimit -v): lower topology.servers"
+                " available (--max-memory, ulimit -v): lower topology.servers"
             ),
         "{e}"
     );
@@ -196,7 +196,7 @@ fn memory_above_the_budget_is_refused_with_the_key_to_change() {
     let e = load_with_budget(&text, "x.toml", &[], gb)
         .unwrap_err()
         .to_string();
-    assert_eq!(e, "x.toml: line 14, field measure.queue_interval: the run needs about 64.0 GB (queue samples 64.0 GB), 1.0 GB available (--max-memory, MemAvailable or ulimit -v): lower measure.queue_interval");
+    assert_eq!(e, "x.toml: line 14, field measure.queue_interval: the run needs about 64.0 GB (queue samples 64.0 GB), 1.0 GB available (--max-memory, ulimit -v): lower measure.queue_interval");
     // Half the budget: a warning.
     let text = scenario("", "").replace("servers = 2", "servers = 60000");
     let w = load_with_budget(&text, "x.toml", &[], mb50).map(|x| x.warnings);
