@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import _toml
 from .._tables import format_table, human, write_csv
-from ..scenario import VARIANTS_AXIS, Scenario, variant_of
+from ..scenario import VARIANTS_AXIS, Scenario, axis_header, axis_text, variant_of
 from ._base import NONDETERMINISTIC, RESULTS_FILE, ReportContext, ReportKind
 
 GENERIC = "generic"
@@ -63,8 +63,13 @@ def write_generic(ctx: ReportContext) -> list[Path]:
 
     ctx.print(ctx.title)
     shown = shown_columns(metrics, rows)
-    ctx.print(format_table(axes + shown,
-                           [[human(row.get(c)) for c in axes + shown] for row in rows],
+    # The printed table names the axes and their values as people read them (``servers``,
+    # a variant's label), never as raw overrides or inline tables.
+    scn = ctx.scenario
+    cells = [[axis_text(scn, key, rec["overrides"].get(key)) if key != VARIANTS_AXIS
+              else str(row[key]) for key in axes] + [human(row.get(c)) for c in shown]
+             for rec, row in zip(ctx.records, rows, strict=True)]
+    ctx.print(format_table([axis_header(scn, key) for key in axes] + shown, cells,
                            align_left=len(axes)))
     return [path]
 
