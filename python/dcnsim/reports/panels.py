@@ -37,7 +37,6 @@ from .generic import write_generic
 
 STATS = ("mean", "max", "min", "last", "p99", "sum")
 MAX_COLUMNS = 4  # points per row of the figure
-UNLIMITED = 1e15  # values at or above this stand for "unlimited" (u64::MAX clamped to i64)
 
 
 @dataclass(frozen=True)
@@ -223,8 +222,8 @@ def _figure(ctx: ReportContext, panels: tuple[Panel, ...], data: list[dict[str, 
 def _draw_panel(ax: Any, item: Panel, cols: Columns) -> None:
     x = cols.get(item.x, [])
     for y in item.y:
-        # "Unlimited" values (an initial ssthresh of 2^63) are not drawn.
-        ys = [v if isinstance(v, float) and abs(v) < UNLIMITED else math.nan
+        # Missing cells (an unlimited initial ssthresh is an empty cell) are not drawn.
+        ys = [v if isinstance(v, float) else math.nan
               for v in cols.get(y, [])]
         scaled = [v * item.scale for v in ys]
         if item.style == "points":
