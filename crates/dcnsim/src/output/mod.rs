@@ -123,10 +123,11 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .iter()
         .map(|f| f.stats.fast_recoveries)
         .sum();
-    let mut drops = 0u64;
+    let (mut drops, mut marks) = (0u64, 0u64);
     for p in &sim.net.ports {
         if sim.net.nodes[p.node.idx()].kind == NodeKind::Switch {
             drops += p.stats.drops();
+            marks += p.stats.marks();
         }
     }
     let silent_s: f64 = sim
@@ -157,6 +158,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .i64("retransmits", vec![retx as i64])
         .i64("fast_recoveries", vec![frs as i64])
         .i64("drops", vec![drops as i64])
+        .i64("marks", vec![clamp_i64(marks)])
         .f64("silent_s", vec![silent_s])
         .i64("rounds", vec![rounds_total as i64])
         .i64("bottleneck_pkts", vec![bottleneck_pkts as i64])
@@ -176,6 +178,18 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
             .f64("flow_tput_mean_mbps", vec![f.mean_mbps])
             .f64("flow_tput_std_mbps", vec![f.std_mbps])
             .f64("utilisation_mbps", vec![f.sum_mbps]);
+    }
+    if sim.apps.iter().any(|a| matches!(a, App::Cbr(_))) {
+        // Bytes the CBR apps' receivers got, as a rate (`goodput_mbps` adds TCP's).
+        let cbr: u64 = sim
+            .apps
+            .iter()
+            .map(|a| match a {
+                App::Cbr(c) => c.received_bytes,
+                _ => 0,
+            })
+            .sum();
+        summary.f64("cbr_mbps", vec![cbr as f64 * 8.0 / dur / 1e6]);
     }
     crate::output::l2::summary_columns(sim, &mut summary);
     crate::output::observe::summary_columns(sim, &mut summary);
