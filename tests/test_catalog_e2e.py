@@ -3,7 +3,7 @@ in headless Chromium (Debian ``chromium``; ``scripts/test-all.sh`` installs it).
 
 The whole catalog at --quick scale takes about a minute on the 2-core reference machine
 (docs/performance.md), so it runs once per session (the ``catalog_run`` fixture of
-conftest.py, shared with test_labels.py), rather than as a subset.
+conftest.py, shared with test_labels.py and test_tables_doc.py), rather than as a subset.
 """
 
 from __future__ import annotations
