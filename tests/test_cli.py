@@ -73,7 +73,7 @@ def test_bad_sweep_value_names_point(fake_core: FakeCore, capsys: Capture, fig08
     fig08.write_text(fig08.read_text().replace('"128KiB"', '"128 kibibytes"'))
     code, _, err = _run(capsys, "sweep", str(fig08))
     assert code == 2 and "topology.switch_buffer" in err
-    assert "sweep point switch_buffer=128 kibibytes" in err
+    assert "sweep point topology.switch_buffer=128 kibibytes" in err
 
 
 def test_toml_syntax_error(fake_core: FakeCore, capsys: Capture, tmp_path: Path) -> None:

@@ -120,14 +120,24 @@ class Point:
         return ", ".join(value_name(k, v, tuple(self.axis_values)) for k, v in
                          self.axis_values.items())
 
+    def where(self) -> str:
+        """The point's axis values as fields, for error messages, which name the field
+        (``topology.servers=16``); a long value is cut to ``WHERE_VALUE_CHARS``."""
+        parts = [f"{k}={_cut(_toml.display(v), WHERE_VALUE_CHARS)}"
+                 for k, v in self.axis_values.items()]
+        return " ".join(parts) if parts else "base point"
+
 
 LABEL_VALUE_CHARS = 40
+WHERE_VALUE_CHARS = 32
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _short(text: str) -> str:
-    if len(text) <= LABEL_VALUE_CHARS:
-        return text
-    return text[: LABEL_VALUE_CHARS - 1] + "…"
+    return _cut(text, LABEL_VALUE_CHARS)
 
 
 def short_key(key: str, keys: tuple[str, ...] = ()) -> str:
@@ -494,7 +504,7 @@ def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = 
         except Exception as exc:
             if is_scenario_error(exc) and point.axis_values:
                 mode = "quick " if plan.quick else ""
-                raise scenario_error(f"{exc} (in {mode}sweep point {point.label()})") from None
+                raise scenario_error(f"{exc} (in {mode}sweep point {point.where()})") from None
             raise
 
 
