@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 import threading
 import tomllib
@@ -144,3 +146,22 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     return code, err
+
+
+CATALOG_TIMEOUT_S = 1200
+
+
+@pytest.fixture(scope="session")
+def catalog_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """The output folder, stdout and stderr of one ``dcnsim reproduce --all --quick`` on the
+    real engine, run once per session and shared by every test that reads it."""
+    import dcnsim._core  # noqa: F401 -- fails loudly (not a skip) when the extension is missing
+
+    out = tmp_path_factory.mktemp("catalog") / "results"
+    env = {**os.environ, "CI": "true"}
+    proc = subprocess.run([sys.executable, "-m", "dcnsim", "reproduce", "--all", "--quick",
+                           "--out", str(out)], capture_output=True, text=True, env=env,
+                          timeout=CATALOG_TIMEOUT_S, check=False)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, proc.stdout, proc.stderr

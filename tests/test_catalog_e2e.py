@@ -2,14 +2,12 @@
 in headless Chromium (Debian ``chromium``; ``scripts/test-all.sh`` installs it).
 
 The whole catalog at --quick scale takes about a minute on the 2-core reference machine
-(docs/performance.md), so it runs here, once per session, rather than as a subset.
+(docs/performance.md), so it runs once per session (the ``catalog_run`` fixture of
+conftest.py, shared with test_labels.py and test_tables_doc.py), rather than as a subset.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import dcnsim._core  # noqa: F401 -- fails loudly (not a skip) when the extension is missing
@@ -19,23 +17,9 @@ from . import chromium
 from .conftest import SCENARIOS
 from .test_catalog import CATALOG, NOT_IN_DOCS
 
-CATALOG_TIMEOUT_S = 1200
 SHOT = (1200, 900)
 needs_chromium = pytest.mark.skipif(chromium.find() is None,
                                     reason="chromium is not installed (apt-get install chromium)")
-
-
-@pytest.fixture(scope="module")
-def catalog_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
-    """The output folder, stdout and stderr of one ``reproduce --all --quick``."""
-    out = tmp_path_factory.mktemp("catalog") / "results"
-    env = {**os.environ, "CI": "true"}
-    proc = subprocess.run([sys.executable, "-m", "dcnsim", "reproduce", "--all", "--quick",
-                           "--out", str(out)], capture_output=True, text=True, env=env,
-                          timeout=CATALOG_TIMEOUT_S, check=False)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out, proc.stdout, proc.stderr
 
 
 def test_every_id_runs_and_reports(catalog_run: tuple[Path, str, str]) -> None:

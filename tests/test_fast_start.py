@@ -27,6 +27,12 @@ def test_frame_csv_writes_what_pandas_writes() -> None:
     assert frame_csv(empty) == pd.DataFrame(empty).to_csv(index=False, lineterminator="\n")
     one = {"only": [""]}
     assert frame_csv(one) == pd.DataFrame(one).to_csv(index=False, lineterminator="\n")
+    # Optional integers (unlimited ssthresh, an unlimited buffer): missing cells are empty.
+    missing = {"opt": [14600, None, 2**60 + 1], "none": [None, None, None],
+               "f": [1.5, None, math.nan]}
+    assert frame_csv(missing) == pd.DataFrame(missing).to_csv(index=False, lineterminator="\n")
+    assert frame_csv({"one": [None]}) == pd.DataFrame({"one": [None]}).to_csv(
+        index=False, lineterminator="\n")
 
 
 def test_run_tables_are_pandas_free_until_asked(tmp_path: Path) -> None:

@@ -355,16 +355,17 @@ def test_variant_of_prefers_the_most_specific(fake_core: FakeCore, tmp_path: Pat
     assert [variant_of(scn, p.overrides) for p in make_plan(scn).points] == ["a", "ab"]
 
 
-def test_point_labels_cut_long_values() -> None:
+def test_point_labels_never_show_raw_inline_tables() -> None:
     from dcnsim.scenario import LABEL_VALUE_CHARS, Point
 
     table = {"count": 2, "scheduler": "dwrr", "quanta": [1500, 1500], "marking": {"kind": "red"}}
     p = Point(index=0, overrides={}, axis_values={"topology.queues": table,
                                                    "topology.servers": 16})
     label = p.label()
-    assert label.startswith("topology.queues={")
-    assert label.endswith("… topology.servers=16")
-    value = label.split(" topology.servers")[0].removeprefix("topology.queues=")
+    assert "{" not in label and "topology." not in label
+    assert label.startswith("queues (count 2, scheduler dwrr")
+    assert label.endswith("…), servers=16")
+    value = label.split(", servers")[0].removeprefix("queues (").removesuffix(")")
     assert len(value) == LABEL_VALUE_CHARS
 
 
@@ -413,7 +414,7 @@ def test_shards_merge_into_the_whole_sweep(fake_core: FakeCore, fig08: Path, tmp
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == runs_whole
     index, pid, label = lines[1].split("\t")
-    assert index == "1" and len(pid) == 16 and "topology" in label
+    assert index == "1" and len(pid) == 16 and label == "switch_buffer=32KiB, servers=4"
 
 
 # --------------------------------------------------------------------------- provenance

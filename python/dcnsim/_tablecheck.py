@@ -263,8 +263,31 @@ def entries(fields: dict[str, Check]) -> Check:
 
 # ------------------------------------------------------------------ [report] per kind
 
+SUMMARY_COLUMNS = (
+    "id", "seed", "duration_s", "flows", "servers", "switch_buffer_bytes", "goodput_mbps",
+    "delivered_bytes", "timeouts", "retransmits", "fast_recoveries", "drops", "marks",
+    "silent_s", "rounds", "bottleneck_pkts", "events", "peak_pending",
+    "jain_index", "jain_total", "flow_tput_mean_mbps", "flow_tput_std_mbps",
+    "utilisation_mbps", "cbr_mbps", "cnm_sent", "cnm_received", "cnm_ignored",
+    "timeouts_held_in_limiter", "pause_sent", "pause_received", "paused_s",
+    "avg_minrate_mbps", "mean_queue_bytes", "mean_queue_pkts", "incast_goodput_mbps",
+    "messages", "messages_done", "timeouts_small", "small_with_timeout", "fct_mean_s",
+    "fct_small_mean_s", "fct_small_p99_s", "fct_medium_mean_s", "fct_medium_p99_s",
+    "fct_large_mean_s", "fct_large_p99_s", "partial", "simulated_s")
+"""Every column the engine's ``summary`` table can have (docs/tables.md describes them);
+``[report] columns`` picks the printed ones from these."""
+
+
+def summary_column(value: Any) -> None:
+    string(value)
+    if value not in SUMMARY_COLUMNS:
+        raise Bad(f"unknown summary column {short_repr(value)}: expected one of "
+                  f"{', '.join(SUMMARY_COLUMNS)} (docs/tables.md)")
+
+
 _COMMON: dict[str, Check] = {"kind": name, "title": string,
-                             "tables": array(table_name)}
+                             "tables": array(table_name),
+                             "columns": array(summary_column, min_items=1)}
 
 _INCAST: dict[str, Check] = {"ceiling_mbps": positive,
                              "source_silent_table": table(array(number, min_items=1),

@@ -25,11 +25,23 @@ def csv_cell(value: Any) -> str:
 
 
 def _frame_cell(value: Any) -> str:
-    """One cell as pandas' ``DataFrame.to_csv`` writes it: NaN empty, floats by their
-    shortest round-trip ``repr`` (``-0.0`` kept), booleans ``True``/``False``."""
+    """One cell as pandas' ``DataFrame.to_csv`` writes it: NaN and missing (``None``)
+    empty, floats by their shortest round-trip ``repr`` (``-0.0`` kept), booleans
+    ``True``/``False``."""
+    if value is None:
+        return ""
     if isinstance(value, float):
         return "" if math.isnan(value) else repr(value)
     return str(value)
+
+
+def _frame_column(values: Sequence[Any]) -> list[Any]:
+    """A column as pandas holds it: integers with missing values (the engine's columns
+    of optional integers, e.g. an unlimited ``ssthresh_bytes``) become floats."""
+    if any(v is None for v in values) and any(
+            isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return [None if v is None else float(v) for v in values]
+    return list(values)
 
 
 def frame_csv(columns: Mapping[str, Sequence[Any]]) -> str:
@@ -40,7 +52,7 @@ def frame_csv(columns: Mapping[str, Sequence[Any]]) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     names = list(columns)
     writer.writerow(names)
-    cells = [[_frame_cell(v) for v in columns[name]] for name in names]
+    cells = [[_frame_cell(v) for v in _frame_column(columns[name])] for name in names]
     writer.writerows(zip(*cells, strict=True))
     return buf.getvalue()
 
@@ -78,7 +90,10 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 
 def human(value: Any) -> str:
-    """Short display spelling of a value (6 significant digits for floats)."""
+    """Short display spelling of a value (6 significant digits for floats; a missing value,
+    ``None``, as ``-``)."""
+    if value is None:
+        return "-"
     if isinstance(value, float):
         value += 0.0  # no "-0.0"
         if value.is_integer() and abs(value) < 1e15:

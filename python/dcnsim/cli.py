@@ -575,7 +575,7 @@ def _bug_text(exc: Exception) -> str:
     """``internal error [in sweep point P: ]Type: message``, one line."""
     where, cause = "", cast(BaseException, exc)
     if isinstance(exc, PointFailed):
-        where, cause = f"in sweep point {exc.point.label()}: ", exc.original
+        where, cause = f"in sweep point {exc.point.where()}: ", exc.original
     text = f"{type(cause).__name__}: {cause}".splitlines()[0]
     return f"internal error {where}{text}"
 

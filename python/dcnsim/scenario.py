@@ -103,25 +103,98 @@ class Point:
     index: int
     overrides: dict[str, Any]
     axis_values: dict[str, Any]
+    #: A human name of each axis value (``make_plan``): the variant's label, a label the
+    #: scenario gives, or a short form such as ``servers=16``; never a raw inline table.
+    names: tuple[str, ...] = ()
 
     def key(self) -> tuple[tuple[str, str], ...]:
         return overrides_key(self.overrides)
 
     def label(self) -> str:
-        """The point's axis values, e.g. ``topology.servers=16``; a long value (an inline
-        table) is cut to ``LABEL_VALUE_CHARS`` characters so progress lines and panel
-        titles stay readable."""
-        parts = [f"{k}={_short(_toml.display(v))}" for k, v in self.axis_values.items()]
+        """The point's human label for progress lines, tables and panel titles, e.g.
+        ``TCP + PAUSE`` (a variant's label) or ``servers=16, seed=2``."""
+        if self.names:
+            return ", ".join(self.names)
+        if not self.axis_values:
+            return "base point"
+        return ", ".join(value_name(k, v, tuple(self.axis_values)) for k, v in
+                         self.axis_values.items())
+
+    def where(self) -> str:
+        """The point's axis values as fields, for error messages, which name the field
+        (``topology.servers=16``); a long value is cut to ``WHERE_VALUE_CHARS``."""
+        parts = [f"{k}={_cut(_toml.display(v), WHERE_VALUE_CHARS)}"
+                 for k, v in self.axis_values.items()]
         return " ".join(parts) if parts else "base point"
 
 
-LABEL_VALUE_CHARS = 32
+LABEL_VALUE_CHARS = 40
+WHERE_VALUE_CHARS = 32
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _short(text: str) -> str:
-    if len(text) <= LABEL_VALUE_CHARS:
-        return text
-    return text[: LABEL_VALUE_CHARS - 1] + "…"
+    return _cut(text, LABEL_VALUE_CHARS)
+
+
+def short_key(key: str, keys: tuple[str, ...] = ()) -> str:
+    """The shortest tail of dotted ``key`` that no other key of ``keys`` ends with, its parts
+    joined by spaces: ``topology.servers`` -> ``servers``; ``topology.pause.enabled`` beside
+    ``topology.qcn.enabled`` -> ``pause enabled``."""
+    parts = key.split(".")
+    others = [k.split(".") for k in keys if k != key]
+    for n in range(1, len(parts) + 1):
+        tail = parts[-n:]
+        if not any(o[-n:] == tail for o in others):
+            break
+    return " ".join(p for p in tail if not p.isdigit()) or tail[-1]
+
+
+def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A value's leaves by path (inline tables and arrays of tables opened up)."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_leaves(v, f"{prefix}{k}."))
+        return out
+    if isinstance(value, list) and any(isinstance(v, Mapping) for v in value):
+        out = {}
+        for i, v in enumerate(value):
+            out.update(_leaves(v, f"{prefix}{i}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+def _compound(value: Any) -> bool:
+    return isinstance(value, Mapping) or (
+        isinstance(value, list) and any(isinstance(v, Mapping) for v in value))
+
+
+def value_text(value: Any, siblings: list[Any] | None = None) -> str:
+    """A short spelling of sweep-axis value ``value``: ``16``, ``150KB``; for an inline
+    table, the fields in which it differs from the axis's other values (``siblings``), as
+    ``kind tcn, threshold 256us`` (never the raw table)."""
+    if not _compound(value):
+        return _short(_toml.display(value))
+    mine = _leaves(value)
+    others = [_leaves(v) for v in siblings or [] if _compound(v)]
+    differ = [p for p, v in mine.items()
+              if not others or any(p not in o or _toml.to_toml(o[p]) != _toml.to_toml(v)
+                                   for o in others)]
+    shown = ", ".join(f"{p.split('.')[-1]} {_toml.display(mine[p])}" for p in differ)
+    return _short(shown or "as the others")
+
+
+def value_name(key: str, value: Any, keys: tuple[str, ...] = (),
+               siblings: list[Any] | None = None) -> str:
+    """``value_text`` with the axis's ``short_key``: ``servers=16``, ``queues (kind tcn,
+    threshold 256us)``."""
+    text = value_text(value, siblings)
+    name = short_key(key, keys)
+    return f"{name} ({text})" if _compound(value) else f"{name}={text}"
 
 
 def overrides_key(overrides: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -142,6 +215,9 @@ class Scenario:
     report: dict[str, Any] = field(default_factory=dict)
     # ``[[sweep.variants]]``: label -> the set of overrides it applies (one axis, "variants").
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Human names of the values of a sweep axis, in the axis's order (a tcn report's
+    # ``scheme_names`` name the values of its ``scheme_axis``).
+    value_labels: dict[str, list[str]] = field(default_factory=dict)
     #: The engine's warnings about the base point (``load_validated``).
     warnings: tuple[str, ...] = ()
 
@@ -312,9 +388,15 @@ def load(path: str | Path, text: str | None = None) -> Scenario:
                             f"{_tablecheck.kind_of(report[key])} {_tablecheck.show(report[key])}")
     _tablecheck.check_report(scn, report)
 
+    value_labels: dict[str, list[str]] = {}
+    axis, names = report.get("scheme_axis"), report.get("scheme_names")
+    if (isinstance(axis, str) and axis in sweep and isinstance(names, list)
+            and len(names) == len(sweep[axis]) and all(isinstance(n, str) for n in names)):
+        value_labels[axis] = list(names)
+
     return Scenario(path=path, text=text, data=data, sweep=list(sweep.items()),
                     quick_overrides=quick_overrides, quick_sweep=quick_sweep, report=report,
-                    variants=variants)
+                    variants=variants, value_labels=value_labels)
 
 
 @dataclass(frozen=True)
@@ -366,8 +448,46 @@ def make_plan(scn: Scenario, *, quick: bool = False,
         label = axis_values.get(VARIANTS_AXIS)
         variant = scn.variants.get(label, {}) if isinstance(label, str) else {}
         points.append(Point(index=index, overrides={**variant, **fixed, **plain},
-                            axis_values=axis_values))
+                            axis_values=axis_values, names=_names(scn, axis_values)))
     return Plan(scenario=scn, quick=quick, fixed=fixed, axes=axes, points=points)
+
+
+def axis_text(scn: Scenario, key: str, value: Any) -> str:
+    """The human spelling of a value of sweep axis ``key`` (a table cell): a variant's
+    label, the scenario's label for the value, or ``value_text``."""
+    if key == VARIANTS_AXIS:
+        return str(value)
+    values = dict(scn.sweep).get(key, [])
+    labels = scn.value_labels.get(key)
+    if labels:
+        literals = [_toml.to_toml(v) for v in values]
+        literal = _toml.to_toml(value)
+        if literal in literals:
+            return labels[literals.index(literal)]
+    return value_text(value, values)
+
+
+def axis_header(scn: Scenario, key: str) -> str:
+    """The column header of sweep axis ``key`` in printed tables: ``variant``, ``servers``."""
+    if key == VARIANTS_AXIS:
+        return "variant"
+    keys = tuple(k for k, _ in scn.sweep)
+    return short_key(key, keys)
+
+
+def _names(scn: Scenario, axis_values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The human names of a point's axis values (see ``Point.names``)."""
+    keys = tuple(axis_values)
+    names = []
+    for key, value in axis_values.items():
+        text = axis_text(scn, key, value)
+        if key == VARIANTS_AXIS or key in scn.value_labels:
+            names.append(text)
+        elif _compound(value):
+            names.append(f"{short_key(key, keys)} ({text})")
+        else:
+            names.append(f"{short_key(key, keys)}={text}")
+    return tuple(names)
 
 
 def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = None) -> None:
@@ -385,7 +505,7 @@ def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = 
         except Exception as exc:
             if is_scenario_error(exc) and point.axis_values:
                 mode = "quick " if plan.quick else ""
-                raise scenario_error(f"{exc} (in {mode}sweep point {point.label()})") from None
+                raise scenario_error(f"{exc} (in {mode}sweep point {point.where()})") from None
             raise
 
 

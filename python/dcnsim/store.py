@@ -63,6 +63,10 @@ def params(point_id: str, index: int, quick: bool, seed: Any, scenario_sha256: s
     return out
 
 
+def _typed(pa: Any, array: Any) -> Any:
+    return array.cast(pa.int64()) if array.type == pa.null() else array
+
+
 def write_run(out_dir: Path, experiment: str, index: int, point_id: str,
               parameters: Mapping[str, Any], tables: Mapping[str, Any]) -> Path | None:
     """Write every table of one run (engine columns, or DataFrames) with ``parameters``
@@ -109,7 +113,9 @@ def _write_tables(pa: Any, pq: Any, out_dir: Path, experiment: str, index: int, 
         if hasattr(table, "columns") and hasattr(table, "to_dict"):  # a pandas DataFrame
             arrow = pa.Table.from_pandas(table, preserve_index=False)
         else:
-            arrow = pa.table({col: pa.array(values) for col, values in table.items()})
+            # A column with every value missing (an unlimited buffer) has no type of its
+            # own: it is one of the engine's optional-integer columns.
+            arrow = pa.table({col: _typed(pa, pa.array(values)) for col, values in table.items()})
         for key, value in parameters.items():
             if key not in arrow.column_names:
                 kind = pa.array([value]).type

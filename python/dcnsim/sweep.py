@@ -55,7 +55,7 @@ class PointFailed(Exception):
     """A point raised an unexpected exception (a bug); finished points are saved."""
 
     def __init__(self, point: Point, exc: BaseException) -> None:
-        super().__init__(f"sweep point {point.label()} failed: {type(exc).__name__}: {exc}")
+        super().__init__(f"sweep point {point.where()} failed: {type(exc).__name__}: {exc}")
         self.point = point
         self.original = exc
 
@@ -329,7 +329,7 @@ def _execute_live(plan: Plan, pending: list[Point], records: list[Record | None]
     def save(point: Point, result: PointResult) -> dict[str, Any]:
         """Write a finished point's files (before its record: a recorded point has them)."""
         if result.engine != version:
-            raise UserError(f"point {point.label()} ran on engine {result.engine} (on "
+            raise UserError(f"point {point.where()} ran on engine {result.engine} (on "
                             f"{result.where.get('host')}) but this sweep uses {version}: "
                             "install the same dcnsim everywhere")
         summary = summary_row(result.tables)
@@ -420,10 +420,10 @@ def _execute_live(plan: Plan, pending: list[Point], records: list[Record | None]
     if failures:
         point, exc = failures[0]
         if isinstance(exc, ImportError):  # e.g. a cluster worker without dcnsim
-            raise UserError(f"sweep point {point.label()} could not run: {exc} (install the "
+            raise UserError(f"sweep point {point.where()} could not run: {exc} (install the "
                             "same dcnsim where the points run)") from None
         if is_scenario_error(exc):
-            raise scenario_error(f"{exc} (in sweep point {point.label()})") from None
+            raise scenario_error(f"{exc} (in sweep point {point.where()})") from None
         raise PointFailed(point, exc) from exc
 
 

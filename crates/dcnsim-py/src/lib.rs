@@ -47,6 +47,7 @@ fn tables_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py,
             let list = match col {
                 Column::F64(v) => PyList::new(py, v)?,
                 Column::I64(v) => PyList::new(py, v)?,
+                Column::OptI64(v) => PyList::new(py, v)?,
                 Column::Str(v) => PyList::new(py, v)?,
             };
             d.set_item(name, list)?;

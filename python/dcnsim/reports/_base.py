@@ -298,6 +298,32 @@ def draw_comparison(fig: Figure, comparison: Comparison, *, series: bool = True)
         fig.supxlabel("\n".join(lines), fontsize=7, color="0.25", ha="center")
 
 
+FIGURE_LABELS_KEY = "Description"
+"""The PNG text field holding a saved figure's titles and legend entries (``figure_labels``),
+so what a figure is labelled with can be read back without looking at its pixels."""
+
+
+def figure_labels(fig: Figure) -> list[str]:
+    """The titles and legend entries of ``fig``, one a line: ``title: …`` for the figure's
+    and each visible panel's title, ``legend: …`` for each legend entry."""
+    lines = []
+    suptitle = getattr(fig, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        lines.append(f"title: {suptitle.get_text()}")
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for loc in ("left", "center", "right"):
+            if ax.get_title(loc):
+                lines.append(f"title: {ax.get_title(loc)}")
+        legend = ax.get_legend()
+        if legend is not None:
+            lines.extend(f"legend: {t.get_text()}" for t in legend.get_texts())
+    for legend in fig.legends:
+        lines.extend(f"legend: {t.get_text()}" for t in legend.get_texts())
+    return lines
+
+
 def save_figure(ctx: ReportContext, fig: Figure, *, dpi: int, name: str | None = None,
                 series: bool = True) -> Path:
     """Draw the scenario's source series and verdict (``draw_comparison``), then save
@@ -316,7 +342,8 @@ def save_figure(ctx: ReportContext, fig: Figure, *, dpi: int, name: str | None =
     for hook in FIGURE_HOOKS:
         hook(ctx, fig)
     tmp = path.with_name(f".{path.name}.tmp")  # whole figures only, even if killed
-    fig.savefig(tmp, dpi=dpi, format="png")
+    fig.savefig(tmp, dpi=dpi, format="png",
+                metadata={FIGURE_LABELS_KEY: "\n".join(figure_labels(fig))})
     os.replace(tmp, path)
     if fig.canvas.manager is not None:  # made by pyplot, which keeps it until closed
         pyplot().close(fig)

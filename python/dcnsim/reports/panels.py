@@ -30,15 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import _toml
 from .._tables import format_table, human
-from ..scenario import Point, Scenario
+from ..scenario import Scenario
 from ._base import Columns, ReportContext, ReportKind, is_number, point_tables, pyplot, save_figure
 from .generic import write_generic
 
 STATS = ("mean", "max", "min", "last", "p99", "sum")
 MAX_COLUMNS = 4  # points per row of the figure
-UNLIMITED = 1e15  # values at or above this stand for "unlimited" (u64::MAX clamped to i64)
 
 
 @dataclass(frozen=True)
@@ -152,15 +150,6 @@ def _filter(cols: Columns, where: Mapping[str, Any] | None) -> Columns:
     return {k: [v[i] for i in keep] for k, v in cols.items()}
 
 
-def _short_label(point: Point) -> str:
-    """A sweep point's axis values, one per line, keys shortened to their last two parts."""
-    parts = []
-    for key, value in point.axis_values.items():
-        short = ".".join(str(key).split(".")[-2:])
-        parts.append(f"{short}={_toml.display(value)}")
-    return "\n".join(parts) if parts else "base point"
-
-
 def _stat(values: list[float], stat: str) -> float:
     if not values:
         return math.nan
@@ -218,7 +207,7 @@ def _figure(ctx: ReportContext, panels: tuple[Panel, ...], data: list[dict[str, 
             ax = axes[block * len(panels) + r][col]
             _draw_panel(ax, item, _filter(d.get(item.table, {}), item.where))
             if r == 0:
-                ax.set_title(_short_label(points[c]) if npts > 1 else ctx.title, fontsize=8)
+                ax.set_title(points[c].label() if npts > 1 else ctx.title, fontsize=8)
             if r == len(panels) - 1:
                 ax.set_xlabel(panels[-1].xlabel, fontsize=8)
     for c in range(npts, blocks * ncol):  # empty cells of the last row of points
@@ -233,8 +222,8 @@ def _figure(ctx: ReportContext, panels: tuple[Panel, ...], data: list[dict[str, 
 def _draw_panel(ax: Any, item: Panel, cols: Columns) -> None:
     x = cols.get(item.x, [])
     for y in item.y:
-        # "Unlimited" values (an initial ssthresh of 2^63) are not drawn.
-        ys = [v if isinstance(v, float) and abs(v) < UNLIMITED else math.nan
+        # Missing cells (an unlimited initial ssthresh is an empty cell) are not drawn.
+        ys = [v if isinstance(v, float) else math.nan
               for v in cols.get(y, [])]
         scaled = [v * item.scale for v in ys]
         if item.style == "points":

@@ -103,7 +103,8 @@ def _by_flows(scn: Scenario, key: str, width: int) -> dict[int, Any]:
 
 def _print_mean_queue(ctx: ReportContext, bound: float | None) -> None:
     """Mean queue (packets) per buffer (columns) and n (rows), when measured."""
-    sums = [s for s in ctx.summaries() if is_number(s.get("mean_queue_pkts"))]
+    sums = [s for s in ctx.summaries() if is_number(s.get("mean_queue_pkts"))
+            and s.get("switch_buffer_bytes") is not None]  # None: an unlimited buffer
     if not sums:
         return
     cells: dict[tuple[int, int], list[float]] = {}
@@ -164,7 +165,7 @@ def write_qcn_incast(ctx: ReportContext, cfg: QcnIncastConfig) -> list[Path]:
     buf = cfg.table_buffer
     rows: dict[int, list[dict[str, Any]]] = {}
     for s in ctx.summaries():
-        if int(s.get("switch_buffer_bytes", -1)) == buf:
+        if s.get("switch_buffer_bytes") == buf:  # None: an unlimited buffer
             rows.setdefault(int(s["servers"]), []).append(s)
     if not rows:
         ctx.print(f"(no point with a {buf}-byte buffer: Table III not printed)")

@@ -4,6 +4,9 @@
 pub enum Column {
     F64(Vec<f64>),
     I64(Vec<i64>),
+    /// Integers some of which are missing (`None`: unknown or unlimited), handed to
+    /// Python as `None` and written as an empty CSV cell, never as a sentinel number.
+    OptI64(Vec<Option<i64>>),
     Str(Vec<String>),
 }
 
@@ -12,6 +15,7 @@ impl Column {
         match self {
             Column::F64(v) => v.len(),
             Column::I64(v) => v.len(),
+            Column::OptI64(v) => v.len(),
             Column::Str(v) => v.len(),
         }
     }
@@ -41,6 +45,10 @@ impl Table {
         self.columns.push((name.to_string(), Column::I64(v)));
         self
     }
+    pub fn opt_i64(&mut self, name: &str, v: Vec<Option<i64>>) -> &mut Self {
+        self.columns.push((name.to_string(), Column::OptI64(v)));
+        self
+    }
     pub fn str(&mut self, name: &str, v: Vec<String>) -> &mut Self {
         self.columns.push((name.to_string(), Column::Str(v)));
         self
@@ -52,6 +60,7 @@ impl Table {
         match self.get(name)? {
             Column::F64(v) => v.first().copied(),
             Column::I64(v) => v.first().map(|x| *x as f64),
+            Column::OptI64(v) => v.first().copied().flatten().map(|x| x as f64),
             Column::Str(_) => None,
         }
     }

@@ -42,6 +42,7 @@ fn main() -> ExitCode {
                     let v = match col {
                         dcnsim::Column::F64(v) => format!("{v:?}"),
                         dcnsim::Column::I64(v) => format!("{v:?}"),
+                        dcnsim::Column::OptI64(v) => format!("{v:?}"),
                         dcnsim::Column::Str(v) => format!("{v:?}"),
                     };
                     println!("{}.{name} = {v}", t.name);

@@ -15,12 +15,10 @@ pub mod odctcp;
 
 pub use crate::base::table::{Column, Table};
 
-fn limit_i64(v: u64) -> i64 {
-    if v == u64::MAX {
-        -1
-    } else {
-        clamp_i64(v)
-    }
+/// A limit that may be unlimited (`u64::MAX`, or anything past `i64::MAX`): `None`, an
+/// empty cell, rather than a sentinel number.
+fn limit_i64(v: u64) -> Option<i64> {
+    i64::try_from(v).ok()
 }
 
 fn clamp_i64(v: u64) -> i64 {
@@ -125,10 +123,11 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .iter()
         .map(|f| f.stats.fast_recoveries)
         .sum();
-    let mut drops = 0u64;
+    let (mut drops, mut marks) = (0u64, 0u64);
     for p in &sim.net.ports {
         if sim.net.nodes[p.node.idx()].kind == NodeKind::Switch {
             drops += p.stats.drops();
+            marks += p.stats.marks();
         }
     }
     let silent_s: f64 = sim
@@ -149,7 +148,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .f64("duration_s", vec![dur])
         .i64("flows", vec![sim.hosts.flows.len() as i64])
         .i64("servers", vec![info.servers as i64])
-        .i64(
+        .opt_i64(
             "switch_buffer_bytes",
             vec![limit_i64(info.switch_buffer_bytes)],
         )
@@ -159,6 +158,7 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
         .i64("retransmits", vec![retx as i64])
         .i64("fast_recoveries", vec![frs as i64])
         .i64("drops", vec![drops as i64])
+        .i64("marks", vec![clamp_i64(marks)])
         .f64("silent_s", vec![silent_s])
         .i64("rounds", vec![rounds_total as i64])
         .i64("bottleneck_pkts", vec![bottleneck_pkts as i64])
@@ -178,6 +178,18 @@ fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Tabl
             .f64("flow_tput_mean_mbps", vec![f.mean_mbps])
             .f64("flow_tput_std_mbps", vec![f.std_mbps])
             .f64("utilisation_mbps", vec![f.sum_mbps]);
+    }
+    if sim.apps.iter().any(|a| matches!(a, App::Cbr(_))) {
+        // Bytes the CBR apps' receivers got, as a rate (`goodput_mbps` adds TCP's).
+        let cbr: u64 = sim
+            .apps
+            .iter()
+            .map(|a| match a {
+                App::Cbr(c) => c.received_bytes,
+                _ => 0,
+            })
+            .sum();
+        summary.f64("cbr_mbps", vec![cbr as f64 * 8.0 / dur / 1e6]);
     }
     crate::output::l2::summary_columns(sim, &mut summary);
     crate::output::observe::summary_columns(sim, &mut summary);
@@ -305,14 +317,15 @@ fn completions(sim: &Sim) -> Table {
         .f64("start_s", c.iter().map(|x| x.start.as_secs_f64()).collect())
         .f64("end_s", c.iter().map(|x| x.end.as_secs_f64()).collect());
     if !sim.hosts.completion_service.is_empty() {
-        // Service of workload messages (`engine/apps/workload.rs`); -1 for other completions.
-        let mut svc = vec![-1i64; c.len()];
+        // Service of workload messages (`engine/apps/workload.rs`); missing (an empty
+        // cell) for other completions.
+        let mut svc: Vec<Option<i64>> = vec![None; c.len()];
         for &(i, s) in &sim.hosts.completion_service {
             if let Some(v) = svc.get_mut(i as usize) {
-                *v = s as i64;
+                *v = Some(s as i64);
             }
         }
-        comp.i64("service", svc);
+        comp.opt_i64("service", svc);
     }
     comp
 }
@@ -338,7 +351,7 @@ fn samplers(sim: &Sim, tables: &mut Vec<Table>) {
         t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
             .i64("flow", q.iter().map(|x| x.1 .0 as i64).collect())
             .i64("cwnd_bytes", q.iter().map(|x| clamp_i64(x.2)).collect())
-            .i64("ssthresh_bytes", q.iter().map(|x| clamp_i64(x.3)).collect())
+            .opt_i64("ssthresh_bytes", q.iter().map(|x| limit_i64(x.3)).collect())
             .f64("alpha", q.iter().map(|x| x.4).collect());
         let r = &sim.obs.samplers.rtt;
         t.f64("srtt_s", r.iter().map(|x| x.0.as_secs_f64()).collect())

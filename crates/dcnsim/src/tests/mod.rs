@@ -55,6 +55,7 @@ pub fn col_f64(tables: &[Table], table: &str, col: &str) -> Vec<f64> {
     {
         Some(Column::F64(v)) => v.clone(),
         Some(Column::I64(v)) => v.iter().map(|&x| x as f64).collect(),
+        Some(Column::OptI64(v)) => v.iter().map(|x| x.map_or(f64::NAN, |x| x as f64)).collect(),
         _ => panic!("{table}.{col} missing"),
     }
 }

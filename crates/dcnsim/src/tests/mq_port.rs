@@ -29,6 +29,7 @@ fn run(overrides: &[(&str, &str)], pass_through: bool) -> String {
             let v = match col {
                 Column::F64(v) => format!("{v:?}"),
                 Column::I64(v) => format!("{v:?}"),
+                Column::OptI64(v) => format!("{v:?}"),
                 Column::Str(v) => format!("{v:?}"),
             };
             out.push_str(&format!("{}.{name} = {v}\n", t.name));

@@ -63,6 +63,7 @@ pub fn f64s(t: &Table, col: &str) -> Vec<f64> {
     match t.get(col).unwrap_or_else(|| panic!("no column {col}")) {
         Column::F64(v) => v.clone(),
         Column::I64(v) => v.iter().map(|x| *x as f64).collect(),
+        Column::OptI64(v) => v.iter().map(|x| x.map_or(f64::NAN, |x| x as f64)).collect(),
         Column::Str(_) => panic!("{col} is a string column"),
     }
 }
