@@ -186,9 +186,7 @@ fn memory_above_the_budget_is_refused_with_the_key_to_change() {
         .to_string();
     assert!(
         e.starts_with("x.toml: line 5, field topology.servers: the run needs about ")
-            && e.ends_with(
-                " available (--max-memory, ulimit -v): lower topology.servers"
-            ),
+            && e.ends_with(" available (--max-memory, ulimit -v): lower topology.servers"),
         "{e}"
     );
     let samples = "[measure]\nqueue_ports = [\"sw->client\"]\nqueue_interval = \"1us\"";
