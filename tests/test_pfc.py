@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import dcnsim._core as core
+import pytest
 
 from .conftest import SCENARIOS
 
@@ -42,3 +44,29 @@ def test_pfc_keeps_the_innocent_class_pause_drags_it() -> None:
     assert rows[("A->B", 1)] > 0.1  # paused most of the 200 ms slow-down
     assert rows.get(("A->B", 0), 0.0) == 0.0
     assert "pfc_ports" not in pause
+
+
+def test_the_same_panel_of_every_point_shares_its_y_scale(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # A reader compares the points' panels side by side: one y range per panel row.
+    from dcnsim.cli import main
+    from dcnsim.reports import panels
+
+    figures: list[Any] = []
+
+    def keep(ctx: Any, fig: Any, **_: Any) -> Path:
+        figures.append(fig)
+        path = tmp_path / f"figure{len(figures)}.png"
+        path.write_bytes(b"")
+        return path
+
+    monkeypatch.setattr(panels, "save_figure", keep)
+    assert main(["reproduce", "pfc-priority-demo", "--quick", "--out", str(tmp_path)]) == 0
+    (fig,) = figures
+    rows: dict[float, list[tuple[float, float]]] = {}
+    for ax in fig.axes:
+        if ax.get_visible():
+            rows.setdefault(round(ax.get_position().y0, 3), []).append(ax.get_ylim())
+    assert len(rows) >= 2 and all(len(r) >= 2 for r in rows.values()), rows
+    for limits in rows.values():
+        assert len(set(limits)) == 1, limits

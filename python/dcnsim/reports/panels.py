@@ -210,6 +210,13 @@ def _figure(ctx: ReportContext, panels: tuple[Panel, ...], data: list[dict[str, 
                 ax.set_title(points[c].label() if npts > 1 else ctx.title, fontsize=8)
             if r == len(panels) - 1:
                 ax.set_xlabel(panels[-1].xlabel, fontsize=8)
+    # The same panel of every point on one y scale: a reader compares them side by side (a
+    # drop from 4000 to 500 Mb/s must not look like a wiggle on its own autoscaled axis).
+    for r in range(len(panels)):
+        row = [axes[(c // ncol) * len(panels) + r][c % ncol] for c in range(npts)]
+        lows, highs = zip(*(ax.get_ylim() for ax in row), strict=True)
+        for ax in row:
+            ax.set_ylim(min(lows), max(highs))
     for c in range(npts, blocks * ncol):  # empty cells of the last row of points
         block, col = divmod(c, ncol)
         for r in range(len(panels)):
