@@ -81,14 +81,24 @@ def _shorten(message: str) -> str:
     ``EXPECTED_NAMES_MAX`` expected field names cut to the names closest to the unknown one
     (``dcnsim schema`` lists them all)."""
 
+    return _fit(_cut_quoted(_fewer_names(_one_line(message)), QUOTED_MAX, count=True))
+
+
+def _cut_quoted(message: str, most: int, *, count: bool) -> str:
+    """Every quoted value of ``message`` longer than ``most`` characters cut to ``most``
+    (with `` (N characters)`` after it if ``count``)."""
+    quoted = _QUOTED if most == QUOTED_MAX else re.compile(
+        r'"([^"\n]*)"|`([^`\n]*)`|(?<![\w])\'([^\'\n]{' + str(most + 1) + r',})\'(?![\w])')
+
     def cut(m: re.Match[str]) -> str:
         group = next(i for i in (1, 2, 3) if m.group(i) is not None)
         quote, value = '"`\''[group - 1], m.group(group)
-        if len(value) <= QUOTED_MAX:
+        if len(value) <= most:
             return m.group(0)
-        return f'{quote}{value[:QUOTED_MAX - 1]}…{quote} ({len(value)} characters)'
+        return f"{quote}{value[:most - 1]}…{quote}" + (f" ({len(value)} characters)"
+                                                       if count else "")
 
-    return _fit(_QUOTED.sub(cut, _fewer_names(_one_line(message))))
+    return quoted.sub(cut, message)
 
 
 LINE_MAX = 200
@@ -120,18 +130,8 @@ def _fit(message: str) -> str:
     if over(message) > 0:
         message = _short_forms(message)
     if over(message) > 0:
-        half = QUOTED_MAX // 2
-
-        def cut(m: re.Match[str]) -> str:
-            group = next(i for i in (1, 2, 3) if m.group(i) is not None)
-            quote, value = '"`\''[group - 1], m.group(group)
-            if len(value) <= half:
-                return m.group(0)
-            return f"{quote}{value[:half - 1]}…{quote}"
-
-        quoted = re.compile(r'"([^"\n]*)"|`([^`\n]*)`|(?<![\w])\'([^\'\n]{' + str(half + 1)
-                            + r',})\'(?![\w])')
-        message = re.sub(r"(\.\.\.)? \(\d+ characters\)", "", quoted.sub(cut, message))
+        message = re.sub(r"(\.\.\.)? \(\d+ characters\)", "",
+                         _cut_quoted(message, QUOTED_MAX // 2, count=False))
     point = _POINT.search(message)
     if over(message) > 0 and point:
         label = point.group(1)

@@ -119,6 +119,17 @@ pub fn run_text_captured(
     run_text_with(text, file, overrides, &RunOptions::default(), progress)
 }
 
+/// An error about the scenario as a whole (no line or field).
+fn whole_file_error(file: &str, message: String) -> ScenarioError {
+    ScenarioError {
+        file: file.to_string(),
+        line: None,
+        column: None,
+        field: None,
+        message,
+    }
+}
+
 /// As [`run_text_captured`], with the limits and checks of `opts`.
 pub fn run_text_with(
     text: &str,
@@ -133,29 +144,23 @@ pub fn run_text_with(
     // stop cleanly when memory runs out.
     let epoch = base::alloc::exhausted();
     let Some(_reserve) = base::alloc::enter_run() else {
-        return Err(ScenarioError {
-            file: file.to_string(),
-            line: None,
-            column: None,
-            field: None,
-            message: format!(
-                "out of memory: not even {} left to start a run (ulimit -v?)",
+        return Err(whole_file_error(
+            file,
+            format!(
+                "{OUT_OF_MEMORY}: not even {} left to start a run (ulimit -v?)",
                 base::units::size_text(base::alloc::RESERVE_BYTES as f64)
             ),
-        });
+        ));
     };
     let (mut sim, info) = scenario::build(&loaded)?;
     if base::alloc::exhausted() != epoch {
-        return Err(ScenarioError {
-            file: file.to_string(),
-            line: None,
-            column: None,
-            field: None,
-            message: format!(
+        return Err(whole_file_error(
+            file,
+            format!(
                 "{OUT_OF_MEMORY}: the system refused memory while the network and flows were \
                  built (ulimit -v, or other processes); make the scenario smaller"
             ),
-        });
+        ));
     }
     let started = std::time::Instant::now();
     let mut stopped = None;
