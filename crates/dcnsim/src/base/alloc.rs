@@ -14,7 +14,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// An input-sized allocation that could not be made.
@@ -112,6 +112,7 @@ pub const RESERVE_BYTES: usize = 192 << 20;
 
 static RESERVE: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 static EXHAUSTED: AtomicU64 = AtomicU64::new(0);
+static SPENT: AtomicBool = AtomicBool::new(false);
 
 fn reserve_layout() -> Layout {
     // At page alignment: always a valid layout.
@@ -166,6 +167,7 @@ fn give_back_and_retry(retry: impl FnOnce() -> *mut u8) -> *mut u8 {
     // SAFETY: `r` came from `System.alloc(reserve_layout())` in `arm_reserve` and was
     // taken out of `RESERVE` by this swap alone.
     unsafe { System.dealloc(r, reserve_layout()) };
+    SPENT.store(true, Ordering::Release);
     EXHAUSTED.fetch_add(1, Ordering::AcqRel);
     retry()
 }
@@ -213,6 +215,7 @@ fn arm_reserve() -> bool {
     if p.is_null() {
         return false;
     }
+    SPENT.store(false, Ordering::Release);
     if RESERVE
         .compare_exchange(ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
@@ -224,9 +227,11 @@ fn arm_reserve() -> bool {
     true
 }
 
-/// Whether a run is under way whose reserve has been given back to a refused allocation.
+/// Whether the reserve has been given back to a refused allocation and not set aside again
+/// since. (Not "no reserve while a run is under way": a scenario is also built outside a
+/// run, to check it, and a run starting meanwhile would make that look spent.)
 pub fn reserve_spent() -> bool {
-    RESERVE.load(Ordering::Acquire).is_null() && *RUNS.lock().unwrap_or_else(|e| e.into_inner()) > 0
+    SPENT.load(Ordering::Acquire)
 }
 
 /// How many times the reserve has been given back in this process: a run that sees it
