@@ -131,6 +131,24 @@ impl<'a> Probe<'a> {
         })
     }
 
+    /// A list or tuple: its first element is probed; at the path's end its shape is
+    /// wrapped by `wrap`.
+    fn elements<'de, V: de::Visitor<'de>>(
+        self,
+        v: V,
+        len: usize,
+        wrap: impl FnOnce(Shape) -> Shape,
+    ) -> Result<V::Value, Stop> {
+        match v.visit_seq(Elements {
+            left: len,
+            value: self,
+        }) {
+            Err(Stop::Shape(s)) if self.path.is_empty() => Err(Stop::Shape(wrap(s))),
+            Err(e) => Err(e),
+            Ok(_) => Err(Stop::Msg("a list answered".into())),
+        }
+    }
+
     fn prim(self, name: &'static str) -> Stop {
         match self.ask {
             Ask::Shape => Stop::Shape(Shape::Prim(name)),
@@ -241,29 +259,11 @@ impl<'de, 'a> Deserializer<'de> for Probe<'a> {
     }
 
     fn deserialize_seq<V: de::Visitor<'de>>(self, v: V) -> Result<V::Value, Stop> {
-        match v.visit_seq(Elements {
-            left: 1,
-            value: self,
-        }) {
-            Err(Stop::Shape(s)) if self.path.is_empty() => {
-                Err(Stop::Shape(Shape::Array(Box::new(s))))
-            }
-            Err(e) => Err(e),
-            Ok(_) => Err(Stop::Msg("an empty list answered".into())),
-        }
+        self.elements(v, 1, |s| Shape::Array(Box::new(s)))
     }
 
     fn deserialize_tuple<V: de::Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, Stop> {
-        match v.visit_seq(Elements {
-            left: len,
-            value: self,
-        }) {
-            Err(Stop::Shape(s)) if self.path.is_empty() => {
-                Err(Stop::Shape(Shape::Tuple(len, Box::new(s))))
-            }
-            Err(e) => Err(e),
-            Ok(_) => Err(Stop::Msg("a tuple answered".into())),
-        }
+        self.elements(v, len, |s| Shape::Tuple(len, Box::new(s)))
     }
 
     fn deserialize_enum<V: de::Visitor<'de>>(
