@@ -21,15 +21,17 @@ A valid mutant is then built and run for ``BUILD_EVENTS`` events at its quick cu
 ``abort``       the checking process died (exit status >= 128, e.g. a Rust abort)
 ``hang``        no answer within ``--timeout`` seconds (default 10)
 
-The mutants are checked in one long-lived worker process (not a process per mutant); a
-worker that dies or hangs is counted and replaced. The inputs of the bad outcomes
-(traceback, panic, abort, hang, unclear) are written to ``--out`` for minimising into
-``tests/fuzz_corpus/``.
+The mutants are checked in long-lived worker processes (``--workers``, default 1; not a
+process per mutant); a worker that dies or hangs is counted and replaced. The inputs of
+the bad outcomes (traceback, panic, abort, hang, unclear) are written to ``--out`` for
+minimising into ``tests/fuzz_corpus/``.
 
     PYTHONPATH=python python scripts/fuzz-scenarios.py --count 100000 --seed 1 --out /tmp/fuzz
 
 prints a JSON summary (mutants, per outcome, per kind, rate) at the end and every
-``--report-every`` mutants.
+``--report-every`` mutants. With ``--out``, every accepted mutant of the kinds that put a
+value in place (``AUDITED``) is logged to ``accepted.jsonl`` with the change made
+("path = value"), to check that no out-of-range value is accepted silently.
 """
 
 from __future__ import annotations
@@ -130,6 +132,14 @@ def _set(doc: Any, path: tuple[Any, ...], value: Any) -> None:
     _get(doc, path[:-1])[path[-1]] = value
 
 
+def _has(doc: Any, path: tuple[Any, ...]) -> bool:
+    try:
+        _get(doc, path)
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
 def _pick_path(rng: random.Random, doc: dict[str, Any]) -> tuple[Any, ...] | None:
     paths = _leaves(doc)
     if not paths:
@@ -156,6 +166,22 @@ def _nest(rng: random.Random) -> Any:
     for _ in range(depth):
         value = [value] if rng.random() < 0.5 else {"a": value}
     return value
+
+
+# What the last structural mutation did ("path = value"), kept with accepted mutants so
+# that accepted absurd values can be audited (issue [robust]: no silently accepted
+# out-of-range value).
+LAST_CHANGE: list[str] = [""]
+
+
+def _describe(path: tuple[Any, ...], value: Any) -> str:
+    try:
+        shown = repr(value)
+    except RecursionError:
+        shown = "<deeply nested>"
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return ".".join(str(p) for p in path) + " = " + shown
 
 
 def structural(rng: random.Random, kind: str, doc: dict[str, Any]) -> str | None:
@@ -204,6 +230,12 @@ def structural(rng: random.Random, kind: str, doc: dict[str, Any]) -> str | None
             doc.setdefault("sim", {})["duration"] = rng.choice(["1000000s", "1e9s", "86400s"])
     else:
         raise ValueError(kind)
+    if kind == "huge_topology":
+        LAST_CHANGE[0] = _describe(("topology", key), topo[key])
+    elif kind in ("missing_key", "unknown_key", "dangling_ref") or not _has(doc, path):
+        LAST_CHANGE[0] = kind + " at " + ".".join(str(p) for p in path)
+    else:
+        LAST_CHANGE[0] = _describe(path, _get(doc, path))
     try:
         return dump(doc)
     except (TypeError, ValueError, RecursionError):
@@ -327,23 +359,28 @@ class Worker:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, bufsize=1)
 
-    def ask(self, req: dict[str, Any], timeout: float) -> tuple[str, str]:
-        assert self.proc.stdin and self.proc.stdout
+    def send(self, req: dict[str, Any]) -> bool:
+        """Hand the worker a mutant; False when it is gone."""
+        assert self.proc.stdin
         try:
             self.proc.stdin.write(json.dumps(req) + "\n")
             self.proc.stdin.flush()
         except BrokenPipeError:
-            return self._died()
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            self.proc.kill()
-            self.proc.wait()
-            return "hang", f"no answer in {timeout} s"
+            return False
+        return True
+
+    def receive(self) -> tuple[str, str]:
+        """The answer to the mutant sent (call when its stdout is readable)."""
+        assert self.proc.stdout
         line = self.proc.stdout.readline()
         if not line:
             return self._died()
         ans = json.loads(line)
         return ans["outcome"], ans["msg"]
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
 
     def _died(self) -> tuple[str, str]:
         code = self.proc.wait()
@@ -363,68 +400,115 @@ class Worker:
 BAD = ("traceback", "panic", "abort", "hang", "unclear")
 
 
+AUDITED = ("absurd_number", "absurd_unit", "huge_topology", "wrong_type", "unicode",
+           "huge_string")
+
+
 def campaign(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(args.seed)
     files = sorted(SCENARIOS.glob("*.toml"))
     sources = [(p.name, p.read_text(encoding="utf-8")) for p in files]
     docs = [tomllib.loads(t) for _, t in sources]
     out = Path(args.out) if args.out else None
+    accepted_log = None
     if out:
         out.mkdir(parents=True, exist_ok=True)
+        accepted_log = (out / "accepted.jsonl").open("a", encoding="utf-8")
     counts: collections.Counter[str] = collections.Counter()
     per_kind: dict[str, collections.Counter[str]] = {k: collections.Counter() for k in KINDS}
     seen_bad: dict[str, int] = {}
-    worker_ = Worker(args.pythonpath)
-    start = time.monotonic()
-    n = 0
-
     seen_long: dict[str, int] = {}
+    workers = [Worker(args.pythonpath) for _ in range(args.workers)]
+    # worker index -> (mutant number, kind, scenario, data, change, deadline)
+    busy: dict[int, tuple[int, str, str, bytes, str, float]] = {}
+    start = time.monotonic()
+    n = 0  # mutants handed out
+    done = 0  # mutants classified
 
     def summary() -> dict[str, Any]:
         wall = time.monotonic() - start
-        return {"mutants": n, "seed": args.seed, "wall_s": round(wall, 1),
-                "rate_per_s": round(n / wall, 1) if wall else 0.0,
+        return {"mutants": done, "seed": args.seed, "workers": args.workers,
+                "wall_s": round(wall, 1), "rate_per_s": round(done / wall, 1) if wall else 0.0,
                 "outcomes": dict(counts.most_common()),
                 "per_kind": {k: dict(c.most_common()) for k, c in per_kind.items()},
                 "distinct_bad": len(seen_bad), "distinct_long": len(seen_long)}
 
+    def more() -> bool:
+        return n < args.count and (args.time is None or time.monotonic() - start < args.time)
+
+    def record(num: int, kind: str, name: str, data: bytes, change: str, outcome: str,
+               msg: str) -> None:
+        nonlocal done
+        done += 1
+        counts[outcome] += 1
+        per_kind[kind][outcome] += 1
+        if outcome in ("accepted", "warning") and accepted_log and kind in AUDITED:
+            accepted_log.write(json.dumps({"n": num, "scenario": name, "kind": kind,
+                                           "change": change, "outcome": outcome}) + "\n")
+        if outcome == "long":
+            # one example of each long message (by its start), for shortening them
+            sig = f"long: {msg[:60]}"
+            seen_long[sig] = seen_long.get(sig, 0) + 1
+            if seen_long[sig] == 1 and out:
+                (out / f"{num:07d}-long-{kind}.txt").write_text(msg + "\n")
+        if outcome in BAD:
+            # every hang and abort is kept (their messages do not tell them apart)
+            sig = f"{outcome}: {msg[:120]}" + (f" #{num}" if outcome in ("hang", "abort")
+                                               else "")
+            seen_bad[sig] = seen_bad.get(sig, 0) + 1
+            if seen_bad[sig] == 1:
+                print(f"[{num}] {kind} {name}: {sig}", file=sys.stderr, flush=True)
+                if out:
+                    (out / f"{num:07d}-{outcome}-{kind}.toml").write_bytes(data)
+                    (out / f"{num:07d}-{outcome}-{kind}.txt").write_text(msg + "\n")
+        if args.report_every and done % args.report_every == 0:
+            print(json.dumps(summary()), file=sys.stderr, flush=True)
+
     try:
-        while n < args.count and (args.time is None or time.monotonic() - start < args.time):
-            i = rng.randrange(len(sources))
-            kind = rng.choice(KINDS)
-            data = mutate(rng, kind, sources[i][1], docs[i])
-            if data is None:
-                continue
-            n += 1
-            if not worker_.alive():
-                worker_ = Worker(args.pythonpath)
-            req = {"id": n, "name": sources[i][0],
-                   "data": base64.b64encode(data).decode()}
-            outcome, msg = worker_.ask(req, args.timeout)
-            if outcome in ("hang", "abort"):
-                worker_ = Worker(args.pythonpath)
-            counts[outcome] += 1
-            per_kind[kind][outcome] += 1
-            if outcome == "long":
-                # one example of each long message (by its start), for shortening them
-                sig = f"long: {msg[:60]}"
-                seen_long[sig] = seen_long.get(sig, 0) + 1
-                if seen_long[sig] == 1 and out:
-                    (out / f"{n:07d}-long-{kind}.txt").write_text(msg + "\n")
-            if outcome in BAD:
-                # every hang and abort is kept (their messages do not tell them apart)
-                sig = f"{outcome}: {msg[:120]}" + (f" #{n}" if outcome in ("hang", "abort")
-                                                   else "")
-                seen_bad[sig] = seen_bad.get(sig, 0) + 1
-                if seen_bad[sig] == 1:
-                    print(f"[{n}] {kind} {sources[i][0]}: {sig}", file=sys.stderr, flush=True)
-                    if out:
-                        (out / f"{n:07d}-{outcome}-{kind}.toml").write_bytes(data)
-                        (out / f"{n:07d}-{outcome}-{kind}.txt").write_text(msg + "\n")
-            if args.report_every and n % args.report_every == 0:
-                print(json.dumps(summary()), file=sys.stderr, flush=True)
+        while True:
+            # Hand a mutant to every idle worker.
+            for w in range(len(workers)):
+                while w not in busy and more():
+                    i = rng.randrange(len(sources))
+                    kind = rng.choice(KINDS)
+                    LAST_CHANGE[0] = kind
+                    data = mutate(rng, kind, sources[i][1], docs[i])
+                    if data is None:
+                        continue
+                    n += 1
+                    if not workers[w].alive():
+                        workers[w] = Worker(args.pythonpath)
+                    req = {"id": n, "name": sources[i][0],
+                           "data": base64.b64encode(data).decode()}
+                    item = (n, kind, sources[i][0], data, LAST_CHANGE[0])
+                    if workers[w].send(req):
+                        busy[w] = (*item, time.monotonic() + args.timeout)
+                    else:
+                        record(*item, *workers[w]._died())
+                        workers[w] = Worker(args.pythonpath)
+            if not busy:
+                break
+            wait = max(0.0, min(b[5] for b in busy.values()) - time.monotonic())
+            pipes = {workers[w].proc.stdout: w for w in busy}
+            ready, _, _ = select.select(list(pipes), [], [], wait)
+            for pipe in ready:
+                w = pipes[pipe]
+                outcome, msg = workers[w].receive()
+                item = busy.pop(w)
+                record(*item[:5], outcome, msg)
+                if outcome == "abort":
+                    workers[w] = Worker(args.pythonpath)
+            now = time.monotonic()
+            for w in [w for w, b in busy.items() if b[5] <= now]:
+                item = busy.pop(w)
+                workers[w].kill()
+                workers[w] = Worker(args.pythonpath)
+                record(*item[:5], "hang", f"no answer in {args.timeout} s")
     finally:
-        worker_.close()
+        for w in workers:
+            w.close()
+        if accepted_log:
+            accepted_log.close()
     return summary()
 
 
@@ -437,6 +521,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds before a hang")
     ap.add_argument("--out", help="write the bad mutants (and their messages) here")
     ap.add_argument("--report-every", type=int, default=5000)
+    ap.add_argument("--workers", type=int, default=1,
+                    help="checking processes run at once (default 1)")
     ap.add_argument("--pythonpath", default=str(ROOT / "python"),
                     help="where the worker imports dcnsim from (default: this checkout's "
                          "python/; give a copy to rebuild the extension during a campaign)")

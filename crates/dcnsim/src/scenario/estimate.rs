@@ -133,7 +133,7 @@ pub(super) fn before_routes(ctx: &Ctx, t: &TopologyCfg, sim: &Sim) -> Result<(),
             .iter()
             .filter(|p| hosts || net.nodes[p.node.idx()].kind == NodeKind::Switch)
             .count() as f64;
-        // Each queue: its ring of `DEFAULT_QUEUE_CAPACITY` packets and about 128 bytes of
+        // Each queue: its ring of `DEFAULT_QUEUE_CAPACITY` packets once used (an upper bound: a ring is allocated by its first packet) and about 128 bytes of
         // scheduler and marking state.
         let per_queue = (crate::model::mq::DEFAULT_QUEUE_CAPACITY * size_of::<Packet>()) as f64;
         parts.push(Part {

@@ -1560,6 +1560,48 @@ fn suspicious(ctx: &Ctx, sim: &Sim) {
     }
 }
 
+impl TopoKind {
+    fn name(self) -> &'static str {
+        match self {
+            TopoKind::Star => "star",
+            TopoKind::Dumbbell => "dumbbell",
+            TopoKind::Explicit => "explicit",
+            TopoKind::Leafspine => "leafspine",
+        }
+    }
+}
+
+/// The `[topology]` keys that only one kind of topology reads: given with another kind they
+/// would be ignored, so they are refused ([robust]: no value accepted silently).
+fn check_kind_keys(ctx: &Ctx, t: &TopologyCfg) -> Result<(), ScenarioError> {
+    use TopoKind::{Dumbbell, Explicit, Leafspine, Star};
+    let keys = [
+        ("servers", t.servers.is_some(), Star),
+        ("server_delay_step", t.server_delay_step.is_some(), Star),
+        ("extra_hosts", !t.extra_hosts.is_empty(), Star),
+        ("left", t.left.is_some(), Dumbbell),
+        ("right", t.right.is_some(), Dumbbell),
+        ("bottleneck_rate", t.bottleneck_rate.is_some(), Dumbbell),
+        ("bottleneck_delay", t.bottleneck_delay.is_some(), Dumbbell),
+        ("nodes", !t.nodes.is_empty(), Explicit),
+        ("links", !t.links.is_empty(), Explicit),
+        ("hosts_per_leaf", t.hosts_per_leaf.is_some(), Leafspine),
+        ("leaves", t.leaves.is_some(), Leafspine),
+        ("spines", t.spines.is_some(), Leafspine),
+        ("spine_rate", t.spine_rate.is_some(), Leafspine),
+        ("base_rtt", t.base_rtt.is_some(), Leafspine),
+        ("host_delay", t.host_delay.is_some(), Leafspine),
+    ];
+    for (key, given, kind) in keys {
+        if given && t.kind != kind {
+            let (of, this) = (kind.name(), t.kind.name());
+            let msg = format!("only a {of} topology has it (this one is kind = \"{this}\")");
+            return Err(ctx.err("topology", key, msg));
+        }
+    }
+    Ok(())
+}
+
 /// Link rate, delay and buffers shared by the built-in topologies.
 struct LinkDefaults {
     rate: Option<RateBps>,
@@ -1582,13 +1624,7 @@ fn build_topology(
         nic_buf: t.nic_buffer.0,
     };
     info.switch_buffer_bytes = d.sw_buf;
-    if t.server_delay_step.is_some() && t.kind != TopoKind::Star {
-        return Err(ctx.err(
-            "topology",
-            "server_delay_step",
-            "only a star has servers to spread (kind = \"star\")",
-        ));
-    }
+    check_kind_keys(ctx, t)?;
     match t.kind {
         TopoKind::Star => build_star(ctx, t, &d, sim, info)?,
         TopoKind::Dumbbell => build_dumbbell(ctx, t, &d, sim, info)?,
@@ -1600,7 +1636,8 @@ fn build_topology(
         .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;
     if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
         let net = &mut sim.net;
-        net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports);
+        net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports)
+            .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;
     }
     if let Some(n) = t.queue_limit_pkts {
         let range = (1, limits::QUEUE_PKTS_MAX);

@@ -19,7 +19,7 @@ use crate::model::mq::sched::{
     DEFAULT_SFQ_MAXQUEUE,
 };
 use crate::model::mq::tcn::{ProbTcn, Tcn};
-use crate::model::mq::{MultiQueue, SchedConfig, DEFAULT_QUEUE_CAPACITY};
+use crate::model::mq::{MultiQueue, SchedConfig};
 use serde::Deserialize;
 
 /// `queues = { ... }` and each `[[topology.queue_ports]]` entry: absent keys come from the
@@ -353,7 +353,7 @@ fn build_port(
         }
         _ => None,
     };
-    let mut mq = MultiQueue::new(n, &cfg, DEFAULT_QUEUE_CAPACITY).map_err(|e| fail("count", e))?;
+    let mut mq = MultiQueue::new(n, &cfg, 0).map_err(|e| fail("count", e))?;
     let policy = buffer_policy(q, n, sim.net.ports[pid.idx()].limit_bytes, &fail)?;
     let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
     let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;

@@ -59,11 +59,11 @@ fn all_routes(nodes: &[crate::engine::net::Node]) -> Vec<crate::base::ids::PortI
         .collect()
 }
 
-/// The per-switch route computation (single-homed hosts) gives the same entries as the
+/// The route computation by edge switch (single-homed hosts) gives the same entries as the
 /// general one-search-per-destination way, on every topology builder, and it is the one
 /// these topologies take (hosts keep no table).
 #[test]
-fn routes_by_switch_equal_routes_by_destination() {
+fn routes_by_edge_equal_routes_by_destination() {
     let topologies = [
         (
             "kind = \"star\"\nservers = 7\nlink_rate = \"1Gbps\"\nlink_delay = \"25us\"",
@@ -108,5 +108,58 @@ fn routes_by_switch_equal_routes_by_destination() {
             "{topo}: no routes"
         );
         assert_eq!(a, b, "{topo}");
+    }
+}
+
+/// ECMP groups over the tables by edge switch name, for every (switch, host) pair, the same
+/// next hops in the same order as over the general tables by destination (so the hash picks
+/// the same port), on leaf-spines with several spines and a fabric without ECMP-able paths.
+#[test]
+fn ecmp_by_edge_equals_ecmp_by_destination() {
+    use crate::base::ids::PortId;
+    use crate::engine::net::ecmp::EcmpGroups;
+    use crate::engine::net::{route, routes_by_destination, Node, NodeKind};
+    fn hops(nodes: &[Node], g: &EcmpGroups, u: NodeId, d: NodeId) -> Vec<PortId> {
+        let e = route(nodes, u, d);
+        if EcmpGroups::is_group(e) {
+            let (a, n) = g.groups[(e.0 & !crate::engine::net::ecmp::ECMP_BIT) as usize];
+            g.members[a as usize..(a + n) as usize].to_vec()
+        } else {
+            vec![e]
+        }
+    }
+    for (h, l, s) in [(3, 4, 2), (2, 3, 3), (2, 5, 4), (1, 2, 1)] {
+        let text = format!(
+            "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"leafspine\"\nhosts_per_leaf = {h}\n\
+             leaves = {l}\nspines = {s}\nlink_rate = \"10Gbps\"\nbase_rtt = \"20us\"\n\
+             [[apps]]\nkind = \"ping\"\nsrc = \"host1\"\ndst = \"host2\"\n"
+        );
+        let loaded = crate::scenario::load(&text, "t.toml", &[]).unwrap();
+        let (sim, _) = crate::scenario::build(&loaded).unwrap();
+        let fast = &sim.net.nodes;
+        assert!(fast.iter().any(|n| n.by_edge));
+        let mut general = fast.clone();
+        routes_by_destination(&mut general, &sim.net.ports).unwrap();
+        let g2 = EcmpGroups::build(&mut general, &sim.net.ports).unwrap();
+        let n = fast.len() as u32;
+        let mut groups = 0;
+        for u in (0..n)
+            .map(NodeId)
+            .filter(|u| fast[u.idx()].kind == NodeKind::Switch)
+        {
+            for d in (0..n)
+                .map(NodeId)
+                .filter(|d| fast[d.idx()].kind == NodeKind::Host)
+            {
+                let (a, b) = (hops(fast, &sim.net.ecmp, u, d), hops(&general, &g2, u, d));
+                assert_eq!(a, b, "{h}x{l}x{s}: switch {u:?} to {d:?}");
+                groups += usize::from(a.len() > 1);
+            }
+        }
+        assert_eq!(
+            groups > 0,
+            s > 1,
+            "{h}x{l}x{s}: {groups} multi-path entries"
+        );
     }
 }

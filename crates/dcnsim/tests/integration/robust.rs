@@ -41,6 +41,32 @@ fn warnings(topo: &str, more: &str) -> Vec<String> {
     load(&scenario(topo, more), "x.toml", &[]).unwrap().warnings
 }
 
+/// A key that only another kind of topology reads is refused, not ignored (the fuzzer
+/// found `leaves = 100000000` accepted in a star).
+#[test]
+fn keys_of_another_topology_kind_are_refused() {
+    for (line, key) in [
+        ("leaves = 100000000", "leaves"),
+        ("spines = 4", "spines"),
+        ("base_rtt = \"10us\"", "base_rtt"),
+        ("left = 3", "left"),
+        ("bottleneck_rate = \"1Gbps\"", "bottleneck_rate"),
+    ] {
+        assert_eq!(
+            refused(line, ""),
+            format!(
+                "x.toml: line 8, field topology.{key}: only a {} topology has it (this one \
+                 is kind = \"star\")",
+                if key.starts_with('b') && key != "base_rtt" || key == "left" {
+                    "dumbbell"
+                } else {
+                    "leafspine"
+                }
+            )
+        );
+    }
+}
+
 #[test]
 fn out_of_range_values_name_the_range() {
     let cases = [

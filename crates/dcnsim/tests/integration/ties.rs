@@ -77,7 +77,7 @@ fn server_delay_step_is_refused_off_a_star_and_beyond_the_delay_range() {
                     link_rate = \"1Gbps\"\nserver_delay_step = \"1ns\"\n";
     assert_eq!(
         build_error(dumbbell),
-        "x.toml: line 8, field topology.server_delay_step: only a star has servers to spread (kind = \"star\")"
+        "x.toml: line 8, field topology.server_delay_step: only a star topology has it (this one is kind = \"dumbbell\")"
     );
     let huge = STAR.replace("{step}", "server_delay_step = \"500000s\"");
     assert_eq!(

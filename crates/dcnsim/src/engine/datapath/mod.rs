@@ -106,14 +106,7 @@ pub struct Core {
 
 impl Core {
     pub fn add_node(&mut self, name: &str, kind: NodeKind) -> NodeId {
-        self.net.nodes.push(Node {
-            name: name.to_string(),
-            kind,
-            ports: Vec::new(),
-            route: Vec::new(),
-            uplink: PortId::NONE,
-            fabric: u32::MAX,
-        });
+        self.net.nodes.push(Node::new(name.to_string(), kind));
         NodeId((self.net.nodes.len() - 1) as u32)
     }
 

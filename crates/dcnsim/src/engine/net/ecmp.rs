@@ -6,8 +6,10 @@
 //! independently. Routes with one next hop stay plain port numbers (`net::compute_routes`),
 //! so scenarios without ECMP never reach this code.
 
+use crate::base::alloc::AllocError;
 use crate::base::ids::{NodeId, PortId};
 use crate::base::packet::Packet;
+use crate::engine::net::switch_graph::SwitchGraph;
 use crate::engine::net::{Node, NodeKind, Port};
 use std::collections::{HashMap, VecDeque};
 
@@ -61,9 +63,82 @@ impl EcmpGroups {
     /// Replace single-path switch routes by ECMP groups wherever a switch has several
     /// shortest-path next hops (through switches, or the destination host itself). Call
     /// after `net::compute_routes`; identical member lists share one group.
-    pub fn build(nodes: &mut [Node], ports: &[Port]) -> EcmpGroups {
-        let n = nodes.len();
+    pub fn build(nodes: &mut [Node], ports: &[Port]) -> Result<EcmpGroups, AllocError> {
         let mut g = EcmpGroups::default();
+        if nodes.iter().any(|x| x.by_edge) {
+            g.build_by_edge(nodes, ports)?;
+        } else {
+            g.build_by_destination(nodes, ports);
+        }
+        Ok(g)
+    }
+
+    /// The group of `hops` (a new one unless the same list has one).
+    fn group_of(&mut self, index: &mut HashMap<Vec<PortId>, u32>, hops: Vec<PortId>) -> PortId {
+        let gid = *index.entry(hops).or_insert_with_key(|hops| {
+            self.groups
+                .push((self.members.len() as u32, hops.len() as u32));
+            self.members.extend_from_slice(hops);
+            (self.groups.len() - 1) as u32
+        });
+        PortId(ECMP_BIT | gid)
+    }
+
+    /// Tables by edge column (`net::compute_routes` for single-homed hosts): the next hops
+    /// of switch `u` towards every host of edge switch `e ≠ u` are its switch peers one hop
+    /// closer to `e`, so one search from each edge switch fills one column.
+    fn build_by_edge(&mut self, nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
+        let mut edges: Vec<usize> = Vec::new();
+        for h in nodes.iter().filter(|h| h.edge_col != u32::MAX) {
+            let c = h.edge_col as usize;
+            if edges.len() <= c {
+                edges.resize(c + 1, usize::MAX);
+            }
+            edges[c] = h.edge.idx();
+        }
+        let g = SwitchGraph::new(nodes, ports)?;
+        let mut index: HashMap<Vec<PortId>, u32> = HashMap::new();
+        let mut dist = vec![u32::MAX; g.len()];
+        let mut queue = Vec::new();
+        let mut hops: Vec<PortId> = Vec::new();
+        // The last group of each switch: a switch's next hops are often the same list
+        // towards every other edge switch (a leaf's uplinks), found without hashing.
+        let mut last: Vec<(Vec<PortId>, PortId)> = vec![(Vec::new(), PortId::NONE); g.len()];
+        for (c, &e) in edges.iter().enumerate() {
+            let re = g.rank[e] as usize;
+            g.bfs(re, &mut dist, &mut queue);
+            for (r, &d) in dist.iter().enumerate() {
+                if r == re || d == u32::MAX {
+                    continue;
+                }
+                hops.clear();
+                hops.extend(
+                    g.links(r)
+                        .filter(|&(w, _)| dist[w] != u32::MAX && dist[w] + 1 == d)
+                        .map(|(_, pid)| pid),
+                );
+                if hops.len() < 2 {
+                    continue;
+                }
+                let entry = if last[r].0 == hops {
+                    last[r].1
+                } else {
+                    let entry = match index.get(hops.as_slice()) {
+                        Some(&gid) => PortId(ECMP_BIT | gid),
+                        None => self.group_of(&mut index, hops.clone()),
+                    };
+                    last[r] = (hops.clone(), entry);
+                    entry
+                };
+                nodes[g.node[r]].route[c] = entry;
+            }
+        }
+        Ok(())
+    }
+
+    /// Tables by destination node (the general way): one search from each host.
+    fn build_by_destination(&mut self, nodes: &mut [Node], ports: &[Port]) {
+        let n = nodes.len();
         let mut index: HashMap<Vec<PortId>, u32> = HashMap::new();
         let mut dist = vec![u32::MAX; n];
         let mut frontier = VecDeque::new();
@@ -87,18 +162,11 @@ impl EcmpGroups {
                             && (w == dst || nodes[w].kind == NodeKind::Switch)
                     })
                     .collect();
-                if hops.len() < 2 {
-                    continue;
+                if hops.len() >= 2 {
+                    nodes[u].route[dst] = self.group_of(&mut index, hops);
                 }
-                let gid = *index.entry(hops.clone()).or_insert_with(|| {
-                    g.groups.push((g.members.len() as u32, hops.len() as u32));
-                    g.members.extend_from_slice(&hops);
-                    (g.groups.len() - 1) as u32
-                });
-                nodes[u].route[dst] = PortId(ECMP_BIT | gid);
             }
         }
-        g
     }
 }
 

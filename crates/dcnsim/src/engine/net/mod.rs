@@ -22,6 +22,7 @@
 
 pub mod ecmp;
 pub mod mq_port;
+pub(crate) mod switch_graph;
 
 use crate::base::alloc::{try_filled, AllocError};
 use crate::base::ids::{NodeId, PortId};
@@ -316,6 +317,8 @@ pub struct Node {
     pub ports: Vec<PortId>,
     /// Output port towards each destination host, indexed by node id (`PortId::NONE`:
     /// none). Empty for a host whose one link goes to a switch: see `uplink` and [`route`].
+    /// With `by_edge` set, a switch's table is indexed by the destination's edge column
+    /// instead (see `edge_col`).
     pub route: Vec<PortId>,
     /// A host with one link, to a switch: that port (else `NONE`). It reaches every other
     /// host of the same `fabric` through it and nothing else.
@@ -323,6 +326,32 @@ pub struct Node {
     /// Connected component of the switches (linked through switches only) that the node
     /// is, or hangs off (`u32::MAX`: none).
     pub fabric: u32,
+    /// A switch whose `route` is indexed by edge column (single-homed hosts: one entry per
+    /// switch that has hosts, not one per node).
+    pub by_edge: bool,
+    /// A single-homed host: the switch it hangs off (else `NONE`)...
+    pub edge: NodeId,
+    /// ... that switch's column in the `by_edge` tables (`u32::MAX`: none) ...
+    pub edge_col: u32,
+    /// ... and that switch's port towards the host.
+    pub down: PortId,
+}
+
+impl Node {
+    pub fn new(name: String, kind: NodeKind) -> Node {
+        Node {
+            name,
+            kind,
+            ports: Vec::new(),
+            route: Vec::new(),
+            uplink: PortId::NONE,
+            fabric: u32::MAX,
+            by_edge: false,
+            edge: NodeId::NONE,
+            edge_col: u32::MAX,
+            down: PortId::NONE,
+        }
+    }
 }
 
 /// The output port `node` uses towards host `dst` (`PortId::NONE`: none): the node's route
@@ -337,6 +366,26 @@ pub fn route(nodes: &[Node], node: NodeId, dst: NodeId) -> PortId {
             n.uplink
         } else {
             PortId::NONE
+        }
+    } else {
+        table_entry(nodes, n, node, dst)
+    }
+}
+
+/// Switch (or general-way host) `n` = `node`'s table entry towards `dst`: by the
+/// destination's edge column for a `by_edge` switch (its own hosts through their ports),
+/// else by node id. `NONE`: no route.
+#[inline]
+fn table_entry(nodes: &[Node], n: &Node, node: NodeId, dst: NodeId) -> PortId {
+    if n.by_edge {
+        let d = &nodes[dst.idx()];
+        if d.edge == node {
+            d.down
+        } else {
+            n.route
+                .get(d.edge_col as usize)
+                .copied()
+                .unwrap_or(PortId::NONE)
         }
     } else {
         n.route.get(dst.idx()).copied().unwrap_or(PortId::NONE)
@@ -590,16 +639,27 @@ fn exact_ps_per_byte(rate: RateBps) -> u64 {
     }
 }
 
-/// The bytes `compute_routes` allocates for `nodes`: a table of one `PortId` per node in
-/// every switch (plus the switches' search distances) where hosts are single-homed, else
-/// one per (node, node) pair. `scenario::estimate` checks it against the memory available
-/// before the routes are computed; keep it in step with `compute_routes`.
+/// The bytes `compute_routes` allocates for `nodes`: where hosts are single-homed, a table
+/// of one `PortId` per switch with hosts in every switch, plus two search arrays of one
+/// word per node; else one entry per (node, node) pair. `scenario::estimate` checks it
+/// against the memory available before the routes are computed; keep it in step with
+/// `compute_routes`.
 pub fn route_table_bytes(nodes: &[Node], ports: &[Port]) -> u64 {
     let n = nodes.len() as u64;
     let per = std::mem::size_of::<PortId>() as u64;
     if single_homed(nodes, ports) {
-        let s = nodes.iter().filter(|x| x.kind == NodeKind::Switch).count() as u64;
-        2 * s * n * per
+        let is_host = |p: &PortId| nodes[ports[p.idx()].peer_node.idx()].kind == NodeKind::Host;
+        let switches = nodes.iter().filter(|x| x.kind == NodeKind::Switch);
+        let (s, e) = switches.fold((0u64, 0u64), |(s, e), x| {
+            (s + 1, e + u64::from(x.ports.iter().any(is_host)))
+        });
+        // The tables, the node-to-rank map and the fabric numbers, the switch links.
+        let links = nodes
+            .iter()
+            .filter(|x| x.kind == NodeKind::Switch)
+            .map(|x| x.ports.len() as u64)
+            .sum::<u64>();
+        s * e * per + 2 * n * per + links * 2 * per
     } else {
         n * n * per
     }
@@ -622,15 +682,16 @@ fn single_homed(nodes: &[Node], ports: &[Port]) -> bool {
 ///
 /// Where every host has at most one link and it goes to a switch (stars, dumbbells,
 /// leaf-spines, fat-trees), hosts keep no table (`Node::uplink`, `Node::fabric`) and the
-/// switches' tables come from one breadth-first search per switch: O(switches × nodes)
-/// time and memory instead of O(nodes²). Other topologies take the general way, one search
+/// switches' tables have one entry per switch with hosts (`Node::by_edge`), from one
+/// breadth-first search per such switch: O(edge switches × links) time and
+/// O(switches × edge switches) memory instead of O(nodes²). Other topologies take the general way, one search
 /// per destination host. Both give the same entries (tested).
 ///
 /// The tables are allocated with `try_reserve` (`base::alloc`): an allocator that refuses
 /// gives an `AllocError` (the nodes' tables are then incomplete; the caller gives up).
 pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
     if single_homed(nodes, ports) {
-        routes_by_switch(nodes, ports)
+        routes_by_edge(nodes, ports)
     } else {
         routes_by_destination(nodes, ports)
     }
@@ -672,6 +733,10 @@ pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) -> Resul
         node.route = try_filled(n, PortId::NONE, ROUTES)?;
         node.uplink = PortId::NONE;
         node.fabric = u32::MAX;
+        node.by_edge = false;
+        node.edge = NodeId::NONE;
+        node.edge_col = u32::MAX;
+        node.down = PortId::NONE;
     }
     let mut dist = try_filled(n, u32::MAX, ROUTES)?;
     let mut frontier = VecDeque::new();
@@ -698,90 +763,99 @@ pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) -> Resul
     Ok(())
 }
 
-/// Single-homed hosts: one search from each switch. For switch `u` and host `h`, the
-/// general rule picks the first port whose peer `w` has `dist(w, h) + 1 == dist(u, h)`.
-/// A host peer qualifies only if it is `h` itself (any other host hangs off `u` alone, one
-/// hop further); a switch peer `w` qualifies by its own search's distance to `h`.
-fn routes_by_switch(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
+/// Single-homed hosts: tables by destination edge switch. For switch `u` and host `h`
+/// hanging off switch `e ≠ u`, the general rule picks the first port whose peer `w` has
+/// `dist(w, h) + 1 == dist(u, h)`; a host peer never qualifies (hosts hang off one switch and
+/// do not forward), and for a switch peer `dist(w, h) = dist(w, e) + 1`. So the entry is the
+/// same for every host of `e`: one search from each edge switch `e` (links are duplex, so
+/// `dist(w, e) = dist(e, w)`) fills one column of every switch's table. A switch reaches its
+/// own hosts through their ports (`Node::down`). O(edge switches × links) time and
+/// O(switches × edge switches) memory.
+fn routes_by_edge(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
     let n = nodes.len();
     let switches: Vec<usize> = (0..n)
         .filter(|&u| nodes[u].kind == NodeKind::Switch)
         .collect();
-    let mut row_of = try_filled(n, usize::MAX, ROUTES)?;
-    for (r, &s) in switches.iter().enumerate() {
-        row_of[s] = r;
+    // Each host's switch and that switch's (first) port to it; the switches with hosts
+    // get the edge columns, in node order.
+    let mut edges: Vec<usize> = Vec::new();
+    for node in nodes.iter_mut() {
+        node.edge = NodeId::NONE;
+        node.edge_col = u32::MAX;
+        node.down = PortId::NONE;
     }
-    // dist[r * n + x]: distance from switch `switches[r]` to node x.
-    let cells = switches.len().saturating_mul(n);
-    let mut dist = try_filled(cells, u32::MAX, ROUTES)?;
-    let mut frontier = VecDeque::new();
-    for (r, &s) in switches.iter().enumerate() {
-        bfs(
-            nodes,
-            ports,
-            s,
-            &mut dist[r * n..(r + 1) * n],
-            &mut frontier,
-        );
-    }
-    // Fabrics: switches connected through switches, numbered by their first switch.
-    let mut fabric = try_filled(n, u32::MAX, ROUTES)?;
-    for (r, &s) in switches.iter().enumerate() {
-        if fabric[s] == u32::MAX {
-            for &t in &switches {
-                if dist[r * n + t] != u32::MAX {
-                    fabric[t] = r as u32;
-                }
-            }
-        }
-    }
-    let hosts: Vec<usize> = (0..n)
-        .filter(|&u| nodes[u].kind == NodeKind::Host)
-        .collect();
     for &u in &switches {
-        let r = row_of[u];
-        let mut table = try_filled(n, PortId::NONE, ROUTES)?;
-        // Adjacent hosts: the first port to them.
-        for &pid in nodes[u].ports.iter().rev() {
+        let mut has_host = false;
+        for &pid in &nodes[u].ports {
             let w = ports[pid.idx()].peer_node.idx();
             if nodes[w].kind == NodeKind::Host {
-                table[w] = pid;
+                has_host = true;
             }
         }
-        let via: Vec<(PortId, usize)> = nodes[u]
-            .ports
-            .iter()
-            .map(|&pid| (pid, ports[pid.idx()].peer_node.idx()))
-            .filter(|&(_, w)| nodes[w].kind == NodeKind::Switch)
-            .collect();
-        for &h in &hosts {
-            let d = dist[r * n + h];
-            if d == u32::MAX || d == 1 {
-                continue;
+        if !has_host {
+            continue;
+        }
+        let col = edges.len() as u32;
+        edges.push(u);
+        for i in 0..nodes[u].ports.len() {
+            let pid = nodes[u].ports[i];
+            let w = ports[pid.idx()].peer_node.idx();
+            if nodes[w].kind == NodeKind::Host && nodes[w].down.is_none() {
+                nodes[w].edge = NodeId(u as u32);
+                nodes[w].edge_col = col;
+                nodes[w].down = pid;
             }
-            for &(pid, w) in &via {
-                let dw = dist[row_of[w] * n + h];
-                if dw != u32::MAX && dw + 1 == d {
-                    table[h] = pid;
-                    break;
+        }
+    }
+    // Fabrics: switches connected through switches, numbered by the switch-order rank of
+    // their first switch.
+    let g = switch_graph::SwitchGraph::new(nodes, ports)?;
+    let mut fabric = try_filled(n, u32::MAX, ROUTES)?;
+    let mut dist = try_filled(g.len(), u32::MAX, ROUTES)?;
+    let mut queue = Vec::new();
+    for r in 0..g.len() {
+        if fabric[g.node[r]] == u32::MAX {
+            g.bfs(r, &mut dist, &mut queue);
+            for (t, &d) in dist.iter().enumerate() {
+                if d != u32::MAX {
+                    fabric[g.node[t]] = r as u32;
                 }
             }
         }
-        nodes[u].route = table;
+    }
+    let cols = edges.len();
+    for &u in &switches {
+        nodes[u].route = try_filled(cols, PortId::NONE, ROUTES)?;
+        nodes[u].by_edge = true;
         nodes[u].uplink = PortId::NONE;
         nodes[u].fabric = fabric[u];
     }
-    for &h in &hosts {
-        let up = nodes[h].ports.first().copied().unwrap_or(PortId::NONE);
+    for (c, &e) in edges.iter().enumerate() {
+        let re = g.rank[e] as usize;
+        g.bfs(re, &mut dist, &mut queue);
+        for (r, &d) in dist.iter().enumerate() {
+            if r == re || d == u32::MAX {
+                continue;
+            }
+            let best = g
+                .links(r)
+                .find(|&(w, _)| dist[w] != u32::MAX && dist[w] + 1 == d)
+                .map_or(PortId::NONE, |(_, pid)| pid);
+            nodes[g.node[r]].route[c] = best;
+        }
+    }
+    for host in nodes.iter_mut().filter(|x| x.kind == NodeKind::Host) {
+        let up = host.ports.first().copied().unwrap_or(PortId::NONE);
         let f = if up.is_some() {
             fabric[ports[up.idx()].peer_node.idx()]
         } else {
             u32::MAX
         };
-        nodes[h].route = Vec::new();
+        host.route = Vec::new();
         // A host without a link keeps `NONE`: it reaches nothing, like an empty table.
-        nodes[h].uplink = up;
-        nodes[h].fabric = f;
+        host.uplink = up;
+        host.fabric = f;
+        host.by_edge = false;
     }
     Ok(())
 }
@@ -1265,7 +1339,7 @@ pub(crate) fn route_hint(
     if n.kind != NodeKind::Switch {
         return PortId::NONE;
     }
-    let out = n.route.get(p.dst.idx()).copied().unwrap_or(PortId::NONE);
+    let out = table_entry(nodes, n, node, p.dst);
     if crate::engine::net::ecmp::EcmpGroups::is_group(out) {
         ecmp.pick(out, p, node)
     } else {

@@ -32,10 +32,14 @@ pub use sched::{FlowKey, RoundObserver, SchedConfig, Scheduler, SfqLimit};
 pub const MAX_CLASS_QUEUES: usize = 32;
 /// Most hash buckets for the flow-hashing schedulers (DRR, SFQ).
 pub const MAX_BUCKETS: usize = 1024;
-/// Default initial capacity (packets) of each class FIFO; rings grow beyond it if needed.
-/// Small on purpose: a ring cycles through all its slots, so a ring sized for the largest
-/// backlog it has seen touches fewer cache lines than a large preallocated one (64 → 4 was
-/// about 3 % faster on the 144-host fabric; docs/performance.md).
+/// Capacity (packets) of a class FIFO's ring once it has held a packet; rings grow beyond
+/// it if needed. Small on purpose: a ring cycles through all its slots, so a ring sized for
+/// the largest backlog it has seen touches fewer cache lines than a large preallocated one
+/// (64 → 4 was about 3 % faster on the 144-host fabric; docs/performance.md). The scenario
+/// builder creates queues with capacity 0, so a ring is allocated by its first packet (the
+/// standard library's first growth of a ring of 80-byte packets is to 4: tested) and a
+/// port's 32 queues cost no ring until used ([robust]: a 5 000-spine fabric with 32 queues
+/// per port is checked without allocating 1.2 GB of empty rings).
 pub const DEFAULT_QUEUE_CAPACITY: usize = 4;
 
 /// Map a packet's class field to a queue index: values ≥ `n` go to the last queue, as
@@ -116,12 +120,13 @@ pub struct MultiQueue {
 
 impl MultiQueue {
     /// `n` queues (for DRR/SFQ: hash buckets) scheduled by `cfg`; `capacity` is the initial
-    /// packet capacity of each FIFO. Errors on a bad configuration, never panics.
+    /// packet capacity of each FIFO (0: allocated by its first packet). Errors on a bad configuration, never panics.
     pub fn new(n: usize, cfg: &SchedConfig, capacity: usize) -> Result<MultiQueue, String> {
         let sched = Scheduler::new(n, cfg)?;
-        let cap = capacity.max(1);
         Ok(MultiQueue {
-            queues: (0..n).map(|_| ClassQueue::with_capacity(cap)).collect(),
+            queues: (0..n)
+                .map(|_| ClassQueue::with_capacity(capacity))
+                .collect(),
             sched,
             bytes: 0,
             pkts: 0,
@@ -347,6 +352,17 @@ mod tests {
         let mq = MultiQueue::new(4, &SchedConfig::Sp, 8).unwrap();
         assert_eq!(mq.classify(&pkt(2, 100)), 2);
         assert_eq!(mq.classify(&pkt(9, 100)), 3);
+    }
+
+    /// Queues built with capacity 0 hold no ring until their first packet, which gives the
+    /// ring `DEFAULT_QUEUE_CAPACITY` slots (the standard library's first growth).
+    #[test]
+    fn rings_are_allocated_by_the_first_packet() {
+        let mut mq = MultiQueue::new(32, &SchedConfig::Sp, 0).unwrap();
+        assert!((0..32).all(|q| mq.queues[q].pkts.capacity() == 0));
+        mq.enqueue(5, pkt(5, 100));
+        assert_eq!(mq.queues[5].pkts.capacity(), DEFAULT_QUEUE_CAPACITY);
+        assert_eq!(mq.queues[4].pkts.capacity(), 0);
     }
 
     #[test]
