@@ -23,7 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def sweep_once(workers: int, duration: str) -> float:
+def sweep_once(workers: int, duration: str) -> tuple[float, float, float]:
+    """(wall time of the sweep, sum of its points' engine wall times, CPU time of this
+    process (client, scheduler and nannies) during the sweep)."""
     import dcnsim
     from distributed import Client, LocalCluster
 
@@ -31,13 +33,16 @@ def sweep_once(workers: int, duration: str) -> float:
                       dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client, tempfile.TemporaryDirectory() as tmp:
         client.wait_for_workers(workers)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         out = dcnsim.run_sweep(ROOT / "scenarios" / "devkota-fig08.toml", Path(tmp) / "s",
                                {"sim.duration": duration}, quick=True,
                                executor=client.get_executor(pure=False), stream=io.StringIO())
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         assert len(out.records) == 16, len(out.records)
-    return wall
+        import json
+        busy = sum(json.loads(f.read_text())["wall_s"]
+                   for f in (Path(tmp) / "s").rglob("run.json") if f.parent != Path(tmp) / "s")
+    return wall, busy, cpu
 
 
 def main() -> int:
@@ -48,9 +53,13 @@ def main() -> int:
     times: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(args.rounds):
         for workers in (1, 2):
-            t = sweep_once(workers, args.duration)
+            t, busy, cpu = sweep_once(workers, args.duration)
             times[workers].append(t)
-            print(f"{workers} worker(s): {t:.1f} s", file=sys.stderr)
+            # busy: the points' own wall times (engine runs on the workers); the rest of
+            # workers x wall is time a worker was idle or not running the engine.
+            print(f"{workers} worker(s): {t:.1f} s; points' own wall times {busy:.1f} s, "
+                  f"{busy / (workers * t):.1%} of workers x wall; client process CPU "
+                  f"{cpu:.1f} s", file=sys.stderr)
     one, two = statistics.median(times[1]), statistics.median(times[2])
     print(f"16 points, {args.duration} each: 1 worker {one:.1f} s, 2 workers {two:.1f} s, "
           f"speed-up {one / two:.2f}x")

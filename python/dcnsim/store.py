@@ -118,8 +118,9 @@ def _write_tables(pa: Any, pq: Any, out_dir: Path, experiment: str, index: int, 
             arrow = pa.table({col: _typed(pa, pa.array(values)) for col, values in table.items()})
         for key, value in parameters.items():
             if key not in arrow.column_names:
-                kind = pa.array([value]).type
-                arrow = arrow.append_column(key, pa.array([value] * arrow.num_rows, type=kind))
+                # the point's value in every row, built by Arrow (a Python list of
+                # num_rows copies took most of the client's time per point on long tables)
+                arrow = arrow.append_column(key, pa.repeat(pa.scalar(value), arrow.num_rows))
         target = run_file(out_dir, name, experiment, index, point_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")
