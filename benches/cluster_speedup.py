@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import logging
+import os
 import statistics
 import sys
 import tempfile
@@ -49,7 +50,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--duration", default="4s", help="simulated time per point")
+    ap.add_argument("--dask-profiler", action="store_true",
+                    help="keep Dask's statistical profiler on in the workers (its default; "
+                         "the README recommends turning it off for dcnsim)")
     args = ap.parse_args()
+    if not args.dask_profiler:
+        # Dask samples every running task's Python stack every 10 ms; dcnsim's tasks are
+        # one native call, so the samples say nothing and cost each worker CPU
+        # (docs/performance.md). The spawned workers read this from the environment.
+        os.environ["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
     times: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(args.rounds):
         for workers in (1, 2):
@@ -61,7 +70,8 @@ def main() -> int:
                   f"{busy / (workers * t):.1%} of workers x wall; client process CPU "
                   f"{cpu:.1f} s", file=sys.stderr)
     one, two = statistics.median(times[1]), statistics.median(times[2])
-    print(f"16 points, {args.duration} each: 1 worker {one:.1f} s, 2 workers {two:.1f} s, "
+    print(f"16 points, {args.duration} each, Dask profiler "
+          f"{'on' if args.dask_profiler else 'off'}: 1 worker {one:.1f} s, 2 workers {two:.1f} s, "
           f"speed-up {one / two:.2f}x")
     return 0
 
