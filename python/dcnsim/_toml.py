@@ -106,12 +106,14 @@ def flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Flatten nested tables into dotted keys: ``{"sim": {"duration": 1}}`` -> ``sim.duration``.
 
     Both ``"sim.duration" = 1`` and ``sim.duration = 1`` (which TOML reads as a
-    nested table) then name the same override.
+    nested table) then name the same override. An empty table stays a value (``{}``), so
+    that it is checked where it is used rather than vanish (``"topology.qcn.enabled" = {}``
+    in a variant was accepted and ignored).
     """
     flat: dict[str, Any] = {}
     for key, value in table.items():
         path = f"{prefix}{key}"
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and value:
             flat.update(flatten(value, path + "."))
         else:
             flat[path] = value
