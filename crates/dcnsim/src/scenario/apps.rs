@@ -314,9 +314,37 @@ pub(super) fn build_app(args: &AppArgs, a: &AppCfg, sim: &mut Sim) -> Result<(),
         AppCfg::Cbr(c) => app_cbr(args, c, sim),
         AppCfg::Flows(c) => super::flows::build_flows(file, text, sim, ai, c, tcp),
         AppCfg::Mix(c) => super::flows::build_mix(file, text, sim, ai, c, tcp, seed),
-        AppCfg::Workload(c) => super::workload::build_workload(file, text, sim, ai, c, tcp, seed),
+        AppCfg::Workload(c) => {
+            super::workload::build_workload(file, text, sim, ai, c, tcp, seed)?;
+            warn_idle_workload(ctx, ai, sim);
+            Ok(())
+        }
         AppCfg::Ping(c) => app_ping(args, c, sim),
         AppCfg::Transactions(c) => app_transactions(args, c, sim),
+    }
+}
+
+/// A workload (the last app built) whose expected gap between messages is longer than
+/// the run is legal but carries nothing (the fuzzer's `load = 5e-324` was accepted
+/// silently): warn with the gap.
+fn warn_idle_workload(ctx: &Ctx, ai: usize, sim: &Sim) {
+    let Some(crate::engine::apps::App::Workload(w)) = sim.apps.last() else {
+        return;
+    };
+    let gap_s = 1.0 / w.arrivals.rate_per_s();
+    let end_s = ctx.loaded.scenario.sim.duration.0.as_secs_f64();
+    let run_s = (end_s - w.start.as_secs_f64()).max(0.0);
+    if gap_s > run_s {
+        let gap = if gap_s.is_finite() {
+            format!("{gap_s:.3e} s")
+        } else {
+            "more than 1e308 s".to_string()
+        };
+        let msg = format!(
+            "app {ai} (workload): one message every {gap} on average, longer than the \
+             {run_s} s the run leaves it: the run will likely carry no message"
+        );
+        ctx.warn("apps", "load", &msg);
     }
 }
 

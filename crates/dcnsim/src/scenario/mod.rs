@@ -1512,7 +1512,11 @@ pub fn build(loaded: &Loaded) -> Result<(Sim, BuildInfo), ScenarioError> {
     Ok((sim, info))
 }
 
-/// Warn about settings that are legal but rarely meant: a zero switch or NIC buffer (a
+/// An Ethernet frame of the standard 1500-byte MTU: a switch buffer below it is warned about.
+const FULL_FRAME_BYTES: u64 = 1500;
+
+/// Warn about settings that are legal but rarely meant: a zero switch or NIC buffer, or a
+/// switch buffer below one 1500-byte frame (a
 /// packet that finds the port busy is dropped; only an idle port passes one), a zero
 /// receive window (the sender can never send), an initial window above
 /// `limits::INIT_CWND_WARN` segments or above 1000 x the smallest switch buffer.
@@ -1532,6 +1536,17 @@ fn suspicious(ctx: &Ctx, sim: &Sim) {
         };
         let msg = "a switch port has a zero buffer: it drops every packet that finds it busy";
         ctx.warn("topology", key, msg);
+    } else if min_switch_buf < FULL_FRAME_BYTES {
+        let key = if t.switch_buffer.0 == min_switch_buf {
+            "switch_buffer"
+        } else {
+            "links"
+        };
+        let msg = format!(
+            "a switch port's buffer of {min_switch_buf} bytes holds no {FULL_FRAME_BYTES}-byte \
+             frame: it drops every full-size packet that finds it busy"
+        );
+        ctx.warn("topology", key, &msg);
     }
     if t.nic_buffer.0 == 0 {
         let msg = "zero NIC buffer: a host drops every packet it sends while its NIC is busy";

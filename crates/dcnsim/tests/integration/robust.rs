@@ -138,6 +138,14 @@ fn suspicious_values_warn_once() {
         warnings("switch_buffer = 0", ""),
         ["x.toml: line 8, field topology.switch_buffer: a switch port has a zero buffer: it drops every packet that finds it busy"]
     );
+    assert_eq!(
+        warnings("switch_buffer = 1", ""),
+        [
+            "x.toml: line 8, field topology.switch_buffer: a switch port's buffer of 1 bytes holds no 1500-byte frame: it drops every full-size packet that finds it busy",
+            "x.toml, field tcp.init_cwnd: the initial window (2920 bytes) is over 1000 x the smallest switch buffer (1 bytes)"
+        ]
+    );
+    assert!(warnings("switch_buffer = 1500", "").is_empty());
     // Two flows (two servers), one warning.
     assert_eq!(
         warnings("", "[tcp]\nrwnd = 0"),
@@ -149,7 +157,10 @@ fn suspicious_values_warn_once() {
     );
     assert_eq!(
         warnings("switch_buffer = \"1KB\"", "[tcp]\ninit_cwnd = 1000"),
-        ["x.toml: line 13, field tcp.init_cwnd: the initial window (1460000 bytes) is over 1000 x the smallest switch buffer (1000 bytes)"]
+        [
+            "x.toml: line 8, field topology.switch_buffer: a switch port's buffer of 1000 bytes holds no 1500-byte frame: it drops every full-size packet that finds it busy",
+            "x.toml: line 13, field tcp.init_cwnd: the initial window (1460000 bytes) is over 1000 x the smallest switch buffer (1000 bytes)"
+        ]
     );
 }
 
@@ -240,6 +251,26 @@ fn long_runs_are_warned_about() {
         warnings_of(&text),
         ["x.toml: line 2, field sim.duration: up to 1.0e13 events (6e11 port-bit/s for 100000 s): days of wall time at a few million events per second; shorten sim.duration or use --max-wall"]
     );
+}
+
+/// A workload whose load leaves the run without a message is warned about with the gap
+/// (the fuzzer's `load = 5e-324` was accepted silently); a normal load is not.
+#[test]
+fn a_workload_too_light_for_its_run_is_warned_about() {
+    let text = |load: &str| {
+        scenario("", "").replace(
+            "kind = \"incast\"\nsru = \"10KB\"",
+            &format!("kind = \"workload\"\nload = {load}\ncount = 10"),
+        )
+    };
+    assert_eq!(
+        warnings_of(&text("5e-324")),
+        ["x.toml: line 11, field apps.load: app 0 (workload): one message every more than 1e308 s on average, longer than the 0.01 s the run leaves it: the run will likely carry no message"]
+    );
+    let long = text("0.5").replace("\"10ms\"", "\"1s\"");
+    assert_eq!(warnings_of(&long), Vec::<String>::new());
+    // 10 ms is shorter than the mean gap at this load (web-search sizes on 1 Gb/s).
+    assert_eq!(warnings_of(&text("0.5")).len(), 1);
 }
 
 fn warnings_of(text: &str) -> Vec<String> {
