@@ -74,7 +74,10 @@ DANGLING = ["nosuch", "apps.99.sru", "topology.nosuch", "sw->nowhere", "h999", "
 # ------------------------------------------------------------------ writing TOML
 
 def _toml_value(value: Any) -> str:
-    sys.path.insert(0, str(ROOT / "python"))
+    # dcnsim from PYTHONPATH, else this checkout's python/ (put on sys.path once: once per
+    # value made sys.path grow by a million entries in a long campaign, slowing it down)
+    if str(ROOT / "python") not in sys.path:
+        sys.path.append(str(ROOT / "python"))
     from dcnsim import _toml
 
     return _toml.to_toml(value)

@@ -143,6 +143,18 @@ LONG_MESSAGES = [
     "/tmp/x/tcn-fig13.toml: line 35, field apps.service_workloads: app 0: unknown flow-size "
     "distribution 'websearché' (built-in: websearch, datamining, hadoop, cache, "
     "websearch-bytes, datamining-bytes, cache-bytes, hadoop-fbhdp-bytes) and more words here",
+    # the 11th session's campaign: a [measure] line that lost its newline, and a memory
+    # estimate with a long sweep point
+    "/tmp/dcnsim-fuzz-u_g3wfze/devkota-fig25.toml: line 47, field measure.topology.switch_buffer:"
+    " unknown field `topology.switch_buffer`, expected one of " + ", ".join(
+        f"`{n}`" for n in ["silent_link", "silent_threshold", "bottleneck", "queue_interval",
+                           "queue_ports", "rate_interval", "rate_flows", "cwnd_interval",
+                           "cwnd_flows", "throughput_interval", "fairness_after", "fct",
+                           "trace", "pcap", "sample_limit", "qcn_interval"]),
+    "/tmp/dcnsim-fuzz-a43qlbjs/odctcp-fairness.toml: line 48, field measure.throughput_interval:"
+    " the run needs about 41.0 GB (throughput samples 41.0 GB), 24.4 GB available "
+    "(--max-memory, ulimit -v): lower measure.throughput_interval (in sweep point "
+    "apps.1.tcp.cc=odctcp apps.0.count=16)",
 ]
 
 

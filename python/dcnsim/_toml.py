@@ -27,16 +27,15 @@ def is_dotted_key(key: str) -> bool:
     return bool(_KEY.fullmatch(key))
 
 
+# Every character a TOML basic string must escape: the short escapes, else \uXXXX for the
+# other control characters and DEL (one `str.translate` pass: a 2 MB value took 0.7 s
+# character by character).
+_QUOTE_TABLE = {c: f"\\u{c:04x}" for c in [*range(0x20), 0x7F]}
+_QUOTE_TABLE.update({ord(k): v for k, v in _ESCAPES.items()})
+
+
 def _quote(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    return '"' + text.translate(_QUOTE_TABLE) + '"'
 
 
 def to_toml(value: Any) -> str:

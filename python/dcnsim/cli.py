@@ -113,7 +113,8 @@ def _fit(message: str) -> str:
     """Bring a message over ``LINE_MAX`` characters (besides its file's path) within it,
     one step at a time, keeping the field and the reason: the sweep point makes "(after
     applying overrides)" redundant; lists of names shrink to the three closest to the bad
-    one; quoted values are cut to half of ``QUOTED_MAX``; the sweep point's label is cut."""
+    one; quoted values are cut to half of ``QUOTED_MAX``; the sweep point's label is cut;
+    the note on the names shrinks; at last the sweep point is left out."""
     head = m.end() if (m := _FILE_HEAD.match(message)) else 0
 
     def over(text: str) -> int:
@@ -138,7 +139,18 @@ def _fit(message: str) -> str:
         keep = max(4, len(label) - over(message) - 1)
         if keep < len(label):
             message = message[:point.start(1)] + label[:keep] + "…)"
+    if over(message) > 0:
+        message = _NAMES_NOTE.sub(r" (\2 of \3; `dcnsim schema` lists them)", message)
+    point = _POINT.search(message)
+    if over(message) > 0 and point:
+        # Last: the sweep point goes (the field and the reason stay).
+        message = message[:point.start()]
     return message
+
+
+# The note `_fewer_names` leaves after a shortened list of expected names.
+_NAMES_NOTE = re.compile(r" \((first|closest) (\d+) of (\d+) (?:fields|names); `dcnsim schema` "
+                         r"lists them\)")
 
 
 # Long spellings of what a value should look like, and their short forms (used only when
