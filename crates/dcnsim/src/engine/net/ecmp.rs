@@ -98,41 +98,28 @@ impl EcmpGroups {
         }
         let g = SwitchGraph::new(nodes, ports)?;
         let mut index: HashMap<Vec<PortId>, u32> = HashMap::new();
-        let mut dist = vec![u32::MAX; g.len()];
-        let mut queue = Vec::new();
         let mut hops: Vec<PortId> = Vec::new();
         // The last group of each switch: a switch's next hops are often the same list
         // towards every other edge switch (a leaf's uplinks), found without hashing.
         let mut last: Vec<(Vec<PortId>, PortId)> = vec![(Vec::new(), PortId::NONE); g.len()];
-        for (c, &e) in edges.iter().enumerate() {
-            let re = g.rank[e] as usize;
-            g.bfs(re, &mut dist, &mut queue);
-            for (r, &d) in dist.iter().enumerate() {
-                if r == re || d == u32::MAX {
-                    continue;
-                }
-                hops.clear();
-                hops.extend(
-                    g.links(r)
-                        .filter(|&(w, _)| dist[w] != u32::MAX && dist[w] + 1 == d)
-                        .map(|(_, pid)| pid),
-                );
-                if hops.len() < 2 {
-                    continue;
-                }
-                let entry = if last[r].0 == hops {
-                    last[r].1
-                } else {
-                    let entry = match index.get(hops.as_slice()) {
-                        Some(&gid) => PortId(ECMP_BIT | gid),
-                        None => self.group_of(&mut index, hops.clone()),
-                    };
-                    last[r] = (hops.clone(), entry);
-                    entry
-                };
-                nodes[g.node[r]].route[c] = entry;
+        g.toward_each_edge(&edges, |c, r, closer| {
+            hops.clear();
+            hops.extend(closer);
+            if hops.len() < 2 {
+                return;
             }
-        }
+            let entry = if last[r].0 == hops {
+                last[r].1
+            } else {
+                let entry = match index.get(hops.as_slice()) {
+                    Some(&gid) => PortId(ECMP_BIT | gid),
+                    None => self.group_of(&mut index, hops.clone()),
+                };
+                last[r] = (hops.clone(), entry);
+                entry
+            };
+            nodes[g.node[r]].route[c] = entry;
+        })?;
         Ok(())
     }
 

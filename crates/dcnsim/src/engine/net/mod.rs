@@ -830,20 +830,9 @@ fn routes_by_edge(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> 
         nodes[u].uplink = PortId::NONE;
         nodes[u].fabric = fabric[u];
     }
-    for (c, &e) in edges.iter().enumerate() {
-        let re = g.rank[e] as usize;
-        g.bfs(re, &mut dist, &mut queue);
-        for (r, &d) in dist.iter().enumerate() {
-            if r == re || d == u32::MAX {
-                continue;
-            }
-            let best = g
-                .links(r)
-                .find(|&(w, _)| dist[w] != u32::MAX && dist[w] + 1 == d)
-                .map_or(PortId::NONE, |(_, pid)| pid);
-            nodes[g.node[r]].route[c] = best;
-        }
-    }
+    g.toward_each_edge(&edges, |c, r, closer| {
+        nodes[g.node[r]].route[c] = closer.next().unwrap_or(PortId::NONE);
+    })?;
     for host in nodes.iter_mut().filter(|x| x.kind == NodeKind::Host) {
         let up = host.ports.first().copied().unwrap_or(PortId::NONE);
         let f = if up.is_some() {

@@ -69,6 +69,33 @@ impl SwitchGraph {
             .map(|(&p, &pid)| (p as usize, pid))
     }
 
+    /// For each edge switch `edges[c]` (a node index) and each other switch (rank `r`) that
+    /// reaches it, `f(c, r, closer)`: `closer` yields `r`'s ports towards switches one hop
+    /// closer to the edge switch, in port order (the next hops of a shortest path).
+    pub fn toward_each_edge(
+        &self,
+        edges: &[usize],
+        mut f: impl FnMut(usize, usize, &mut dyn Iterator<Item = PortId>),
+    ) -> Result<(), AllocError> {
+        let mut dist = try_filled(self.len(), u32::MAX, WHAT)?;
+        let mut queue = Vec::new();
+        for (c, &e) in edges.iter().enumerate() {
+            let re = self.rank[e] as usize;
+            self.bfs(re, &mut dist, &mut queue);
+            for (r, &d) in dist.iter().enumerate() {
+                if r == re || d == u32::MAX {
+                    continue;
+                }
+                let mut closer = self
+                    .links(r)
+                    .filter(|&(w, _)| dist[w] != u32::MAX && dist[w] + 1 == d)
+                    .map(|(_, pid)| pid);
+                f(c, r, &mut closer);
+            }
+        }
+        Ok(())
+    }
+
     /// Hop counts from rank `src` to every switch over switch links (`u32::MAX`:
     /// unreachable); `queue` is scratch.
     pub fn bfs(&self, src: usize, dist: &mut [u32], queue: &mut Vec<u32>) {
