@@ -155,6 +155,14 @@ LONG_MESSAGES = [
     " the run needs about 41.0 GB (throughput samples 41.0 GB), 24.4 GB available "
     "(--max-memory, ulimit -v): lower measure.throughput_interval (in sweep point "
     "apps.1.tcp.cc=odctcp apps.0.count=16)",
+    # the same campaign, a long unknown name (it is in the message twice)
+    "/tmp/dcnsim-fuzz-jzufgp_9/odctcp-fig5-5.toml: line 48, field "
+    "measure.queue_intervalt_interval: unknown field `queue_intervalt_interval`, expected one"
+    " of " + ", ".join(f"`{n}`" for n in ["silent_link", "silent_threshold", "bottleneck",
+                                          "queue_interval", "queue_ports", "rate_interval",
+                                          "rate_flows", "cwnd_interval", "cwnd_flows",
+                                          "throughput_interval", "fairness_after", "fct",
+                                          "trace", "pcap", "sample_limit", "rp_interval"]),
 ]
 
 

@@ -141,6 +141,11 @@ def _fit(message: str) -> str:
             message = message[:point.start(1)] + label[:keep] + "…)"
     if over(message) > 0:
         message = _NAMES_NOTE.sub(r" (\2 of \3; `dcnsim schema` lists them)", message)
+    while over(message) > 0 and (m := _SHORT_LIST.search(message)) and int(m.group(2)) > 1:
+        # one name fewer (the last, the least close), down to one
+        names = m.group(1).rsplit(", ", 1)[0]
+        message = (message[:m.start()] + f"{names} ({int(m.group(2)) - 1} of "
+                   + message[m.end(2) + len(" of "):])
     point = _POINT.search(message)
     if over(message) > 0 and point:
         # Last: the sweep point goes (the field and the reason stay).
@@ -148,6 +153,8 @@ def _fit(message: str) -> str:
     return message
 
 
+# A list of expected names with the short note: "`a`, `b`, `c` (3 of 16".
+_SHORT_LIST = re.compile(r"((?:`[^`\n]*`, )*`[^`\n]*`) \((\d+) of (?=\d+; `dcnsim schema`)")
 # The note `_fewer_names` leaves after a shortened list of expected names.
 _NAMES_NOTE = re.compile(r" \((first|closest) (\d+) of (\d+) (?:fields|names); `dcnsim schema` "
                          r"lists them\)")
