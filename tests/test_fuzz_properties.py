@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import dcnsim._core  # noqa: F401 -- fails loudly (not a skip) when the extension is missing
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +40,10 @@ SCENARIOS = ["bench-incast.toml", "tcn-fig10.toml", "pause-qcn-part1.toml",
 DOCS = {name: tomllib.loads((ROOT / "scenarios" / name).read_text(encoding="utf-8"))
         for name in SCENARIOS}
 OK = ("error", "accepted", "warning")
+# A fixed seed: the same examples in every checkout (derandomize=True derives its seed
+# from the test, and gave other examples in a clone elsewhere). DCNSIM_HYPOTHESIS_SEED
+# tries others.
+SEED = int(os.environ.get("DCNSIM_HYPOTHESIS_SEED", "20261124"))
 
 scalars = st.one_of(
     st.booleans(),
@@ -55,7 +60,8 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=150, derandomize=True, deadline=None,
+@seed(SEED)
+@settings(max_examples=150, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(SCENARIOS), where=st.integers(min_value=0), value=values)
 def test_any_value_anywhere_is_accepted_or_refused_in_one_line(
@@ -84,7 +90,8 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@seed(SEED)
+@settings(max_examples=300, deadline=None, database=None)
 @given(value=values.filter(lambda v: not (isinstance(v, int) and not isinstance(v, bool)
                                           and not -(2**63) <= v < 2**63)))
 def test_override_values_read_back_as_written(value: Any) -> None:

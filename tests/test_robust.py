@@ -163,6 +163,11 @@ LONG_MESSAGES = [
                                           "rate_flows", "cwnd_interval", "cwnd_flows",
                                           "throughput_interval", "fairness_after", "fct",
                                           "trace", "pcap", "sample_limit", "rp_interval"]),
+    # Hypothesis (tests/test_fuzz_properties.py): a nested value printed whole
+    "/tmp/p1.toml: line 63, field report.source_series: series 2: expected a table, got "
+    "[False, [], {'0': 1.3407807929868787e+154, '0000\\x1f\\U0001342f\\U0001b2fc': False, "
+    "'00\\x1f\\x1f\\x1f': [False, False, False, False]}, 1.3407807929868787e+154, "
+    "1.3407807929868787e+154]",
 ]
 
 
@@ -203,3 +208,14 @@ def test_fitting_shortens_unit_lists_and_long_numbers() -> None:
         assert len(line) - len(path) <= LINE_MAX, line
     assert 'expected a size such as "256KiB" or "32KB", or "unlimited"' in _shorten(size)
     assert "-1e300 (about) is out of range (0, 1.5]" in _shorten(number)
+
+
+def test_line_breaking_characters_are_escaped() -> None:
+    """Hypothesis found a key with U+0085 (NEL), which ``str.splitlines`` treats as a line
+    break: every C0/C1 control and the Unicode line separators are written as escapes."""
+    from dcnsim.cli import _shorten
+
+    line = _shorten("/tmp/a.toml: line 3, field meta.\u0085: unknown field `\x85 \u2028 \u2029 "
+                    "\x1c \r`, expected one of `id`, `title`, `source`")
+    assert len(line.splitlines()) == 1, line
+    assert "field meta.\\x85:" in line and "`\\x85 \\u2028 \\u2029 \\x1c \\x0d`" in line

@@ -148,8 +148,11 @@ def _fit(message: str) -> str:
                    + message[m.end(2) + len(" of "):])
     point = _POINT.search(message)
     if over(message) > 0 and point:
-        # Last: the sweep point goes (the field and the reason stay).
+        # Then the sweep point goes (the field and the reason stay).
         message = message[:point.start()]
+    if over(message) > 0:
+        # Last: the end of the reason goes (a value printed whole, e.g. a nested array).
+        message = message[:len(message) - over(message) - 1] + "…"
     return message
 
 
@@ -196,9 +199,12 @@ def _closest_listed(message: str) -> str:
 
 def _one_line(message: str) -> str:
     """Control characters (a newline inside a quoted bad value) written as escapes, so the
-    message stays on one line."""
-    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}" if m.group() != "\n"
-                  else "\\n", message.strip())
+    message stays on one line: C0, DEL, C1 (U+0085 NEL ends a line for `str.splitlines`)
+    and the Unicode line and paragraph separators."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]",
+                  lambda m: ("\\n" if m.group() == "\n" else f"\\x{ord(m.group()):02x}"
+                             if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"),
+                  message.strip())
 
 
 def _fewer_names(message: str, limit: int = EXPECTED_NAMES_MAX) -> str:
