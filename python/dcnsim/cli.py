@@ -150,8 +150,9 @@ def _fit(message: str) -> str:
     if over(message) > 0 and point:
         # Then the sweep point goes (the field and the reason stay).
         message = message[:point.start()]
-    if over(message) > 0:
-        # Last: the end of the reason goes (a value printed whole, e.g. a nested array).
+    if head and over(message) > 0:
+        # Last, for a scenario's error line: the end of the reason goes (a value printed
+        # whole, e.g. a nested array). Other messages (an internal error) stay whole.
         message = message[:len(message) - over(message) - 1] + "…"
     return message
 
