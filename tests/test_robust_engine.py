@@ -70,6 +70,23 @@ def test_suspicious_values_warn_once_on_stderr_and_in_run_json(tmp_path: Path) -
     assert "switch_buffer" not in (out / "summary.csv").read_text().split("\n")[1]
 
 
+def test_validate_warns_about_sweep_points_the_base_point_does_not_have(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('[sim]\nduration = "1ms"\n[topology]\nkind = "star"\nservers = 2\n'
+                    'link_rate = "1Gbps"\n[[apps]]\nkind = "incast"\nsru = "10KB"\n[sweep]\n'
+                    '"topology.switch_buffer" = ["256KiB", "1B", "8KiB", "2B"]\n'
+                    '"apps.0.sru" = ["10KB", "20KB"]\n')
+    proc = dcnsim_cli("validate", str(path))
+    assert proc.returncode == 0, proc.stderr
+    small = ("dcnsim: warning: {}, field topology.switch_buffer: a switch port's buffer of {} "
+             "bytes holds no 1500-byte frame: it drops every full-size packet that finds it "
+             "busy (2 points, e.g. sweep point topology.switch_buffer={}B")
+    lines = proc.stderr.strip().splitlines()
+    for n in (1, 2):
+        assert any(line.startswith(small.format(path, n, n)) for line in lines), lines
+    assert not any("8KiB" in line or "256KiB" in line for line in lines), lines
+
+
 def test_max_memory_refuses_with_the_numbers_and_the_key(tmp_path: Path) -> None:
     line = _error("run", FIG08, "--max-memory", "1KB", "--out", str(tmp_path / "out"))
     assert line.startswith(f"dcnsim: error: {FIG08}: line ")

@@ -177,11 +177,11 @@ def validate(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None 
     """Check a scenario file without running it: the engine's schema, the Python-owned
     tables (``[sweep]``, ``[quick]``, ``[report]``) and every sweep point, full and quick.
     Raises ``ScenarioError`` naming the file, field and problem; returns the engine's
-    warnings about the base point's legal but suspicious settings (one line each).
+    warnings about legal but suspicious settings (one line each): the base point's, then
+    those only some sweep points give, each naming the first such point.
     """
     from . import reports  # only here: the report modules are not needed to run
 
     scn = load_validated(scenario, overrides, text=text)
     reports.parse(scn)
-    validate_all_points(scn, overrides)
-    return list(scn.warnings)
+    return list(scn.warnings) + validate_all_points(scn, overrides)

@@ -15,7 +15,7 @@ import math
 import re
 import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -490,23 +490,42 @@ def _names(scn: Scenario, axis_values: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = None) -> None:
-    """Have the engine check every point of ``plan`` (parsing only, no simulation)."""
+def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = None,
+                    warned: dict[str, list[str]] | None = None) -> None:
+    """Have the engine check every point of ``plan`` (parsing only, no simulation).
+    ``warned``, when given, collects each point's warnings: text → the points (by
+    ``Point.where``) that gave it."""
     scn = plan.scenario
     seen = set() if seen is None else seen
     engine = core()
+    mode = "quick " if plan.quick else ""
     for point in plan.points:
         key = point.key()
         if key in seen:
             continue
         seen.add(key)
         try:
-            engine.validate(scn.text, str(scn.path), _toml.literal_pairs(point.overrides))
+            found = engine.validate(scn.text, str(scn.path), _toml.literal_pairs(point.overrides))
         except Exception as exc:
             if is_scenario_error(exc) and point.axis_values:
-                mode = "quick " if plan.quick else ""
                 raise scenario_error(f"{exc} (in {mode}sweep point {point.where()})") from None
             raise
+        if warned is not None and point.axis_values:
+            for w in found or ():
+                warned.setdefault(w, []).append(f"{mode}sweep point {point.where()}".lstrip())
+
+
+def point_warnings(base: Sequence[str], warned: Mapping[str, list[str]]) -> list[str]:
+    """The warnings of sweep points that the base point does not give, each once with how
+    many points gave it and the first one ("2 points, e.g. sweep point a=1 b=2")."""
+    out = []
+    for text, points in warned.items():
+        if text in base:
+            continue
+        # The count first: a line too long is cut at its end (``cli._fit``).
+        count = f"{len(points)} points, e.g. " if len(points) > 1 else ""
+        out.append(f"{text} ({count}{points[0]})")
+    return out
 
 
 def check_sets(path: str | PathLike[str], sets: Mapping[str, Any] | None) -> None:
@@ -532,8 +551,11 @@ def load_validated(path: str | PathLike[str], sets: Mapping[str, Any] | None = N
     return dataclasses.replace(load(path, text), warnings=tuple(warnings or ()))
 
 
-def validate_all_points(scn: Scenario, sets: Mapping[str, Any] | None = None) -> None:
-    """Have the engine check every sweep point of ``scn``, full and quick."""
+def validate_all_points(scn: Scenario, sets: Mapping[str, Any] | None = None) -> list[str]:
+    """Have the engine check every sweep point of ``scn``, full and quick; return the
+    points' warnings that the base point does not give (``point_warnings``)."""
     seen: set[tuple[tuple[str, str], ...]] = set()
+    warned: dict[str, list[str]] = {}
     for quick in (False, True):
-        validate_points(make_plan(scn, quick=quick, sets=sets), seen)
+        validate_points(make_plan(scn, quick=quick, sets=sets), seen, warned)
+    return point_warnings(scn.warnings, warned)

@@ -835,6 +835,28 @@ fn from_toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError
     }
 }
 
+/// The error for an array at `at` (a dotted path) where a table is read
+/// (`json_schema::array_for_table`); `overridden`: found after `--set` overrides.
+fn array_for_table(file: &str, text: &str, at: &str, overridden: bool) -> ScenarioError {
+    let (table, key) = at.rsplit_once('.').unwrap_or(("", at));
+    let line = if overridden {
+        None
+    } else {
+        line_of(text, table, key)
+    };
+    let mut message = "invalid type: array, expected a table".to_string();
+    if overridden {
+        message.push_str(" (after applying overrides)");
+    }
+    ScenarioError {
+        file: file.to_string(),
+        line,
+        column: None,
+        field: Some(at.to_string()),
+        message,
+    }
+}
+
 /// Line of `key = ...` inside `[table]` (best effort, for semantic errors).
 pub(crate) fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
     let mut cur = String::new();
@@ -975,9 +997,10 @@ pub fn load_with_budget(
     overrides: &[(String, String)],
     budget: Option<u64>,
 ) -> Result<Loaded, ScenarioError> {
-    if let Err(e) = toml::from_str::<toml::Table>(text) {
-        return Err(syntax_error(file, text, &e));
-    }
+    let parsed = match toml::from_str::<toml::Table>(text) {
+        Ok(t) => t,
+        Err(e) => return Err(syntax_error(file, text, &e)),
+    };
     let overridden: Vec<String> = overrides
         .iter()
         .map(|(k, _)| {
@@ -988,12 +1011,14 @@ pub fn load_with_budget(
             parts.join(".")
         })
         .collect();
+    if let Some(at) = json_schema::array_for_table(&parsed) {
+        return Err(array_for_table(file, text, &at, false));
+    }
     let base: Scenario = toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
     let scenario = if overrides.is_empty() {
         base
     } else {
-        let mut table: toml::Table =
-            toml::from_str(text).map_err(|e| from_toml_error(file, text, &e))?;
+        let mut table = parsed;
         apply_overrides(&mut table, overrides).map_err(|m| ScenarioError {
             file: file.to_string(),
             line: None,
@@ -1001,6 +1026,9 @@ pub fn load_with_budget(
             field: None,
             message: m,
         })?;
+        if let Some(at) = json_schema::array_for_table(&table) {
+            return Err(array_for_table(file, text, &at, true));
+        }
         let merged = toml::to_string(&table).map_err(|e| ScenarioError {
             file: file.to_string(),
             line: None,

@@ -326,3 +326,41 @@ fn check_run_names_the_port_and_the_flow_that_fail() {
     let e = sim.check_run().unwrap_err();
     assert!(e.starts_with("flow 1: snd_una "), "{e}");
 }
+
+/// An array where a table is read is refused: serde's derived structs take a sequence as
+/// their fields in order, so `measure = []` was read as `[measure]` with its defaults and
+/// `sim = ["1s", 7]` as a duration and a seed (the fuzz campaign's audit found 8 such
+/// mutants accepted). Checked in the file, in an app, inside a list of tables and after
+/// overrides.
+#[test]
+fn an_array_where_a_table_is_read_is_refused() {
+    let expected = "invalid type: array, expected a table";
+    let in_file = scenario("queues = []", "");
+    assert_eq!(
+        load(&in_file, "x.toml", &[]).unwrap_err().to_string(),
+        format!("x.toml: line 8, field topology.queues: {expected}")
+    );
+    let in_app = scenario("", "tcp = []");
+    assert_eq!(
+        load(&in_app, "x.toml", &[]).unwrap_err().to_string(),
+        format!("x.toml, field apps.0.tcp: {expected}")
+    );
+    for (key, value, field) in [
+        ("measure", "[]", "measure"),
+        ("topology.qcn", "[]", "topology.qcn"),
+        ("sim", "[\"1s\", 7]", "sim"),
+        ("apps.0", "[]", "apps.0"),
+        ("apps", "[[]]", "apps.0"),
+    ] {
+        let e = load(&scenario("", ""), "x.toml", &set(&[(key, value)])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("x.toml, field {field}: {expected} (after applying overrides)"),
+            "{key} = {value}"
+        );
+    }
+    // Arrays where the scenario reads arrays stay accepted (pcap ports, a list of apps).
+    load(&scenario("", ""), "x.toml", &set(&[("measure.pcap", "[]")])).unwrap();
+    let two_apps = "[{ kind = \"incast\", sru = \"1KB\" }, { kind = \"bulk\", src = \"server1\", dst = \"server2\" }]";
+    load(&scenario("", ""), "x.toml", &set(&[("apps", two_apps)])).unwrap();
+}
