@@ -106,6 +106,7 @@ pub(super) fn nodes_key(kind: TopoKind) -> &'static str {
         TopoKind::Dumbbell => "topology.left",
         TopoKind::Explicit => "topology.nodes",
         TopoKind::Leafspine => "topology.hosts_per_leaf",
+        TopoKind::Fattree => "topology.k",
     }
 }
 

@@ -23,6 +23,7 @@ pub use mq::QueuesCfg;
 
 pub mod apps;
 mod estimate;
+mod fattree;
 pub mod flows;
 pub mod json_schema;
 pub mod l2;
@@ -275,6 +276,9 @@ pub enum TopoKind {
     /// Leaf-spine fabric (`scenario/leafspine.rs`): hosts "host1".., leaves "leaf1"..,
     /// spines "spine1"..; ECMP on by default.
     Leafspine,
+    /// k-ary fat-tree (`scenario/fattree.rs`): hosts "host1".., "edge1"..,
+    /// "agg1".., "core1"..; ECMP on by default.
+    Fattree,
 }
 
 #[derive(Deserialize, Debug, Clone, PartialEq)]
@@ -369,8 +373,12 @@ pub struct TopologyCfg {
     /// sets the per-link delays, with `host_delay` of it spent in the hosts.
     pub base_rtt: Option<Dur>,
     pub host_delay: Option<Dur>,
-    /// ECMP over equal-cost next hops (`engine/net/ecmp.rs`). Absent: on for leafspine,
-    /// off otherwise.
+    /// fattree (`scenario/fattree.rs`): the switches' port count k (even; k³/4 hosts).
+    pub k: Option<u32>,
+    /// fattree: rate of the switch-to-switch links (default `link_rate`).
+    pub fabric_rate: Option<Rate>,
+    /// ECMP over equal-cost next hops (`engine/net/ecmp.rs`). Absent: on for leafspine and
+    /// fattree, off otherwise.
     pub ecmp: Option<bool>,
 }
 
@@ -1610,6 +1618,7 @@ impl TopoKind {
             TopoKind::Dumbbell => "dumbbell",
             TopoKind::Explicit => "explicit",
             TopoKind::Leafspine => "leafspine",
+            TopoKind::Fattree => "fattree",
         }
     }
 }
@@ -1617,7 +1626,7 @@ impl TopoKind {
 /// The `[topology]` keys that only one kind of topology reads: given with another kind they
 /// would be ignored, so they are refused ([robust]: no value accepted silently).
 fn check_kind_keys(ctx: &Ctx, t: &TopologyCfg) -> Result<(), ScenarioError> {
-    use TopoKind::{Dumbbell, Explicit, Leafspine, Star};
+    use TopoKind::{Dumbbell, Explicit, Fattree, Leafspine, Star};
     let keys = [
         ("servers", t.servers.is_some(), Star),
         ("server_delay_step", t.server_delay_step.is_some(), Star),
@@ -1634,6 +1643,8 @@ fn check_kind_keys(ctx: &Ctx, t: &TopologyCfg) -> Result<(), ScenarioError> {
         ("spine_rate", t.spine_rate.is_some(), Leafspine),
         ("base_rtt", t.base_rtt.is_some(), Leafspine),
         ("host_delay", t.host_delay.is_some(), Leafspine),
+        ("k", t.k.is_some(), Fattree),
+        ("fabric_rate", t.fabric_rate.is_some(), Fattree),
     ];
     for (key, given, kind) in keys {
         if given && t.kind != kind {
@@ -1673,11 +1684,14 @@ fn build_topology(
         TopoKind::Dumbbell => build_dumbbell(ctx, t, &d, sim, info)?,
         TopoKind::Explicit => build_explicit(ctx, t, &d, sim, info)?,
         TopoKind::Leafspine => leafspine::build(ctx, t, sim, info)?,
+        TopoKind::Fattree => fattree::build(ctx, t, &d, sim, info)?,
     }
     estimate::before_routes(ctx, t, sim)?;
     sim.finalize_routes()
         .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;
-    if t.ecmp.unwrap_or(t.kind == TopoKind::Leafspine) {
+    if t.ecmp
+        .unwrap_or(matches!(t.kind, TopoKind::Leafspine | TopoKind::Fattree))
+    {
         let net = &mut sim.net;
         net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports)
             .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;

@@ -84,6 +84,14 @@ fn routes_by_edge_equal_routes_by_destination() {
              link_rate = \"10Gbps\"\nbase_rtt = \"20us\"\necmp = false",
             ("host1", "host5"),
         ),
+        (
+            "kind = \"fattree\"\nk = 4\nlink_rate = \"10Gbps\"\nfabric_rate = \"40Gbps\"",
+            ("host1", "host16"),
+        ),
+        (
+            "kind = \"fattree\"\nk = 6\nlink_rate = \"10Gbps\"\necmp = false",
+            ("host1", "host54"),
+        ),
     ];
     for (topo, (src, dst)) in topologies {
         let text = format!(
@@ -161,5 +169,118 @@ fn ecmp_by_edge_equals_ecmp_by_destination() {
             s > 1,
             "{h}x{l}x{s}: {groups} multi-path entries"
         );
+    }
+}
+
+/// A k-ary fat-tree has the wiring of Al-Fares et al. (SIGCOMM 2008, §3.2): k³/4 hosts,
+/// k/2 per edge switch, every edge linked to every aggregation switch of its pod, each
+/// aggregation switch to k/2 cores, each core to one aggregation switch per pod; with ECMP
+/// an edge switch spreads traffic to another pod over its k/2 aggregation switches, an
+/// aggregation switch over its k/2 cores, and the way down is a single path. Checked entry
+/// for entry for k = 2, 4 and 6 against the ECMP groups built over per-destination tables.
+#[test]
+fn fattree_has_the_papers_wiring_and_up_down_paths() {
+    use crate::base::ids::PortId;
+    use crate::engine::net::ecmp::{EcmpGroups, ECMP_BIT};
+    use crate::engine::net::{route, Node};
+    fn hops(nodes: &[Node], g: &EcmpGroups, u: NodeId, d: NodeId) -> Vec<PortId> {
+        let e = route(nodes, u, d);
+        if EcmpGroups::is_group(e) {
+            let (a, n) = g.groups[(e.0 & !ECMP_BIT) as usize];
+            g.members[a as usize..(a + n) as usize].to_vec()
+        } else {
+            vec![e]
+        }
+    }
+    for k in [2usize, 4, 6] {
+        let half = k / 2;
+        let text = format!(
+            "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"fattree\"\nk = {k}\n\
+             link_rate = \"10Gbps\"\nfabric_rate = \"40Gbps\"\nlink_delay = \"1us\"\n\
+             [[apps]]\nkind = \"ping\"\nsrc = \"host1\"\ndst = \"host2\"\n"
+        );
+        let loaded = crate::scenario::load(&text, "t.toml", &[]).unwrap();
+        let (sim, info) = crate::scenario::build(&loaded).unwrap();
+        let (nodes, ports) = (&sim.net.nodes, &sim.net.ports);
+        let id = |name: &str| NodeId(nodes.iter().position(|n| n.name == name).unwrap() as u32);
+        let count = |prefix: &str| nodes.iter().filter(|n| n.name.starts_with(prefix)).count();
+        assert_eq!(info.servers as usize, k * k * k / 4);
+        let tiers = [
+            ("host", k * k * k / 4),
+            ("edge", k * half),
+            ("agg", k * half),
+        ];
+        for (prefix, n) in tiers.into_iter().chain([("core", half * half)]) {
+            assert_eq!(count(prefix), n, "k = {k}: {prefix}");
+        }
+        assert_eq!(nodes.len(), k * k * k / 4 + 5 * k * k / 4);
+        // Links (two ports each): hosts, edge-aggregation, aggregation-core.
+        assert_eq!(ports.len(), 2 * (k * k * k / 4 + 2 * k * half * half));
+        let peers = |name: &str| -> Vec<String> {
+            let u = id(name);
+            let mut v: Vec<String> = ports
+                .iter()
+                .filter(|p| p.node == u)
+                .map(|p| nodes[p.peer_node.idx()].name.clone())
+                .collect();
+            v.sort();
+            v
+        };
+        let names = |prefix: &str, ids: Vec<usize>| -> Vec<String> {
+            let mut v: Vec<String> = ids.iter().map(|i| format!("{prefix}{i}")).collect();
+            v.sort();
+            v
+        };
+        // The last pod's last edge, aggregation and core switches.
+        let (e, a, pod) = (k * half, k * half, k - 1);
+        let mut edge_peers = names("host", ((e - 1) * half + 1..=e * half).collect());
+        edge_peers.extend(names("agg", (pod * half + 1..=a).collect()));
+        edge_peers.sort();
+        assert_eq!(peers(&format!("edge{e}")), edge_peers, "k = {k}");
+        let mut agg_peers = names("core", ((half - 1) * half + 1..=half * half).collect());
+        agg_peers.extend(names("edge", (pod * half + 1..=e).collect()));
+        agg_peers.sort();
+        assert_eq!(peers(&format!("agg{a}")), agg_peers, "k = {k}");
+        let core_peers = names("agg", (0..k).map(|p| p * half + half).collect());
+        assert_eq!(
+            peers(&format!("core{}", half * half)),
+            core_peers,
+            "k = {k}"
+        );
+        for p in ports {
+            let fabric = nodes[p.node.idx()].kind == nodes[p.peer_node.idx()].kind;
+            assert_eq!(
+                p.rate.0,
+                if fabric {
+                    40_000_000_000
+                } else {
+                    10_000_000_000
+                }
+            );
+        }
+        // Path diversity toward the last host (pod k - 1) from pod 0 and inside its pod.
+        let g = &sim.net.ecmp;
+        let dst = id(&format!("host{}", k * k * k / 4));
+        let width = |from: &str| hops(nodes, g, id(from), dst).len();
+        if k > 2 {
+            assert_eq!(width("edge1"), half, "k = {k}: edge up");
+            assert_eq!(width("agg1"), half, "k = {k}: aggregation up");
+            assert_eq!(width(&format!("edge{}", e - 1)), half, "k = {k}: same pod");
+        }
+        assert_eq!(width("core1"), 1, "k = {k}: core down");
+        assert_eq!(width(&format!("agg{a}")), 1, "k = {k}: aggregation down");
+        assert_eq!(width(&format!("edge{e}")), 1, "k = {k}: edge down");
+        let mut general = nodes.clone();
+        crate::engine::net::routes_by_destination(&mut general, ports).unwrap();
+        let g2 = EcmpGroups::build(&mut general, ports).unwrap();
+        for u in (0..nodes.len() as u32).map(NodeId) {
+            for d in (0..nodes.len() as u32).map(NodeId) {
+                if nodes[d.idx()].kind == crate::engine::net::NodeKind::Host
+                    && nodes[u.idx()].kind == crate::engine::net::NodeKind::Switch
+                {
+                    assert_eq!(hops(nodes, g, u, d), hops(&general, &g2, u, d), "k = {k}");
+                }
+            }
+        }
     }
 }

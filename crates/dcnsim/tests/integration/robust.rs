@@ -364,3 +364,37 @@ fn an_array_where_a_table_is_read_is_refused() {
     let two_apps = "[{ kind = \"incast\", sru = \"1KB\" }, { kind = \"bulk\", src = \"server1\", dst = \"server2\" }]";
     load(&scenario("", ""), "x.toml", &set(&[("apps", two_apps)])).unwrap();
 }
+
+/// A fat-tree's `k` is required, even and within the node limit; its keys are refused in
+/// another kind of topology.
+#[test]
+fn a_fattree_k_out_of_range_is_refused_with_the_range() {
+    let fattree = |k: &str| {
+        let text = format!(
+            "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"fattree\"\n{k}\
+             link_rate = \"10Gbps\"\n[[apps]]\nkind = \"ping\"\nsrc = \"host1\"\n\
+             dst = \"host2\"\n"
+        );
+        load(&text, "x.toml", &[])
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    let range = "is out of range: expected an even k in 2 ..= 72 (k³/4 hosts and 5k²/4 \
+                 switches, at most 100000 nodes; limits: topology nodes)";
+    for k in ["0", "3", "74", "4294967295"] {
+        assert_eq!(
+            fattree(&format!("k = {k}\n")),
+            Err(format!("x.toml: line 5, field topology.k: {k} {range}"))
+        );
+    }
+    assert_eq!(
+        fattree(""),
+        Err("x.toml, field topology.k: a fattree needs `k` (an even port count)".into())
+    );
+    fattree("k = 2\n").unwrap();
+    assert_eq!(
+        refused("k = 4", ""),
+        "x.toml: line 8, field topology.k: only a fattree topology has it (this one is \
+         kind = \"star\")"
+    );
+}
