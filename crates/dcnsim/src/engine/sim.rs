@@ -177,7 +177,13 @@ impl Sim {
             .net
             .ports
             .iter()
-            .filter_map(|p| p.conservation().err())
+            .filter_map(|p| {
+                let e = p.conservation().err()?;
+                Some(format!(
+                    "port {}: {e}",
+                    crate::engine::net::port_name(&self.net.nodes, p)
+                ))
+            })
             .collect();
         if bad.is_empty() {
             Ok(())
@@ -199,15 +205,16 @@ impl Sim {
     pub fn check_run(&self) -> Result<(), String> {
         let mut bad: Vec<String> = Vec::new();
         for p in &self.net.ports {
+            let name = || crate::engine::net::port_name(&self.net.nodes, p);
             if let Err(e) = p.conservation() {
-                bad.push(e);
+                bad.push(format!("port {}: {e}", name()));
             }
             let limit = p.limit_bytes;
             let peak = p.stats.max_queue_bytes.max(p.queued_bytes);
             if p.mq.is_none() && peak > limit {
                 bad.push(format!(
                     "port {}: backlog {peak} bytes above its buffer of {limit} bytes",
-                    p.name
+                    name()
                 ));
             }
         }

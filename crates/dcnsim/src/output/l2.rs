@@ -41,7 +41,9 @@ fn ports(sim: &Sim, l: &L2) -> Table {
     let mut t = Table::new("l2_ports");
     t.str(
         "port",
-        idx.iter().map(|&i| sim.net.ports[i].name.clone()).collect(),
+        idx.iter()
+            .map(|&i| crate::engine::net::port_name(&sim.net.nodes, &sim.net.ports[i]))
+            .collect(),
     )
     .i64("cnms_sent", int(&|i| l.cnm_port[i]))
     .i64("cp_samples", int(&|i| cp_stat(i, |c| c.stats.samples)))
@@ -177,7 +179,7 @@ pub fn priority_table(sim: &Sim, l: &L2) -> Table {
             if s == 0 && r == 0 && t == SimTime::ZERO {
                 continue;
             }
-            port.push(p.name.clone());
+            port.push(crate::engine::net::port_name(&sim.net.nodes, p));
             prio.push(c as i64);
             sent.push(s as i64);
             rcvd.push(r as i64);

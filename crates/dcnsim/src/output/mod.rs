@@ -262,14 +262,19 @@ fn ports(sim: &Sim) -> Table {
         .collect();
     let int = |g: fn(&Port) -> u64| ps.iter().map(|p| g(p) as i64).collect::<Vec<i64>>();
     let mut t = Table::new("ports");
-    t.str("port", ps.iter().map(|p| p.name.clone()).collect())
-        .i64("tx_pkts", int(|p| p.stats.tx_pkts))
-        .i64("tx_bytes", int(|p| p.stats.tx_bytes))
-        .i64("drops", int(|p| p.stats.drops()))
-        .i64("drop_bytes", int(|p| p.stats.drop_bytes))
-        .i64("max_queue_bytes", int(|p| p.stats.max_queue_bytes))
-        .i64("marks", int(|p| p.stats.marks()))
-        .i64("aqm_drops", int(|p| p.stats.aqm_drops()));
+    t.str(
+        "port",
+        ps.iter()
+            .map(|p| crate::engine::net::port_name(&sim.net.nodes, p))
+            .collect(),
+    )
+    .i64("tx_pkts", int(|p| p.stats.tx_pkts))
+    .i64("tx_bytes", int(|p| p.stats.tx_bytes))
+    .i64("drops", int(|p| p.stats.drops()))
+    .i64("drop_bytes", int(|p| p.stats.drop_bytes))
+    .i64("max_queue_bytes", int(|p| p.stats.max_queue_bytes))
+    .i64("marks", int(|p| p.stats.marks()))
+    .i64("aqm_drops", int(|p| p.stats.aqm_drops()));
     reason_columns(&mut t, ps.iter().map(|p| &p.stats.by));
     t
 }
@@ -334,14 +339,10 @@ fn completions(sim: &Sim) -> Table {
 fn samplers(sim: &Sim, tables: &mut Vec<Table>) {
     if !sim.obs.samplers.queue_ports.is_empty() {
         let q = &sim.obs.samplers.queue;
+        let names = sim.net.port_names();
         let mut t = Table::new("queue");
         t.f64("time_s", q.iter().map(|x| x.0.as_secs_f64()).collect())
-            .str(
-                "port",
-                q.iter()
-                    .map(|x| sim.net.ports[x.1.idx()].name.clone())
-                    .collect(),
-            )
+            .str("port", q.iter().map(|x| names[x.1.idx()].clone()).collect())
             .i64("bytes", q.iter().map(|x| x.2 as i64).collect());
         tables.push(t);
     }
@@ -366,7 +367,10 @@ fn silent(sim: &Sim) -> Option<Table> {
         .net
         .ports
         .iter()
-        .filter_map(|p| p.silent.as_ref().map(|s| (p.name.clone(), s)))
+        .filter_map(|p| {
+            let s = p.silent.as_ref()?;
+            Some((crate::engine::net::port_name(&sim.net.nodes, p), s))
+        })
         .collect();
     if !silent.is_empty() {
         let mut t = Table::new("silent");

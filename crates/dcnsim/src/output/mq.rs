@@ -17,8 +17,9 @@ pub fn result_tables(sim: &Sim) -> Vec<Table> {
     let (mut et, mut ep, mut eq, mut es, mut ea) = (vec![], vec![], vec![], vec![], vec![]);
     for p in &sim.net.ports {
         let Some(m) = p.mq.as_ref() else { continue };
+        let name = crate::engine::net::port_name(&sim.net.nodes, p);
         for (i, s) in m.qstats.iter().enumerate() {
-            port.push(p.name.clone());
+            port.push(name.clone());
             queue.push(i as i64);
             cols[0].push(s.tx_pkts as i64);
             cols[1].push(s.tx_bytes as i64);
@@ -30,7 +31,7 @@ pub fn result_tables(sim: &Sim) -> Vec<Table> {
         }
         for &(t, q, sample, avg) in &m.estimates {
             et.push(t.as_secs_f64());
-            ep.push(p.name.clone());
+            ep.push(name.clone());
             eq.push(q as i64);
             es.push(sample);
             ea.push(avg);

@@ -19,17 +19,20 @@ pub fn summary_columns(sim: &Sim, t: &mut Table) {
 /// the capture's bytes (the libpcap file's size) and the frames missed past
 /// `pcap_max_bytes`.
 pub fn pcap_table(sim: &Sim) -> Option<Table> {
-    let caps: Vec<(&str, &crate::engine::observe::pcap::PortCapture)> = sim
+    let caps: Vec<(String, &crate::engine::observe::pcap::PortCapture)> = sim
         .net
         .ports
         .iter()
-        .filter_map(|p| p.pcap.as_deref().map(|c| (p.name.as_str(), c)))
+        .filter_map(|p| {
+            let c = p.pcap.as_deref()?;
+            Some((crate::engine::net::port_name(&sim.net.nodes, p), c))
+        })
         .collect();
     if caps.is_empty() {
         return None;
     }
     let mut t = Table::new("pcap");
-    t.str("port", caps.iter().map(|c| c.0.to_string()).collect())
+    t.str("port", caps.iter().map(|c| c.0.clone()).collect())
         .i64("frames", caps.iter().map(|c| c.1.frames as i64).collect())
         .i64(
             "bytes",
@@ -44,9 +47,13 @@ pub fn pcap_table(sim: &Sim) -> Option<Table> {
 
 /// The captures of a finished simulation as (port name, libpcap file), taken out of it.
 pub fn take_captures(sim: &mut Sim) -> Vec<(String, Vec<u8>)> {
-    sim.net
-        .ports
+    let net = &mut sim.net;
+    let nodes = &net.nodes;
+    net.ports
         .iter_mut()
-        .filter_map(|p| p.pcap.take().map(|c| (p.name.clone(), c.into_bytes())))
+        .filter_map(|p| {
+            let c = p.pcap.take()?;
+            Some((crate::engine::net::port_name(nodes, p), c.into_bytes()))
+        })
         .collect()
 }

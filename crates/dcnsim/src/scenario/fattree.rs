@@ -49,6 +49,9 @@ pub(super) fn build(
     let (delay, sw_buf, nic_buf) = (d.delay, d.sw_buf, d.nic_buf);
     let half = (k / 2) as usize;
     let pods = k as usize;
+    // Links: k³/4 to hosts, as many edge-aggregation and as many aggregation-core.
+    sim.reserve_topology(nodes(k) as usize, 3 * (k * k * k / 4) as usize)
+        .map_err(|e| ctx.alloc_err(e, "topology.k"))?;
     let add = |sim: &mut Sim, name: &str, n: usize, kind: NodeKind| -> Vec<NodeId> {
         (1..=n)
             .map(|i| sim.add_node(&format!("{name}{i}"), kind))

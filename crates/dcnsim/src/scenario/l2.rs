@@ -303,7 +303,7 @@ pub fn build(sim: &mut Sim, a: &BuildArgs, err: ErrFn) -> Result<(), ScenarioErr
                     if a.cp.is_some() { "qcn" } else { "pause" },
                     format!(
                         "QCN and PAUSE cannot be combined with a dequeue-time AQM (port {:?})",
-                        p.name
+                        crate::engine::net::port_name(&sim.net.nodes, p)
                     ),
                 ));
             }
@@ -372,7 +372,7 @@ fn install_cps(sim: &Sim, l: &mut L2, c: &QcnCpCfg, err: ErrFn) -> Result<(), Sc
                     "qcn",
                     format!(
                         "congestion_memory needs a finite buffer on port {:?}",
-                        port.name
+                        sim.net.port_name(pid)
                     ),
                 ));
             }

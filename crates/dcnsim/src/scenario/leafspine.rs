@@ -69,6 +69,13 @@ pub(super) fn build(
         }
     };
     let (sw_buf, nic_buf) = (t.switch_buffer.0, t.nic_buffer.0);
+    let (h, l, s) = (
+        hpl as usize * leaves as usize,
+        leaves as usize,
+        spines as usize,
+    );
+    sim.reserve_topology(h + l + s, h + l * s)
+        .map_err(|e| ctx.alloc_err(e, "topology.hosts_per_leaf"))?;
     let hosts: Vec<NodeId> = (1..=hpl * leaves)
         .map(|i| sim.add_node(&format!("host{i}"), NodeKind::Host))
         .collect();

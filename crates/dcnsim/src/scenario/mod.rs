@@ -1742,6 +1742,9 @@ fn build_star(
     )?;
     let rate = rate.ok_or_else(|| ctx.err("topology", "link_rate", "a star needs `link_rate`"))?;
     info.servers = n;
+    let (servers, extra) = (n as usize, t.extra_hosts.len());
+    sim.reserve_topology(servers + 2 + extra, servers + 1 + extra)
+        .map_err(|e| ctx.alloc_err(e, "topology.servers"))?;
     let sw = sim.add_node("sw", NodeKind::Switch);
     let client = sim.add_node("client", NodeKind::Host);
     let (_, down) = sim.add_link(client, sw, rate, delay, nic_buf, sw_buf);
@@ -2018,12 +2021,8 @@ fn build_measure(
 ) -> Result<(), ScenarioError> {
     let port = |sim: &Sim, name: &str, key: &str| -> Result<PortId, ScenarioError> {
         sim.port_by_name(name).ok_or_else(|| {
-            let names: Vec<&str> = sim
-                .net
-                .ports
-                .iter()
-                .take(4)
-                .map(|p| p.name.as_str())
+            let names: Vec<String> = (0..sim.net.ports.len().min(4))
+                .map(|i| sim.net.port_name(PortId(i as u32)))
                 .collect();
             ctx.err(
                 "measure",

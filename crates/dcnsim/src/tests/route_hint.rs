@@ -26,7 +26,12 @@ fn head_out_is_the_route_of_every_wire_head() {
         for p in &sim.net.ports {
             if let Some((_, head)) = p.wire.front() {
                 let want = route_hint(&sim.net.nodes, &sim.net.ecmp, p.peer_node, head);
-                assert_eq!(p.head_out, want, "port {}", p.name);
+                assert_eq!(
+                    p.head_out,
+                    want,
+                    "port {}",
+                    crate::engine::net::port_name(&sim.net.nodes, p)
+                );
                 checked += 1;
                 let n = &sim.net.nodes[p.peer_node.idx()];
                 if n.kind == crate::engine::net::NodeKind::Switch
