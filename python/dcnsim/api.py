@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import _toml
 from ._native import core
 from ._tables import frame_csv, write_bytes_atomic, write_text_atomic
-from .errors import CheckFailed
+from .errors import CheckFailed, RunFailed
 from .provenance import RUN_JSON, run_metadata
 from .runs import run_id
 from .scenario import check_sets, load_validated, read_text, validate_all_points
@@ -161,7 +161,14 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
     start = time.perf_counter()
     limits = {k: v for k, v in (("check", check), ("max_events", max_events),
                                 ("max_wall", max_wall), ("max_memory", max_memory)) if v}
-    raw, captures, info = core().run_captured(text, path, pairs, progress, **limits)
+    try:
+        raw, captures, info = core().run_captured(text, path, pairs, progress, **limits)
+    except MemoryError:
+        # Python refused memory for the tables (the engine's own refusals are answered
+        # inside it); nothing was written yet.
+        raise RunFailed(f"{path}: out of memory while taking the result tables from the "
+                        "engine (ulimit -v, or other processes); make the scenario "
+                        "smaller") from None
     wall = time.perf_counter() - start
     if info.get("check_failed"):
         raise CheckFailed(f"{path}: --check failed: {info['check_failed']}")

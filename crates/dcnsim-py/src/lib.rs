@@ -105,6 +105,7 @@ fn run<'py>(
     overrides: Vec<(String, String)>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let _reserve = dcnsim::base::alloc::enter_run();
     let out = simulate(py, text, path, overrides, progress, Default::default())?;
     tables_to_py(py, out.tables)
 }
@@ -137,6 +138,11 @@ fn run_captured<'py>(
         }
         w => w.map(std::time::Duration::from_secs_f64),
     };
+    // The emergency reserve (`base::alloc::WithReserve`) stays set aside until the tables
+    // are Python lists: a refusal while converting them (PyO3's own error path allocates)
+    // takes it instead of aborting; Python's refusals are `MemoryError`s. Found under
+    // `ulimit -v` 460-470 MB on a 99 998-server star (SIGABRT after the run).
+    let _reserve = dcnsim::base::alloc::enter_run();
     let opts = dcnsim::RunOptions {
         check,
         max_events,

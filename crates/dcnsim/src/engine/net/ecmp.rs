@@ -98,24 +98,23 @@ impl EcmpGroups {
         }
         let g = SwitchGraph::new(nodes, ports)?;
         let mut index: HashMap<Vec<PortId>, u32> = HashMap::new();
-        let mut hops: Vec<PortId> = Vec::new();
         // The last group of each switch: a switch's next hops are often the same list
         // towards every other edge switch (a leaf's uplinks), found without hashing.
         let mut last: Vec<(Vec<PortId>, PortId)> = vec![(Vec::new(), PortId::NONE); g.len()];
-        g.toward_each_edge(&edges, |c, r, closer| {
-            hops.clear();
-            hops.extend(closer);
+        g.toward_each_edge(&edges, |c, r, hops| {
             if hops.len() < 2 {
                 return;
             }
             let entry = if last[r].0 == hops {
                 last[r].1
             } else {
-                let entry = match index.get(hops.as_slice()) {
+                let entry = match index.get(hops) {
                     Some(&gid) => PortId(ECMP_BIT | gid),
-                    None => self.group_of(&mut index, hops.clone()),
+                    None => self.group_of(&mut index, hops.to_vec()),
                 };
-                last[r] = (hops.clone(), entry);
+                last[r].0.clear();
+                last[r].0.extend_from_slice(hops);
+                last[r].1 = entry;
                 entry
             };
             nodes[g.node[r]].route[c] = entry;

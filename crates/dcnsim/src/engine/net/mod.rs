@@ -834,7 +834,7 @@ fn routes_by_edge(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> 
         nodes[u].fabric = fabric[u];
     }
     g.toward_each_edge(&edges, |c, r, closer| {
-        nodes[g.node[r]].route[c] = closer.next().unwrap_or(PortId::NONE);
+        nodes[g.node[r]].route[c] = closer.first().copied().unwrap_or(PortId::NONE);
     })?;
     for host in nodes.iter_mut().filter(|x| x.kind == NodeKind::Host) {
         let up = host.ports.first().copied().unwrap_or(PortId::NONE);

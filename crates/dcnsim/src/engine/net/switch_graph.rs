@@ -70,27 +70,51 @@ impl SwitchGraph {
     }
 
     /// For each edge switch `edges[c]` (a node index) and each other switch (rank `r`) that
-    /// reaches it, `f(c, r, closer)`: `closer` yields `r`'s ports towards switches one hop
+    /// reaches it, `f(c, r, closer)`: `closer` is `r`'s ports towards switches one hop
     /// closer to the edge switch, in port order (the next hops of a shortest path).
+    ///
+    /// Edge switches are taken `BATCH` at a time: one search each, their hop counts side
+    /// by side per switch (`dist[r * BATCH + b]`), then every switch's links are read once
+    /// for the whole batch and `f` called for its `BATCH` columns in a row. So a table row
+    /// is written in runs, not one scattered entry per search, and the links are scanned
+    /// once per batch instead of once per column (a 5 000-leaf fabric: 3.3 s → see
+    /// docs/performance.md). Calls come batch by batch, switch by switch, column by column.
     pub fn toward_each_edge(
         &self,
         edges: &[usize],
-        mut f: impl FnMut(usize, usize, &mut dyn Iterator<Item = PortId>),
+        mut f: impl FnMut(usize, usize, &[PortId]),
     ) -> Result<(), AllocError> {
-        let mut dist = try_filled(self.len(), u32::MAX, WHAT)?;
+        const BATCH: usize = 32;
+        let s = self.len();
+        let mut one = try_filled(s, u32::MAX, WHAT)?;
+        let mut dist = try_filled(s * BATCH, u32::MAX, WHAT)?;
         let mut queue = Vec::new();
-        for (c, &e) in edges.iter().enumerate() {
-            let re = self.rank[e] as usize;
-            self.bfs(re, &mut dist, &mut queue);
-            for (r, &d) in dist.iter().enumerate() {
-                if r == re || d == u32::MAX {
-                    continue;
+        let mut hops: Vec<Vec<PortId>> = vec![Vec::new(); BATCH];
+        for (i, batch) in edges.chunks(BATCH).enumerate() {
+            let k = batch.len();
+            for (b, &e) in batch.iter().enumerate() {
+                self.bfs(self.rank[e] as usize, &mut one, &mut queue);
+                for (r, &d) in one.iter().enumerate() {
+                    dist[r * BATCH + b] = d;
                 }
-                let mut closer = self
-                    .links(r)
-                    .filter(|&(w, _)| dist[w] != u32::MAX && dist[w] + 1 == d)
-                    .map(|(_, pid)| pid);
-                f(c, r, &mut closer);
+            }
+            for r in 0..s {
+                let dr = &dist[r * BATCH..r * BATCH + k];
+                hops.iter_mut().for_each(Vec::clear);
+                for (w, pid) in self.links(r) {
+                    let dw = &dist[w * BATCH..w * BATCH + k];
+                    for b in 0..k {
+                        if dw[b] != u32::MAX && dw[b] + 1 == dr[b] {
+                            hops[b].push(pid);
+                        }
+                    }
+                }
+                for b in 0..k {
+                    if dr[b] == 0 || dr[b] == u32::MAX {
+                        continue;
+                    }
+                    f(i * BATCH + b, r, &hops[b]);
+                }
             }
         }
         Ok(())
