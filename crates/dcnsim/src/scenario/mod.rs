@@ -1687,15 +1687,15 @@ fn build_topology(
         TopoKind::Fattree => fattree::build(ctx, t, &d, sim, info)?,
     }
     estimate::before_routes(ctx, t, sim)?;
-    sim.finalize_routes()
-        .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;
-    if t.ecmp
-        .unwrap_or(matches!(t.kind, TopoKind::Leafspine | TopoKind::Fattree))
-    {
-        let net = &mut sim.net;
-        net.ecmp = crate::engine::net::ecmp::EcmpGroups::build(&mut net.nodes, &net.ports)
-            .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;
+    let ecmp = t
+        .ecmp
+        .unwrap_or(matches!(t.kind, TopoKind::Leafspine | TopoKind::Fattree));
+    if ecmp {
+        sim.finalize_routes_ecmp()
+    } else {
+        sim.finalize_routes()
     }
+    .map_err(|e| ctx.alloc_err(e, estimate::nodes_key(t.kind)))?;
     if let Some(n) = t.queue_limit_pkts {
         let range = (1, limits::QUEUE_PKTS_MAX);
         ctx.in_range(

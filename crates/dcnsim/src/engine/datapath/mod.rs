@@ -141,6 +141,14 @@ impl Core {
         crate::engine::net::compute_routes(&mut self.net.nodes, &self.net.ports)
     }
 
+    /// As `finalize_routes`, and ECMP groups wherever a switch has several next hops
+    /// (`net::compute_routes_ecmp`).
+    pub fn finalize_routes_ecmp(&mut self) -> Result<(), crate::base::alloc::AllocError> {
+        let net = &mut self.net;
+        net.ecmp = crate::engine::net::compute_routes_ecmp(&mut net.nodes, &net.ports)?;
+        Ok(())
+    }
+
     /// The first port named `name` ("A->B", `net::port_name`): for each way of splitting
     /// the name at a "->" (node names may hold one), the first port of node A towards B;
     /// the lowest such port id.

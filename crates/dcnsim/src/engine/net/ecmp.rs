@@ -97,27 +97,11 @@ impl EcmpGroups {
             edges[c] = h.edge.idx();
         }
         let g = SwitchGraph::new(nodes, ports)?;
-        let mut index: HashMap<Vec<PortId>, u32> = HashMap::new();
-        // The last group of each switch: a switch's next hops are often the same list
-        // towards every other edge switch (a leaf's uplinks), found without hashing.
-        let mut last: Vec<(Vec<PortId>, PortId)> = vec![(Vec::new(), PortId::NONE); g.len()];
+        let mut grouper = EdgeGrouper::new(g.len());
         g.toward_each_edge(&edges, |c, r, hops| {
-            if hops.len() < 2 {
-                return;
+            if let Some(entry) = grouper.entry(self, r, hops) {
+                nodes[g.node[r]].route[c] = entry;
             }
-            let entry = if last[r].0 == hops {
-                last[r].1
-            } else {
-                let entry = match index.get(hops) {
-                    Some(&gid) => PortId(ECMP_BIT | gid),
-                    None => self.group_of(&mut index, hops.to_vec()),
-                };
-                last[r].0.clear();
-                last[r].0.extend_from_slice(hops);
-                last[r].1 = entry;
-                entry
-            };
-            nodes[g.node[r]].route[c] = entry;
         })?;
         Ok(())
     }
@@ -153,6 +137,48 @@ impl EcmpGroups {
                 }
             }
         }
+    }
+}
+
+/// The groups of the tables by edge column, as their entries are found
+/// (`SwitchGraph::toward_each_edge`): identical member lists share one group.
+pub(crate) struct EdgeGrouper {
+    index: HashMap<Vec<PortId>, u32>,
+    /// The last list and entry of each switch (by rank): a switch's next hops are often
+    /// the same list towards every other edge switch (a leaf's uplinks), found without
+    /// hashing.
+    last: Vec<(Vec<PortId>, PortId)>,
+}
+
+impl EdgeGrouper {
+    pub(crate) fn new(switches: usize) -> EdgeGrouper {
+        EdgeGrouper {
+            index: HashMap::new(),
+            last: vec![(Vec::new(), PortId::NONE); switches],
+        }
+    }
+
+    /// The group entry of switch rank `r` for next hops `hops`; None for fewer than two
+    /// (the entry stays a plain port).
+    pub(crate) fn entry(
+        &mut self,
+        g: &mut EcmpGroups,
+        r: usize,
+        hops: &[PortId],
+    ) -> Option<PortId> {
+        if hops.len() < 2 {
+            return None;
+        }
+        let last = &mut self.last[r];
+        if last.0 != hops {
+            last.1 = match self.index.get(hops) {
+                Some(&gid) => PortId(ECMP_BIT | gid),
+                None => g.group_of(&mut self.index, hops.to_vec()),
+            };
+            last.0.clear();
+            last.0.extend_from_slice(hops);
+        }
+        Some(last.1)
     }
 }
 

@@ -694,9 +694,23 @@ fn single_homed(nodes: &[Node], ports: &[Port]) -> bool {
 /// gives an `AllocError` (the nodes' tables are then incomplete; the caller gives up).
 pub fn compute_routes(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
     if single_homed(nodes, ports) {
-        routes_by_edge(nodes, ports)
+        routes_by_edge(nodes, ports, None)
     } else {
         routes_by_destination(nodes, ports)
+    }
+}
+
+/// `compute_routes` followed by `EcmpGroups::build`, with the same entries and member
+/// lists; for single-homed hosts in one pass, the ECMP groups formed as the tables are
+/// filled (one search per edge switch instead of two).
+pub fn compute_routes_ecmp(nodes: &mut [Node], ports: &[Port]) -> Result<EcmpGroups, AllocError> {
+    if single_homed(nodes, ports) {
+        let mut g = EcmpGroups::default();
+        routes_by_edge(nodes, ports, Some(&mut g))?;
+        Ok(g)
+    } else {
+        routes_by_destination(nodes, ports)?;
+        EcmpGroups::build(nodes, ports)
     }
 }
 
@@ -774,7 +788,12 @@ pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) -> Resul
 /// `dist(w, e) = dist(e, w)`) fills one column of every switch's table. A switch reaches its
 /// own hosts through their ports (`Node::down`). O(edge switches × links) time and
 /// O(switches × edge switches) memory.
-fn routes_by_edge(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
+/// With `ecmp`, entries with several next hops name their ECMP group, formed there.
+fn routes_by_edge(
+    nodes: &mut [Node],
+    ports: &[Port],
+    mut ecmp: Option<&mut EcmpGroups>,
+) -> Result<(), AllocError> {
     let n = nodes.len();
     let switches: Vec<usize> = (0..n)
         .filter(|&u| nodes[u].kind == NodeKind::Switch)
@@ -833,8 +852,14 @@ fn routes_by_edge(nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> 
         nodes[u].uplink = PortId::NONE;
         nodes[u].fabric = fabric[u];
     }
+    let mut grouper = ecmp::EdgeGrouper::new(g.len());
     g.toward_each_edge(&edges, |c, r, closer| {
-        nodes[g.node[r]].route[c] = closer.first().copied().unwrap_or(PortId::NONE);
+        let group = match ecmp.as_deref_mut() {
+            Some(groups) => grouper.entry(groups, r, closer),
+            None => None,
+        };
+        nodes[g.node[r]].route[c] =
+            group.unwrap_or_else(|| closer.first().copied().unwrap_or(PortId::NONE));
     })?;
     for host in nodes.iter_mut().filter(|x| x.kind == NodeKind::Host) {
         let up = host.ports.first().copied().unwrap_or(PortId::NONE);
