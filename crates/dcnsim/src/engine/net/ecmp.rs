@@ -9,7 +9,6 @@
 use crate::base::alloc::AllocError;
 use crate::base::ids::{NodeId, PortId};
 use crate::base::packet::Packet;
-use crate::engine::net::switch_graph::SwitchGraph;
 use crate::engine::net::{Node, NodeKind, Port};
 use std::collections::{HashMap, VecDeque};
 
@@ -62,11 +61,13 @@ impl EcmpGroups {
 
     /// Replace single-path switch routes by ECMP groups wherever a switch has several
     /// shortest-path next hops (through switches, or the destination host itself). Call
-    /// after `net::compute_routes`; identical member lists share one group.
+    /// after `net::compute_routes`; identical member lists share one group. Tables by edge
+    /// switch are filled again with their groups, in the one pass that
+    /// `net::compute_routes_ecmp` makes.
     pub fn build(nodes: &mut [Node], ports: &[Port]) -> Result<EcmpGroups, AllocError> {
         let mut g = EcmpGroups::default();
         if nodes.iter().any(|x| x.by_edge) {
-            g.build_by_edge(nodes, ports)?;
+            crate::engine::net::routes_by_edge(nodes, ports, Some(&mut g))?;
         } else {
             g.build_by_destination(nodes, ports);
         }
@@ -82,28 +83,6 @@ impl EcmpGroups {
             (self.groups.len() - 1) as u32
         });
         PortId(ECMP_BIT | gid)
-    }
-
-    /// Tables by edge column (`net::compute_routes` for single-homed hosts): the next hops
-    /// of switch `u` towards every host of edge switch `e ≠ u` are its switch peers one hop
-    /// closer to `e`, so one search from each edge switch fills one column.
-    fn build_by_edge(&mut self, nodes: &mut [Node], ports: &[Port]) -> Result<(), AllocError> {
-        let mut edges: Vec<usize> = Vec::new();
-        for h in nodes.iter().filter(|h| h.edge_col != u32::MAX) {
-            let c = h.edge_col as usize;
-            if edges.len() <= c {
-                edges.resize(c + 1, usize::MAX);
-            }
-            edges[c] = h.edge.idx();
-        }
-        let g = SwitchGraph::new(nodes, ports)?;
-        let mut grouper = EdgeGrouper::new(g.len());
-        g.toward_each_edge(&edges, |c, r, hops| {
-            if let Some(entry) = grouper.entry(self, r, hops) {
-                nodes[g.node[r]].route[c] = entry;
-            }
-        })?;
-        Ok(())
     }
 
     /// Tables by destination node (the general way): one search from each host.

@@ -789,7 +789,7 @@ pub(crate) fn routes_by_destination(nodes: &mut [Node], ports: &[Port]) -> Resul
 /// own hosts through their ports (`Node::down`). O(edge switches × links) time and
 /// O(switches × edge switches) memory.
 /// With `ecmp`, entries with several next hops name their ECMP group, formed there.
-fn routes_by_edge(
+pub(crate) fn routes_by_edge(
     nodes: &mut [Node],
     ports: &[Port],
     mut ecmp: Option<&mut EcmpGroups>,

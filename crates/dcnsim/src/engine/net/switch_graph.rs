@@ -1,5 +1,5 @@
 //! The switches of a network and the links between them, as compact arrays, for the route
-//! computations of single-homed networks (`net::compute_routes`, `ecmp::EcmpGroups::build`):
+//! computations of single-homed networks (`net::compute_routes`, `net::compute_routes_ecmp`):
 //! a breadth-first search over them reads a few kilobytes of `u32`s instead of following
 //! every node's port list into the (large) `Port` structures, hosts included.
 
@@ -77,8 +77,9 @@ impl SwitchGraph {
     /// by side per switch (`dist[r * BATCH + b]`), then every switch's links are read once
     /// for the whole batch and `f` called for its `BATCH` columns in a row. So a table row
     /// is written in runs, not one scattered entry per search, and the links are scanned
-    /// once per batch instead of once per column (a 5 000-leaf fabric: 3.3 s → see
-    /// docs/performance.md). Calls come batch by batch, switch by switch, column by column.
+    /// once per batch instead of once per column (a 5 000-leaf fabric's set-up: about a
+    /// third less time, docs/performance.md). Calls come batch by batch, switch by switch,
+    /// column by column.
     pub fn toward_each_edge(
         &self,
         edges: &[usize],
