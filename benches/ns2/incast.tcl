@@ -4,7 +4,12 @@
 # incast_ns2.py, which reads the "R key value" lines this prints on stdout
 # and the event file it writes.  See README.md in this folder.
 #
-#   ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER [STEP_S]
+#   ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER [STEP_S [RATE [WORKLOAD]]]
+#
+# RATE (default 1Gb): the rate of every link, in ns-2's notation (1Gb, 10Gb).
+# WORKLOAD (default sru): "sru" is the barrier-synchronised incast below; "long" gives
+# every server one long-lived flow (an FTP source, Application/FTP, that never runs out
+# of data) from t = 0 and no rounds -- the long-lived case of benches/peers.py.
 #
 # STEP_S (default 0): server i's link (i = 0..SERVERS-1) gets the delay 25 us + i * STEP_S.
 # With 0 every server's packets reach the switch at the same instants, and the order of
@@ -20,8 +25,8 @@
 # link duplex 1 Gb/s, 25 us.  Only the sw->cl queue is limited (DropTail, in
 # bytes); every other queue has a limit no sender can reach.
 
-if {$argc != 6 && $argc != 7} {
-    puts stderr "usage: ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER \[STEP_S\]"
+if {$argc < 6 || $argc > 9} {
+    puts stderr "usage: ns incast.tcl SERVERS BUFFER_BYTES MINRTO_S DURATION_S EVENT_FILE BARRIER \[STEP_S \[RATE \[WORKLOAD\]\]\]"
     exit 2
 }
 set nservers [lindex $argv 0]
@@ -30,7 +35,13 @@ set minrto   [lindex $argv 2]
 set duration [lindex $argv 3]
 set evfile   [lindex $argv 4]
 set barrier  [lindex $argv 5]
-set step     [expr {$argc == 7 ? [lindex $argv 6] : 0}]
+set step     [expr {$argc >= 7 ? [lindex $argv 6] : 0}]
+set rate     [expr {$argc >= 8 ? [lindex $argv 7] : "1Gb"}]
+set workload [expr {$argc >= 9 ? [lindex $argv 8] : "sru"}]
+if {$workload ne "sru" && $workload ne "long"} {
+    puts stderr "WORKLOAD must be sru or long"
+    exit 2
+}
 if {$barrier ne "receiver" && $barrier ne "sender"} {
     puts stderr "BARRIER must be receiver or sender"
     exit 2
@@ -56,7 +67,7 @@ set ns [new Simulator]
 
 set sw [$ns node]
 set cl [$ns node]
-$ns duplex-link $sw $cl 1Gb 25us DropTail
+$ns duplex-link $sw $cl $rate 25us DropTail
 
 # Bottleneck sw->cl: DropTail counting bytes.  drop-tail.cc drops an arriving
 # packet p when  byteLength() + size(p) >= limit_ * mean_pktsize_ ; the packet
@@ -100,7 +111,7 @@ Application/SruSink instproc recv {nbytes} {
 set sru_ipbytes [expr {$sru_pkts * $ippkt}]
 for {set i 0} {$i < $nservers} {incr i} {
     set srv($i) [$ns node]
-    $ns duplex-link $srv($i) $sw 1Gb [expr {25e-6 + $i * $step}] DropTail
+    $ns duplex-link $srv($i) $sw $rate [expr {25e-6 + $i * $step}] DropTail
     set tcp($i) [new Agent/TCP/Newreno]
     $tcp($i) set fid_ $i
     $ns attach-agent $srv($i) $tcp($i)
@@ -165,10 +176,17 @@ proc start-round {} {
 
 proc finish {} {
     global ns nservers tcp sink app done rcvd got need rounds qmon evfd et barrier
-    global sru_bytes sru_ipbytes payload ippkt
+    global sru_bytes sru_ipbytes payload ippkt workload
     set delivered 0
     set nrexmit 0
     for {set i 0} {$i < $nservers} {incr i} {
+        if {$workload eq "long"} {
+            # No rounds: what the client has cumulatively acked, in data packets
+            # (highest_ack_, bound as ack_; sequence number 0 is the 40-byte SYN).
+            set delivered [expr {$delivered + wide([$tcp($i) set ack_]) * $payload}]
+            set nrexmit [expr {$nrexmit + [$tcp($i) set nrexmit_]}]
+            continue
+        }
         # Completed SRUs count 256000 bytes each; in-order packets of the SRU
         # under way count 1460 each (integer division drops round 1's SYN).
         if {$barrier eq "receiver"} {
@@ -197,6 +215,14 @@ proc finish {} {
     exit 0
 }
 
-$ns at 0.0 start-round
+if {$workload eq "long"} {
+    for {set i 0} {$i < $nservers} {incr i} {
+        set ftp($i) [new Application/FTP]
+        $ftp($i) attach-agent $tcp($i)
+        $ns at 0.0 "$ftp($i) start"
+    }
+} else {
+    $ns at 0.0 start-round
+}
 $ns at $duration finish
 $ns run
