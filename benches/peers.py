@@ -91,8 +91,17 @@ def dcnsim_cmd(engine: str, c: dict, tmp: str) -> list[str]:
 
 def ns2_cmd(ns: str, c: dict, tmp: str) -> list[str]:
     return [
-        ns, str(TCL), str(c["servers"]), "262144", "0.2", repr(float(c["duration"])),
-        os.path.join(tmp, "events.tr"), "sender", "0", f"{c['rate_gbps']}Gb", c["workload"],
+        ns,
+        str(TCL),
+        str(c["servers"]),
+        "262144",
+        "0.2",
+        repr(float(c["duration"])),
+        os.path.join(tmp, "events.tr"),
+        "sender",
+        "0",
+        f"{c['rate_gbps']}Gb",
+        c["workload"],
     ]
 
 
@@ -107,8 +116,9 @@ def main() -> int:
     ap.add_argument("--duration-10g", type=float, default=2.0, help="simulated s at 10 Gb/s")
     ap.add_argument("--engine", default=str(ROOT / "target" / "release" / "dcnsim-engine"))
     ap.add_argument("--ns", default="ns", help="ns-2 binary (default: ns on PATH)")
-    ap.add_argument("--htsim", default=os.environ.get("HTSIM_CMD"),
-                    help="htsim command template (or HTSIM_CMD)")
+    ap.add_argument(
+        "--htsim", default=os.environ.get("HTSIM_CMD"), help="htsim command template (or HTSIM_CMD)"
+    )
     ap.add_argument("--only", nargs="*", help="case names to run, e.g. 1g-long-8")
     ap.add_argument("--out", help="append every run as a JSON line to this file")
     a = ap.parse_args()
@@ -138,7 +148,7 @@ def main() -> int:
     k = 0
     for r in range(a.repeat):
         for c in todo:
-            order = sims[k % len(sims):] + sims[: k % len(sims)]
+            order = sims[k % len(sims) :] + sims[: k % len(sims)]
             k += 1
             for name, make in order:
                 got = []
@@ -147,18 +157,26 @@ def main() -> int:
                         code, so, se, cpu, wall, rss = timed(make(case, tmp), cwd=tmp)
                     m = PKTS.search(so)
                     if code != 0 or not m:
-                        print(f"peers: {name} {c['name']} failed (exit {code}): "
-                              f"{(se or so).strip()[-300:]}", file=sys.stderr)
+                        print(
+                            f"peers: {name} {c['name']} failed (exit {code}): "
+                            f"{(se or so).strip()[-300:]}",
+                            file=sys.stderr,
+                        )
                         break
                     got.append(cpu)
                 if len(got) < 2:
                     continue
-                rec = {"sim": name, "case": c["name"], "repeat": r, "cpu_s": round(cpu, 4),
-                       "startup_cpu_s": round(got[0], 4),
-                       "wall_s": round(wall, 4), "rss_kib": rss,
-                       "bottleneck_pkts": int(m.group(1)), **{
-                           key: c[key] for key in ("rate_gbps", "workload", "servers",
-                                                   "duration")}}
+                rec = {
+                    "sim": name,
+                    "case": c["name"],
+                    "repeat": r,
+                    "cpu_s": round(cpu, 4),
+                    "startup_cpu_s": round(got[0], 4),
+                    "wall_s": round(wall, 4),
+                    "rss_kib": rss,
+                    "bottleneck_pkts": int(m.group(1)),
+                    **{key: c[key] for key in ("rate_gbps", "workload", "servers", "duration")},
+                }
                 runs.setdefault((name, c["name"]), []).append(rec)
                 if out:
                     out.write(json.dumps(rec) + "\n")
@@ -169,8 +187,13 @@ def main() -> int:
     names = [n for n in names if any(k[0] == n for k in runs)]
     print("Median over runs: bottleneck packets; CPU s of the whole process (start-up CPU s);")
     print("packets per CPU s whole / of the simulation alone.\n")
-    print("| case | " + " | ".join(names)
-          + " | " + " | ".join(f"dcnsim / {n} (whole, sim)" for n in names[1:]) + " |")
+    print(
+        "| case | "
+        + " | ".join(names)
+        + " | "
+        + " | ".join(f"dcnsim / {n} (whole, sim)" for n in names[1:])
+        + " |"
+    )
     print("|---" * (1 + 2 * len(names) - 1) + "|")
     ratios: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in names[1:]}
     for c in todo:
@@ -187,8 +210,9 @@ def main() -> int:
             pk = statistics.median(x["bottleneck_pkts"] for x in rs)
             whole[n] = pk / max(cpu, 1e-3)
             sim[n] = pk / max(cpu - st, 1e-3)
-            cells.append(f"{pk:,.0f}; {cpu:.3f} s ({st:.3f}); "
-                         f"{whole[n] / 1e6:.2f} / {sim[n] / 1e6:.2f} M")
+            cells.append(
+                f"{pk:,.0f}; {cpu:.3f} s ({st:.3f}); {whole[n] / 1e6:.2f} / {sim[n] / 1e6:.2f} M"
+            )
         rc = []
         for n in names[1:]:
             if "dcnsim" in whole and n in whole:
@@ -202,10 +226,12 @@ def main() -> int:
     print()
     for n, (w, s) in ratios.items():
         if w:
-            print(f"median over the cases, dcnsim / {n}: whole process {statistics.median(w):.2f}× "
-                  f"(range {min(w):.2f}–{max(w):.2f}×), simulation alone "
-                  f"{statistics.median(s):.2f}× (range {min(s):.2f}–{max(s):.2f}×), "
-                  f"{len(w)} cases")
+            print(
+                f"median over the cases, dcnsim / {n}: whole process {statistics.median(w):.2f}× "
+                f"(range {min(w):.2f}–{max(w):.2f}×), simulation alone "
+                f"{statistics.median(s):.2f}× (range {min(s):.2f}–{max(s):.2f}×), "
+                f"{len(w)} cases"
+            )
     return 0
 
 
