@@ -252,14 +252,19 @@ impl Heap {
     }
 }
 
-/// log2 of the calendar's bucket width in picoseconds (16.4 ns: about one pending event
-/// per bucket on a 10 Gb/s fabric, where a 1500-byte packet takes 1.2 µs).
+/// log2 of the calendar's bucket width in picoseconds until the simulation sets its horizon
+/// ([`EventQueue::set_horizon`]): 8.2 ns.
 const BUCKET_SHIFT: u32 = 13;
-/// Buckets in the calendar (a power of two; 64 per bitmap word). With the width above the
-/// calendar covers 67 µs ahead of the last popped time: serialisations, link delays and
-/// short timers. Later events wait in the heap.
+/// Buckets in the calendar until the simulation sets its horizon (a power of two; 64 per
+/// bitmap word). The calendar covers its buckets' widths ahead of the last popped time
+/// (33.5 µs by default): serialisations, link delays and short timers. Later events wait
+/// in the heap.
 const BUCKETS: usize = 4096;
-/// Keys a bucket holds (one cache line); a fifth key for the same bucket goes to the heap.
+/// The fewest buckets [`EventQueue::set_horizon`] picks (one bitmap word).
+const MIN_BUCKETS: usize = 64;
+/// The narrowest bucket [`EventQueue::set_horizon`] picks: 2⁸ ps = 0.26 ns.
+const MIN_SHIFT: u32 = 8;
+/// Keys a bucket holds (two cache lines); a ninth key for the same bucket goes to the heap.
 const BUCKET_KEYS: usize = 8;
 
 /// One calendar bucket: `BUCKET_KEYS` keys on whole cache lines.
@@ -267,39 +272,48 @@ const BUCKET_KEYS: usize = 8;
 #[repr(C, align(64))]
 struct Bucket([Key; BUCKET_KEYS]);
 
-/// A calendar of time buckets for the near future: bucket `(t >> BUCKET_SHIFT) % BUCKETS`
-/// holds up to four keys of events due in its 16-ns slot, unsorted. Only events due before
-/// `base + BUCKETS` slots are put here, where `base` is the slot of the last popped event,
+/// A calendar of time buckets for the near future: bucket `(t >> shift) % buckets`
+/// holds up to `BUCKET_KEYS` keys of events due in its slot, unsorted. Only events due before
+/// `base + buckets` slots are put here, where `base` is the slot of the last popped event,
 /// so the buckets from `base`'s onwards, taken cyclically, are in time order.
 struct Calendar {
     lines: Vec<Bucket>,
     counts: Vec<u8>,
     /// Bit `b % 64` of word `b / 64`: bucket `b` holds a key.
     bits: Vec<u64>,
-    /// Slot (time >> BUCKET_SHIFT) of the last popped event: no pending event is earlier.
+    /// Slot (time >> shift) of the last popped event: no pending event is earlier.
     base: u64,
+    /// log2 of the bucket width in picoseconds.
+    shift: u32,
     len: usize,
 }
 
 impl Calendar {
-    fn new() -> Self {
+    fn new(buckets: usize, shift: u32) -> Self {
+        debug_assert!(buckets.is_power_of_two() && buckets >= 64);
         Calendar {
-            lines: vec![Bucket::default(); BUCKETS],
-            counts: vec![0; BUCKETS],
-            bits: vec![0; BUCKETS / 64],
+            lines: vec![Bucket::default(); buckets],
+            counts: vec![0; buckets],
+            bits: vec![0; buckets / 64],
             base: 0,
+            shift,
             len: 0,
         }
+    }
+
+    #[inline(always)]
+    fn buckets(&self) -> usize {
+        self.counts.len()
     }
 
     /// Store `key` if it is due within the calendar's span and its bucket has room.
     #[inline(always)]
     fn try_push(&mut self, key: Key) -> bool {
-        let slot = key.time >> BUCKET_SHIFT;
-        if slot.wrapping_sub(self.base) >= BUCKETS as u64 {
+        let slot = key.time >> self.shift;
+        if slot.wrapping_sub(self.base) >= self.buckets() as u64 {
             return false;
         }
-        let b = slot as usize & (BUCKETS - 1);
+        let b = slot as usize & (self.buckets() - 1);
         let n = self.counts[b] as usize;
         if n == BUCKET_KEYS {
             return false;
@@ -314,15 +328,16 @@ impl Calendar {
     /// The first non-empty bucket in time order (the caller checked `len > 0`).
     #[inline(always)]
     fn first_bucket(&self) -> usize {
-        let start = self.base as usize & (BUCKETS - 1);
+        let start = self.base as usize & (self.buckets() - 1);
+        let words = self.bits.len();
         let mut w = start >> 6;
         let mut word = self.bits[w] & (!0u64 << (start & 63));
         // At most one full lap over the words (plus the start word's low bits at the end).
-        for _ in 0..=BUCKETS / 64 {
+        for _ in 0..=words {
             if word != 0 {
                 return (w << 6) | word.trailing_zeros() as usize;
             }
-            w = (w + 1) & (BUCKETS / 64 - 1);
+            w = (w + 1) & (words - 1);
             word = self.bits[w];
         }
         unreachable!("calendar count and bitmap disagree")
@@ -355,7 +370,7 @@ impl Calendar {
     }
 
     fn drain_keys(&mut self, out: &mut Vec<Key>) {
-        for b in 0..BUCKETS {
+        for b in 0..self.buckets() {
             let n = self.counts[b] as usize;
             out.extend_from_slice(&self.lines[b].0[..n]);
             self.counts[b] = 0;
@@ -367,8 +382,8 @@ impl Calendar {
 
 /// The pending-event set, popped in exact (time, scheduling order). Near-future events
 /// (the great majority: packet arrivals and ends of serialisation) sit in a calendar of
-/// 16-ns buckets, where a push and a pop cost a few loads on lines that are read in time
-/// order; later events, and the rare fifth event in one bucket, wait in a 4-ary heap. A pop
+/// 8-ns buckets, where a push and a pop cost a few loads on lines that are read in time
+/// order; later events, and the rare ninth event in one bucket, wait in a 4-ary heap. A pop
 /// takes the smaller of the two candidates' keys. The events themselves are in a slab that
 /// never moves. The smallest key is kept apart (`staged`): the caller can see the next
 /// event ([`EventQueue::peek_raw`]) while it handles the current one, and prefetch.
@@ -398,7 +413,7 @@ impl EventQueue {
         EventQueue {
             staged: Key::default(),
             has_staged: false,
-            cal: Calendar::new(),
+            cal: Calendar::new(BUCKETS, BUCKET_SHIFT),
             heap: Heap::new(),
             slab: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
@@ -488,11 +503,6 @@ impl EventQueue {
         } else {
             return None;
         };
-        // Every key left in the calendar and the heap is at or after `k`, so the calendar
-        // may start at its slot. `base` never moves back: a key pushed below the staged one
-        // (it takes its place) may lie before `base`; such keys went to the heap, and
-        // moving `base` back to one of them would put the calendar's far keys out of order.
-        self.cal.base = self.cal.base.max(k.time >> BUCKET_SHIFT);
         Some(k)
     }
 
@@ -504,6 +514,12 @@ impl EventQueue {
             return None;
         }
         let top = self.staged;
+        // The calendar starts at the slot of the event being popped, the simulation's new
+        // `now`: no pending key is earlier, and every key scheduled while it is handled
+        // (at `now` or later) finds its bucket. Starting it at the next event's slot
+        // instead (as before) sent every key due between the two to the heap: on a 10 Gb/s
+        // star where eight senders run in step, nearly every key.
+        self.cal.base = self.cal.base.max(top.time >> self.cal.shift);
         match self.take_min() {
             Some(k) => self.staged = k,
             None => self.has_staged = false,
@@ -533,6 +549,36 @@ impl EventQueue {
         self.len() == 0
     }
 
+    /// Size the calendar for the simulation: it covers `span` ahead of the current time
+    /// (the longest a packet takes from the start of its serialisation to its arrival at
+    /// the next node; `Sim::start` passes the largest link delay plus a 1500-byte frame's
+    /// serialisation) with `buckets` buckets (rounded up to a power of two, 64 ..= 4 096),
+    /// each of the narrowest width that covers the span. A small network keeps few near
+    /// events pending, and a calendar sized to it stays in the nearest cache (every push
+    /// writes a bucket line that was last touched a lap earlier); a large one needs more
+    /// buckets, so that fewer events share one and overflow into the heap. Order is
+    /// unchanged: pending keys are put back where the new geometry says, and every
+    /// structure keeps the exact (time, scheduling order).
+    pub fn set_horizon(&mut self, span: SimTime, buckets: usize) {
+        let buckets = buckets.clamp(MIN_BUCKETS, BUCKETS).next_power_of_two();
+        let mut shift = MIN_SHIFT;
+        while shift < 40 && ((buckets as u64) << shift) < span.0 {
+            shift += 1;
+        }
+        if shift == self.cal.shift && buckets == self.cal.buckets() {
+            return;
+        }
+        let now = self.cal.base << self.cal.shift;
+        let mut keys = Vec::with_capacity(self.len());
+        self.cal.drain_keys(&mut keys);
+        self.heap.drain_keys(&mut keys);
+        self.cal = Calendar::new(buckets, shift);
+        self.cal.base = now >> shift;
+        for k in keys {
+            self.store(k);
+        }
+    }
+
     /// Give the pending keys new sequence numbers 0, 1, … in their current order (same
     /// relative order, so the run is unchanged); called before the 40-bit counter wraps.
     fn renumber(&mut self) {
@@ -552,7 +598,6 @@ impl EventQueue {
         if let Some(first) = keys.next() {
             self.staged = first;
             self.has_staged = true;
-            self.cal.base = self.cal.base.max(first.time >> BUCKET_SHIFT);
         }
         for k in keys {
             self.store(k);
@@ -714,11 +759,10 @@ mod tests {
 
     #[test]
     fn a_key_pushed_below_the_staged_one_does_not_move_the_calendar_back() {
-        // After a pop stages S (slot 20) the calendar starts at S's slot. K (slot 12) then
-        // takes S's place as the next event and K2 (slot 15, before the calendar's start)
-        // goes to the heap; F, one slot short of a full lap after S, shares a bucket index
-        // just below S's. If popping K2 moved the calendar's start back to slot 15, F's
-        // bucket would be scanned before S's.
+        // After the pop of slot 10 stages S (slot 20), K (slot 12) takes S's place as the
+        // next event and K2 (slot 15) lies between the two; F, one slot short of a full lap
+        // after S, shares a bucket index just below S's. The calendar must not start past
+        // K2, nor scan F's bucket before S's.
         let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
         let mut q = EventQueue::new();
         q.schedule(at(10), Event::PortTxDone(PortId(0)));
@@ -731,6 +775,81 @@ mod tests {
         let got: Vec<(u64, u32)> = drain_samples(&mut q);
         let slots: Vec<(u64, u32)> = got.iter().map(|&(t, i)| (t >> BUCKET_SHIFT, i)).collect();
         assert_eq!(slots, vec![(12, 2), (15, 3), (20, 1), (4115, 4)]);
+    }
+
+    #[test]
+    fn keys_due_before_the_next_event_go_to_the_calendar() {
+        // Popping slot 10 stages slot 20; keys scheduled while slot 10 is handled, due at
+        // slots 12 and 15, are near events: both belong in the calendar (the first takes
+        // the staged place, slot 20 goes to the calendar). When the calendar started at
+        // the staged event's slot, slot 15 (behind that start) went to the heap.
+        let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
+        let mut q = EventQueue::new();
+        q.schedule(at(10), Event::PortTxDone(PortId(0)));
+        q.schedule(at(20), Event::PortTxDone(PortId(1)));
+        assert_eq!(q.pop().unwrap().0, at(10));
+        q.schedule(at(12), Event::PortTxDone(PortId(2)));
+        q.schedule(at(15), Event::PortTxDone(PortId(3)));
+        assert_eq!((q.cal.len, q.heap.len), (2, 0));
+        let got: Vec<u32> = drain_samples(&mut q).iter().map(|&(_, i)| i).collect();
+        assert_eq!(got, vec![2, 3, 1]);
+    }
+
+    #[test]
+    fn the_horizon_picks_the_narrowest_bucket_that_covers_it() {
+        let shift_for = |ps: u64| {
+            let mut q = EventQueue::new();
+            q.set_horizon(SimTime(ps), BUCKETS);
+            q.cal.shift
+        };
+        // 4 096 buckets: 2.2 µs (1 µs link + 1 500 B at 10 Gb/s) needs 1.02 ns buckets
+        // (2¹⁰ ps), 26.2 µs (25 µs + 1.2 µs) 8.2 ns, 37 µs (25 µs + 12 µs at 1 Gb/s)
+        // 16.4 ns; nothing below 2⁸ ps.
+        assert_eq!(shift_for(2_200_000), 10);
+        assert_eq!(shift_for(26_200_000), 13);
+        assert_eq!(shift_for((BUCKETS as u64) << 13), 13);
+        assert_eq!(shift_for(37_000_000), 14);
+        assert_eq!(shift_for(1), MIN_SHIFT);
+        // Fewer buckets, wider ones: 128 buckets over 26.2 µs are 262 ns (2¹⁸ ps) wide.
+        let mut q = EventQueue::new();
+        q.set_horizon(SimTime(26_200_000), 100);
+        assert_eq!((q.cal.buckets(), q.cal.shift), (128, 18));
+        q.set_horizon(SimTime(26_200_000), 1);
+        assert_eq!(q.cal.buckets(), MIN_BUCKETS);
+    }
+
+    #[test]
+    fn changing_the_horizon_with_keys_pending_keeps_the_total_order() {
+        // Random keys at every time scale, the bucket width changed now and then (from
+        // below the narrowest to wider than any offset), against a sorted reference.
+        let mut rng = crate::base::rng::Rng::new(9, 3);
+        let mut q = EventQueue::new();
+        let mut reference: std::collections::BTreeSet<(u64, u32)> = Default::default();
+        let mut now = 0u64;
+        for seq in 0..60_000u32 {
+            if seq % 997 == 0 {
+                let buckets = 1 << rng.below(14);
+                q.set_horizon(SimTime(1 << rng.below(36)), buckets as usize);
+            }
+            if reference.len() < 40 || rng.uniform() < 0.5 {
+                let off = match rng.below(4) {
+                    0 => rng.below(2000),
+                    1 => rng.below(1 << 22),
+                    2 => rng.below(1 << 30),
+                    _ => 0,
+                };
+                q.schedule(SimTime(now + off), Event::PortTxDone(PortId(seq)));
+                reference.insert((now + off, seq));
+            } else {
+                let (t, s) = reference.pop_first().unwrap();
+                assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(PortId(s))));
+                now = t;
+            }
+        }
+        while let Some((t, s)) = reference.pop_first() {
+            assert_eq!(q.pop().unwrap(), (SimTime(t), Event::PortTxDone(PortId(s))));
+        }
+        assert!(q.pop().is_none());
     }
 
     #[test]

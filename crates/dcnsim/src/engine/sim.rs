@@ -248,6 +248,19 @@ impl Sim {
 
     /// Start the applications and samplers (called once before `run`).
     pub fn start(&mut self) {
+        // The calendar of near events covers the longest hop, a 1500-byte frame's
+        // serialisation and the link delay, with buckets for four near events per port (at
+        // most one end of serialisation and one wire head pending per port, and as many
+        // again for the bursts where they coincide) (`EventQueue::set_horizon`).
+        let hop = self
+            .net
+            .ports
+            .iter()
+            .map(|p| (p.delay + p.tx_time(1500)).0)
+            .max()
+            .unwrap_or(0);
+        let ports = self.net.ports.len();
+        self.core.events.set_horizon(SimTime(hop), 4 * ports);
         crate::engine::datapath::l2::start(self);
         for i in 0..self.apps.len() {
             self.app_event(AppId(i as u32), AppEvent::Start);
