@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from dcnsim._tables import frame_csv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,3 +72,21 @@ def test_cli_run_imports_no_plotting_before_the_engine(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")],
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "LOADED []" in out, out
+
+
+def test_cli_run_with_its_store_loads_no_pandas(tmp_path: Path) -> None:
+    """A whole `dcnsim run`, its Parquet store included, loads neither pandas nor
+    matplotlib: pyarrow would load pandas (about 0.5 s) if the store built its arrays with
+    pa.array or pa.scalar."""
+    pytest.importorskip("pyarrow")
+    code = (
+        "import sys\n"
+        "from dcnsim import cli\n"
+        f"code = cli.main(['run', {str(ROOT / 'scenarios' / 'devkota-fig08.toml')!r}, '--set',\n"
+        "                 'sim.duration=1ms', '--out', sys.argv[1]])\n"
+        "print('EXIT', code, [m for m in ('pandas', 'matplotlib') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert "EXIT 0 []" in out, out
+    assert list((tmp_path / "out").rglob("*.parquet")), "no store written"

@@ -128,3 +128,42 @@ def test_without_pyarrow_runs_write_csv_and_say_so(fake_core: FakeCore, fig08: P
     assert main(["run", str(fig08), "--out", str(tmp_path / "r")]) == 0
     assert "pyarrow is not installed" in capsys.readouterr().err
     assert (tmp_path / "r" / "summary.csv").is_file()
+
+
+@pytest.mark.parametrize("values", [
+    [1.5, -0.0, 2.0, float("inf")],
+    [3, -7, 1 << 62],
+    [None, 4, None, None, 5, 6, 7, 8, None],
+    [None, None],
+    [],
+    ["a", "", "élan", "sw->client"],
+    [1, 2.5],          # not an engine column type: through pa.array
+    [True, False],
+    [-(1 << 63), (1 << 63) - 1],
+])
+def test_engine_columns_become_the_arrays_pa_array_makes(values: list) -> None:
+    """The store builds Arrow arrays from buffers (pa.array would import pandas); they
+    must be what pa.array gives: same type, values and nulls (a column of None only is
+    int64, as the engine's optional-integer columns)."""
+    pa = pytest.importorskip("pyarrow")
+    from dcnsim.store import _engine_array
+
+    want = pa.array(values)
+    if want.type == pa.null():
+        want = want.cast(pa.int64())
+    got = _engine_array(pa, values)
+    assert got.type == want.type
+    assert got.equals(want)
+    assert got.to_pylist() == values
+
+
+@pytest.mark.parametrize("value", ["p-0003", "", 7, -1, 0.25, True, False])
+@pytest.mark.parametrize("rows", [0, 1, 9])
+def test_a_parameter_column_is_the_value_in_every_row(value: object, rows: int) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from dcnsim.store import _repeated
+
+    got = _repeated(pa, value, rows)
+    want = pa.repeat(pa.scalar(value), rows)
+    assert got.type == want.type
+    assert got.equals(want)

@@ -64,8 +64,73 @@ def params(point_id: str, index: int, quick: bool, seed: Any, scenario_sha256: s
     return out
 
 
-def _typed(pa: Any, array: Any) -> Any:
-    return array.cast(pa.int64()) if array.type == pa.null() else array
+# Engine columns become Arrow arrays from buffers (`Array.from_buffers`), not through
+# `pa.array` or `pa.scalar`: those import pandas on first use, whatever they are given, to
+# check for pandas objects (pyarrow 26; 0.5 s, as long as the rest of a short run), and
+# `dcnsim run` itself needs no pandas. The arrays are the ones `pa.array` makes (same
+# types, values and nulls; `tests/test_store.py` checks them against it).
+
+
+def _engine_array(pa: Any, values: Sequence[Any]) -> Any:
+    """One engine column (a list of floats, of ints, of ints and None, or of str) as an
+    Arrow array: float64, int64 (None a null; a column of None only is int64, one of the
+    engine's optional-integer columns) or string. Anything else goes through `pa.array`."""
+    from array import array
+
+    n = len(values)
+    first = next((v for v in values if v is not None), None)
+    try:
+        if first is None:
+            return pa.nulls(n, pa.int64())
+        if type(first) is float:
+            return pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(array("d", values))])
+        if type(first) is int:
+            valid = None
+            if values[0] is None or None in values:
+                bits = bytearray((n + 7) // 8)
+                for i, v in enumerate(values):
+                    if v is not None:
+                        bits[i >> 3] |= 1 << (i & 7)
+                valid = pa.py_buffer(bytes(bits))
+                values = [0 if v is None else v for v in values]
+            if any(type(v) is not int for v in values):
+                raise TypeError("not only integers")
+            data = pa.py_buffer(array("q", values))
+            return pa.Array.from_buffers(pa.int64(), n, [valid, data])
+        if type(first) is str and all(type(v) is str for v in values):
+            return _strings(pa, [v.encode() for v in values])
+    except (TypeError, OverflowError):
+        pass
+    arr = pa.array(values)
+    return arr.cast(pa.int64()) if arr.type == pa.null() else arr
+
+
+def _strings(pa: Any, encoded: Sequence[bytes]) -> Any:
+    """A string array (large_string past 2 GiB of text, as `pa.array` would need)."""
+    from array import array
+    from itertools import accumulate
+
+    offsets = [0, *accumulate(len(b) for b in encoded)]
+    large = offsets[-1] >= 1 << 31
+    buf = pa.py_buffer(array("q" if large else "i", offsets))
+    kind = pa.large_string() if large else pa.string()
+    return pa.Array.from_buffers(kind, len(encoded), [None, buf, pa.py_buffer(b"".join(encoded))])
+
+
+def _repeated(pa: Any, value: Any, n: int) -> Any:
+    """`value` (a point's parameter: str, bool, int or float) in each of `n` rows."""
+    from array import array
+
+    if isinstance(value, bool):
+        bits = b"\xff" * ((n + 7) // 8) if value else bytes((n + 7) // 8)
+        return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)])
+    if isinstance(value, int) and -(1 << 63) <= value < 1 << 63:
+        return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(array("q", [value]) * n)])
+    if isinstance(value, float):
+        return pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(array("d", [value]) * n)])
+    if isinstance(value, str):
+        return _strings(pa, [value.encode()] * n)
+    return pa.repeat(pa.scalar(value), n)
 
 
 def write_run(out_dir: Path, experiment: str, index: int, point_id: str,
@@ -157,14 +222,14 @@ def _write_tables(pa: Any, pq: Any, out_dir: Path, experiment: str, index: int, 
         if hasattr(table, "columns") and hasattr(table, "to_dict"):  # a pandas DataFrame
             arrow = pa.Table.from_pandas(table, preserve_index=False)
         else:
-            # A column with every value missing (an unlimited buffer) has no type of its
-            # own: it is one of the engine's optional-integer columns.
-            arrow = pa.table({col: _typed(pa, pa.array(values)) for col, values in table.items()})
+            arrow = pa.Table.from_arrays(
+                [_engine_array(pa, values) for values in table.values()], names=list(table)
+            )
         for key, value in parameters.items():
             if key not in arrow.column_names:
-                # the point's value in every row, built by Arrow (a Python list of
+                # the point's value in every row, built from one buffer (a Python list of
                 # num_rows copies took most of the client's time per point on long tables)
-                arrow = arrow.append_column(key, pa.repeat(pa.scalar(value), arrow.num_rows))
+                arrow = arrow.append_column(key, _repeated(pa, value, arrow.num_rows))
         target = run_file(out_dir, name, experiment, index, point_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")
