@@ -115,6 +115,10 @@ def main() -> int:
     ap.add_argument("--duration-1g", type=float, default=10.0, help="simulated s at 1 Gb/s")
     ap.add_argument("--duration-10g", type=float, default=2.0, help="simulated s at 10 Gb/s")
     ap.add_argument("--engine", default=str(ROOT / "target" / "release" / "dcnsim-engine"))
+    ap.add_argument(
+        "--base-engine",
+        help="an earlier build's dcnsim-engine, run in the same rotation as `dcnsim@base`",
+    )
     ap.add_argument("--ns", default="ns", help="ns-2 binary (default: ns on PATH)")
     ap.add_argument(
         "--htsim", default=os.environ.get("HTSIM_CMD"), help="htsim command template (or HTSIM_CMD)"
@@ -128,6 +132,8 @@ def main() -> int:
         print(f"peers: {a.engine} not built (cargo build --release)", file=sys.stderr)
         return 2
     sims.append(("dcnsim", lambda c, t: dcnsim_cmd(a.engine, c, t)))
+    if a.base_engine:
+        sims.append(("dcnsim@base", lambda c, t: dcnsim_cmd(a.base_engine, c, t)))
     ns = shutil.which(a.ns)
     if ns:
         sims.append(("ns-2", lambda c, t: ns2_cmd(ns, c, t)))

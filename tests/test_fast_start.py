@@ -13,6 +13,15 @@ import pytest
 from dcnsim._tables import frame_csv
 
 ROOT = Path(__file__).resolve().parent.parent
+# `dcnsim run` of a 1 ms devkota-fig08 into the folder sys.argv[1], as a line of Python.
+RUN_FIG08 = (f"cli.main(['run', {str(ROOT / 'scenarios' / 'devkota-fig08.toml')!r}, "
+             "'--set', 'sim.duration=1ms', '--out', sys.argv[1]])\n")
+
+
+def python_out(code: str, *args: Path) -> str:
+    """What `python -c code args...` prints (it must exit 0)."""
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)],
+                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
 
 
 def test_frame_csv_writes_what_pandas_writes() -> None:
@@ -65,13 +74,10 @@ def test_cli_run_imports_no_plotting_before_the_engine(tmp_path: Path) -> None:
         "    return real()\n"
         "import dcnsim.api as api\n"
         "api.core = spy\n"
-        f"cli.main(['run', {str(ROOT / 'scenarios' / 'devkota-fig08.toml')!r}, '--set',\n"
-        "          'sim.duration=1ms', '--out', sys.argv[1]])\n"
+        f"{RUN_FIG08}"
         "print('LOADED', seen['mods'])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    assert "LOADED []" in out, out
+    assert "LOADED []" in python_out(code, tmp_path / "out")
 
 
 def test_cli_run_with_its_store_loads_no_pandas(tmp_path: Path) -> None:
@@ -82,11 +88,8 @@ def test_cli_run_with_its_store_loads_no_pandas(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from dcnsim import cli\n"
-        f"code = cli.main(['run', {str(ROOT / 'scenarios' / 'devkota-fig08.toml')!r}, '--set',\n"
-        "                 'sim.duration=1ms', '--out', sys.argv[1]])\n"
+        f"code = {RUN_FIG08}"
         "print('EXIT', code, [m for m in ('pandas', 'matplotlib') if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    assert "EXIT 0 []" in out, out
+    assert "EXIT 0 []" in python_out(code, tmp_path / "out")
     assert list((tmp_path / "out").rglob("*.parquet")), "no store written"
