@@ -256,7 +256,15 @@ impl Sim {
             .net
             .ports
             .iter()
-            .map(|p| (p.delay + p.tx_time(1500)).0)
+            .map(|p| {
+                (p.delay
+                    + if p.rate.0 == 0 {
+                        SimTime::ZERO
+                    } else {
+                        p.tx_time(1500)
+                    })
+                .0
+            })
             .max()
             .unwrap_or(0);
         let ports = self.net.ports.len();
