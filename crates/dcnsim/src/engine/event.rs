@@ -758,11 +758,13 @@ mod tests {
     }
 
     #[test]
-    fn a_key_pushed_below_the_staged_one_does_not_move_the_calendar_back() {
+    fn keys_between_the_popped_and_the_staged_event_go_to_the_calendar_in_order() {
         // After the pop of slot 10 stages S (slot 20), K (slot 12) takes S's place as the
         // next event and K2 (slot 15) lies between the two; F, one slot short of a full lap
         // after S, shares a bucket index just below S's. The calendar must not start past
-        // K2, nor scan F's bucket before S's.
+        // K2, nor scan F's bucket before S's. K2 and S are near events and belong in the
+        // calendar (F, beyond its span, in the heap): when the calendar started at the
+        // staged event's slot, K2 (behind that start) went to the heap.
         let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
         let mut q = EventQueue::new();
         q.schedule(at(10), Event::PortTxDone(PortId(0)));
@@ -772,27 +774,14 @@ mod tests {
         q.schedule(at(15), Event::PortTxDone(PortId(3)));
         q.schedule(at(20 + BUCKETS as u64 - 1), Event::PortTxDone(PortId(4)));
         assert_eq!(q.peek_time(), Some(at(12)));
+        assert_eq!((q.cal.len, q.heap.len), (2, 1));
+        assert_eq!(
+            q.heap.peek().map(|k| k.time),
+            Some(at(20 + BUCKETS as u64 - 1).0)
+        );
         let got: Vec<(u64, u32)> = drain_samples(&mut q);
         let slots: Vec<(u64, u32)> = got.iter().map(|&(t, i)| (t >> BUCKET_SHIFT, i)).collect();
         assert_eq!(slots, vec![(12, 2), (15, 3), (20, 1), (4115, 4)]);
-    }
-
-    #[test]
-    fn keys_due_before_the_next_event_go_to_the_calendar() {
-        // Popping slot 10 stages slot 20; keys scheduled while slot 10 is handled, due at
-        // slots 12 and 15, are near events: both belong in the calendar (the first takes
-        // the staged place, slot 20 goes to the calendar). When the calendar started at
-        // the staged event's slot, slot 15 (behind that start) went to the heap.
-        let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
-        let mut q = EventQueue::new();
-        q.schedule(at(10), Event::PortTxDone(PortId(0)));
-        q.schedule(at(20), Event::PortTxDone(PortId(1)));
-        assert_eq!(q.pop().unwrap().0, at(10));
-        q.schedule(at(12), Event::PortTxDone(PortId(2)));
-        q.schedule(at(15), Event::PortTxDone(PortId(3)));
-        assert_eq!((q.cal.len, q.heap.len), (2, 0));
-        let got: Vec<u32> = drain_samples(&mut q).iter().map(|&(_, i)| i).collect();
-        assert_eq!(got, vec![2, 3, 1]);
     }
 
     #[test]
