@@ -382,7 +382,7 @@ impl Calendar {
 
 /// The pending-event set, popped in exact (time, scheduling order). Near-future events
 /// (the great majority: packet arrivals and ends of serialisation) sit in a calendar of
-/// 8-ns buckets, where a push and a pop cost a few loads on lines that are read in time
+/// narrow buckets sized to the network, where a push and a pop cost a few loads on lines that are read in time
 /// order; later events, and the rare ninth event in one bucket, wait in a 4-ary heap. A pop
 /// takes the smaller of the two candidates' keys. The events themselves are in a slab that
 /// never moves. The smallest key is kept apart (`staged`): the caller can see the next
@@ -549,6 +549,13 @@ impl EventQueue {
         self.len() == 0
     }
 
+    /// Move every key of the calendar and the heap (not the staged one) to `keys`; the
+    /// caller puts them back (`store`) under a new geometry or numbering.
+    fn drain_stored(&mut self, keys: &mut Vec<Key>) {
+        self.cal.drain_keys(keys);
+        self.heap.drain_keys(keys);
+    }
+
     /// Size the calendar for the simulation: it covers `span` ahead of the current time
     /// (the longest a packet takes from the start of its serialisation to its arrival at
     /// the next node; `Sim::start` passes the largest link delay plus a 1500-byte frame's
@@ -570,8 +577,7 @@ impl EventQueue {
         }
         let now = self.cal.base << self.cal.shift;
         let mut keys = Vec::with_capacity(self.len());
-        self.cal.drain_keys(&mut keys);
-        self.heap.drain_keys(&mut keys);
+        self.drain_stored(&mut keys);
         self.cal = Calendar::new(buckets, shift);
         self.cal.base = now >> shift;
         for k in keys {
@@ -587,8 +593,7 @@ impl EventQueue {
             keys.push(self.staged);
             self.has_staged = false;
         }
-        self.cal.drain_keys(&mut keys);
-        self.heap.drain_keys(&mut keys);
+        self.drain_stored(&mut keys);
         keys.sort_by_key(|k| (k.time, k.tag));
         for (i, k) in keys.iter_mut().enumerate() {
             k.tag = ((i as u64) << SLOT_BITS) | (k.tag & SLOT_MASK);
