@@ -93,3 +93,78 @@ def test_cli_run_with_its_store_loads_no_pandas(tmp_path: Path) -> None:
     )
     assert "EXIT 0 []" in python_out(code, tmp_path / "out")
     assert list((tmp_path / "out").rglob("*.parquet")), "no store written"
+
+
+def test_interruptible_runs_meanwhile_in_the_main_thread_while_fn_runs() -> None:
+    """`dcnsim run` loads its store's writer while the engine simulates: the work starts
+    once the engine's thread says so and runs in the main thread, at the same time."""
+    import threading
+
+    from dcnsim.cli import _interruptible
+
+    due, worked = threading.Event(), threading.Event()
+    where: list[bool] = []
+
+    def fn() -> bool:
+        due.set()
+        return worked.wait(10)  # still running when the work is done
+
+    def work() -> None:
+        where.append(threading.current_thread() is threading.main_thread())
+        worked.set()
+
+    assert _interruptible(fn, meanwhile=(due, work)) is True
+    assert where == [True]
+
+
+def test_interruptible_skips_meanwhile_when_fn_fails_before_it_is_due() -> None:
+    """A scenario the engine refuses returns its error at once, without loading pyarrow."""
+    import threading
+
+    from dcnsim.cli import _interruptible
+
+    called: list[int] = []
+
+    def fn() -> None:
+        raise ValueError("bad scenario")
+
+    with pytest.raises(ValueError, match="bad scenario"):
+        _interruptible(fn, meanwhile=(threading.Event(), lambda: called.append(1)))
+    assert called == []
+
+
+def test_cli_run_loads_pyarrow_while_the_engine_simulates(tmp_path: Path) -> None:
+    """With the real engine: `store.preload` runs once, in the main thread, while the run's
+    thread is alive (after the engine's start call), and the store is written."""
+    pytest.importorskip("pyarrow")
+    code = (
+        "import sys, threading\n"
+        "from dcnsim import cli, store\n"
+        "seen = []\n"
+        "real = store.preload\n"
+        "def spy():\n"
+        "    alive = [t.name for t in threading.enumerate() if t.name == 'dcnsim-run']\n"
+        "    seen.append((threading.current_thread() is threading.main_thread(), alive,\n"
+        "                 'pyarrow' in sys.modules))\n"
+        "    real()\n"
+        "store.preload = spy\n"
+        f"code = {RUN_FIG08}"
+        "print('EXIT', code, seen)\n"
+    )
+    assert "EXIT 0 [(True, ['dcnsim-run'], False)]" in python_out(code, tmp_path / "out")
+    assert list((tmp_path / "out").rglob("*.parquet")), "no store written"
+
+
+def test_the_engine_start_call_is_not_reported_as_progress() -> None:
+    """The engine's call with 0.0 at the start is no progress: a sweep's live view and a
+    worker's event log see only the fractions after it."""
+    from dcnsim import live
+
+    runs = live.LiveRuns()
+    with runs.registered():
+        report = live.reporter(runs.token, 3)
+        assert report is not None
+        report(0.0)
+        assert runs.snapshot() == {}
+        report(0.25)
+        assert runs.snapshot()[3][0] == 0.25

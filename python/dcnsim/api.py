@@ -145,10 +145,11 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
     ``overrides`` maps dotted field names to Python values, e.g.
     ``{"topology.servers": 16, "topology.switch_buffer": "32KiB"}``. With ``text``
     the scenario is taken from that string and ``scenario`` only names it in errors.
-    ``progress``, if given, is called with the fraction of simulated time done about every
-    million events. ``check``: the engine's end-of-run self-checks (packet conservation and
-    buffer bound per port, sequence order per flow); a failure raises ``CheckFailed``
-    naming the port or flow. ``max_events`` / ``max_wall`` (seconds) stop the run cleanly
+    ``progress``, if given, is called with 0.0 when the scenario is built and the simulation
+    starts, then with the fraction of simulated time done about every million events.
+    ``check``: the engine's end-of-run self-checks (packet conservation and buffer bound per
+    port, sequence order per flow); a failure raises ``CheckFailed`` naming the port or
+    flow. ``max_events`` / ``max_wall`` (seconds) stop the run cleanly
     (``Result.stopped`` says why; the tables are marked partial); ``max_memory`` (bytes)
     refuses a run whose estimated memory is above it. Raises ``ScenarioError`` for a bad
     scenario, ``EngineError`` for an engine bug, ``OSError`` for an unreadable file.

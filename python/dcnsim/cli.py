@@ -293,9 +293,13 @@ class _Abandoned(Exception):
     """Ctrl-C while the engine was running in the foreground."""
 
 
-def _interruptible(fn: Callable[[], T]) -> T:
+def _interruptible(fn: Callable[[], T],
+                   meanwhile: tuple[threading.Event, Callable[[], None]] | None = None) -> T:
     """Call ``fn`` in a worker thread so Ctrl-C is seen at once (the engine holds no GIL
-    but cannot be stopped from Python: on Ctrl-C the process leaves without it)."""
+    but cannot be stopped from Python: on Ctrl-C the process leaves without it).
+    ``meanwhile`` = (``due``, ``work``): once ``fn`` sets ``due``, ``work`` runs here, in
+    the main thread, while ``fn`` goes on (at most once; not at all if ``fn`` returns or
+    fails before setting ``due``)."""
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -308,7 +312,11 @@ def _interruptible(fn: Callable[[], T]) -> T:
     worker.start()
     try:
         while worker.is_alive():
-            worker.join(0.2)
+            if meanwhile is None:
+                worker.join(0.2)
+            elif meanwhile[0].wait(0.01):
+                meanwhile[1]()
+                meanwhile = None
     except KeyboardInterrupt:
         raise _Abandoned from None
     if "error" in box:
@@ -356,9 +364,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     made = _new_dirs(out_path)
     out = _output_dir(out_path)
     bar = _RunProgress()
+    # The engine's first progress call says the scenario is built and valid and the
+    # simulation starts: the store's writer (pyarrow) is loaded meanwhile (`store.preload`).
+    started = threading.Event()
+
+    def progress(fraction: float) -> None:
+        started.set()
+        bar.update(fraction)
+
     try:
-        result = _interruptible(lambda: run(args.file, sets, text=text, progress=bar.update,
-                                            **run_limits(args)))
+        result = _interruptible(lambda: run(args.file, sets, text=text, progress=progress,
+                                            **run_limits(args)),
+                                meanwhile=(started, store.preload))
     except BaseException:
         _remove_if_empty(made)
         raise

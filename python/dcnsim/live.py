@@ -1,8 +1,9 @@
 """Per-run progress of the points a sweep is running now (simulated time done / wall time),
 from whatever runs them.
 
-The engine calls a progress callback with the fraction of simulated time done about every
-million events. ``run_point`` hands it a reporter that sends ``(sweep, index, fraction,
+The engine calls a progress callback with 0.0 when the simulation starts, then with the
+fraction of simulated time done about every million events (the start call is not
+reported). ``run_point`` hands it a reporter that sends ``(sweep, index, fraction,
 wall_s)`` to the sweep that submitted the point:
 
 - in the sweep's own threads (the default pool) straight into that sweep's ``LiveRuns``,
@@ -96,7 +97,8 @@ def reporter(token: str | None, index: int) -> Callable[[float], None] | None:
         live = _SWEEPS.get(token)
     if live is not None:
         def local(fraction: float) -> None:
-            live.update(index, fraction, time.perf_counter() - start)
+            if fraction > 0.0:  # the engine's call at the start carries no progress
+                live.update(index, fraction, time.perf_counter() - start)
         return local
     worker = _dask_worker()
     if worker is None:
@@ -105,6 +107,8 @@ def reporter(token: str | None, index: int) -> Callable[[float], None] | None:
 
     def remote(fraction: float) -> None:
         now = time.perf_counter()
+        if fraction <= 0.0:
+            return
         if now - last[0] < SEND_EVERY_S:
             return
         last[0] = now

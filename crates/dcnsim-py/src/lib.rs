@@ -95,7 +95,8 @@ fn simulate(
 }
 
 /// Run one scenario (TOML text); returns {table name: {column: list}}. `progress`, if
-/// given, is called with the fraction of simulated time done about every million events.
+/// given, is called with 0.0 when the simulation starts, then with the fraction of
+/// simulated time done about every million events.
 #[pyfunction]
 #[pyo3(signature = (text, path, overrides=Vec::new(), progress=None))]
 fn run<'py>(

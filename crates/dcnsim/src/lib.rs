@@ -61,8 +61,9 @@ pub use base::table::{Column, Table};
 pub use scenario::ScenarioError;
 
 /// Parse, validate, build and run a scenario given as TOML text. `file` names the source in
-/// error messages. `progress` gets the fraction of simulated time done about every million
-/// events; returning false stops the run (the tables then cover the time simulated).
+/// error messages. `progress` gets 0.0 once the run is built, before its first event, then
+/// the fraction of simulated time done about every million events; returning false stops
+/// the run (the tables then cover the time simulated).
 pub fn run_text(
     text: &str,
     file: &str,
@@ -163,7 +164,10 @@ pub fn run_text_with(
         ));
     }
     let started = std::time::Instant::now();
-    let mut stopped = None;
+    // The run is built and valid: one call before the first event tells the caller that
+    // the simulation starts (`dcnsim run` loads its store's writer meanwhile).
+    let go = progress(0.0);
+    let mut stopped = (!go).then(|| "interrupted".to_string());
     let mut watch = |f: f64, events: u64| -> bool {
         if base::alloc::exhausted() != epoch {
             stopped = Some(format!(
@@ -189,8 +193,10 @@ pub fn run_text_with(
         }
         true
     };
-    sim.start();
-    sim.run_watched(&mut watch);
+    if go {
+        sim.start();
+        sim.run_watched(&mut watch);
+    }
     if stopped.is_none() && base::alloc::exhausted() != epoch {
         // Memory ran out after the last look (or while building): the run is not to be
         // trusted to be whole.

@@ -398,3 +398,32 @@ fn a_fattree_k_out_of_range_is_refused_with_the_range() {
          kind = \"star\")"
     );
 }
+
+#[test]
+fn progress_is_called_with_zero_before_the_first_event() {
+    use dcnsim::{run_text_with, RunOptions};
+    // A 10 Gb/s bulk flow for 0.3 s: over a million events, so the engine reports mid-run.
+    let text = scenario("link_rate = \"10Gbps\"", "")
+        .replace("\"10ms\"", "\"0.3s\"")
+        .replace(
+            "kind = \"incast\"\nsru = \"10KB\"",
+            "kind = \"bulk\"\nsrc = \"server1\"\ndst = \"client\"",
+        );
+    let opts = RunOptions::default();
+    let mut seen = Vec::new();
+    let out = run_text_with(&text, "x.toml", &[], &opts, &mut |f| {
+        seen.push(f);
+        true
+    })
+    .unwrap();
+    assert_eq!(out.stopped, None);
+    assert_eq!(seen.first(), Some(&0.0), "{seen:?}");
+    assert!(seen.len() >= 2 && seen[1..].iter().all(|&f| f > 0.0 && f <= 1.0));
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    // Stopped at that first call: no event runs, the tables say so.
+    let out = run_text_with(&text, "x.toml", &[], &opts, &mut |_| false).unwrap();
+    assert_eq!(out.stopped.as_deref(), Some("interrupted"));
+    let summary = out.tables.iter().find(|t| t.name == "summary").unwrap();
+    assert_eq!(summary.get_f64("partial"), Some(1.0));
+    assert_eq!(summary.get_f64("events"), Some(0.0));
+}
