@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -109,6 +110,19 @@ def htsim_cmd(template: str, c: dict, tmp: str) -> list[str]:
     return shlex.split(template.format(**c))
 
 
+def machine() -> str:
+    """The CPU model and the CPUs this process may use, e.g. "Intel(R) Xeon(R) Processor,
+    2 CPUs" (ratios measured on one model need not hold on another)."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            model = next(line.split(":", 1)[1].strip() for line in fh
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {len(os.sched_getaffinity(0))} CPUs"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -150,6 +164,7 @@ def main() -> int:
     if a.only:
         todo = [c for c in todo if c["name"] in a.only]
     runs: dict[tuple[str, str], list[dict]] = {}
+    cpu_model = machine()
     out = open(a.out, "a") if a.out else None
     k = 0
     for r in range(a.repeat):
@@ -182,6 +197,7 @@ def main() -> int:
                     "rss_kib": rss,
                     "bottleneck_pkts": int(m.group(1)),
                     **{key: c[key] for key in ("rate_gbps", "workload", "servers", "duration")},
+                    "machine": cpu_model,
                 }
                 runs.setdefault((name, c["name"]), []).append(rec)
                 if out:
@@ -191,6 +207,7 @@ def main() -> int:
 
     names = [n for n, _ in sims]
     names = [n for n in names if any(k[0] == n for k in runs)]
+    print(f"Machine: {cpu_model}.")
     print("Median over runs: bottleneck packets; CPU s of the whole process (start-up CPU s);")
     print("packets per CPU s whole / of the simulation alone.\n")
     print(

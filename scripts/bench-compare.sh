@@ -38,6 +38,8 @@ fi
 WT=$(mktemp -d)
 trap 'git worktree remove --force "$WT" >/dev/null 2>&1 || true' EXIT
 git worktree add --detach "$WT" "$BASE" >/dev/null
+# Ratios measured on one CPU model need not hold on another: say which one this is.
+echo "== machine: $(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | xargs), $(nproc) CPUs"
 echo "== building base $BASE and current"
 (cd "$WT" && CARGO_TARGET_DIR="$WT/target" cargo build --release --quiet --bin dcnsim-engine)
 cargo build --release --quiet --bin dcnsim-engine
