@@ -50,7 +50,7 @@ def available() -> bool:
 def preload() -> None:
     """Import pyarrow and pyarrow.parquet now, so that writing the store later does not
     wait for them. ``dcnsim run`` calls it in its main thread while the engine simulates in
-    another (the engine holds no GIL): the import, 0.17-0.54 s on the machines measured,
+    another (the engine holds no GIL): the import, 0.05-0.54 s on the machines measured,
     about as long as a short run, then overlaps the simulation on a second core. Not under
     an address-space limit (``write_run`` sets pyarrow's allocator up before importing it
     there) and silent when pyarrow is missing or fails to load (``write_run`` says so)."""
