@@ -84,24 +84,28 @@ impl QueueStats {
     }
 }
 
-/// The multi-queue state of one port.
+/// The multi-queue state of one port. `repr(C)`, the fields each packet reads first (the
+/// marking scheme, the shared pool, admission, the per-queue counters, then the queues):
+/// the multi-queue fabrics are bound by the cache lines each packet touches
+/// (docs/performance.md).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct MqPort {
-    pub mq: MultiQueue,
-    pub adm: Admission,
+    pub mark: QueueMark,
     /// Index of the switch's shared pool in `Network::pools` (dynamic threshold only).
     pub pool: Option<u32>,
-    pub mark: QueueMark,
+    pub adm: Admission,
+    pub qstats: Vec<QueueStats>,
     /// Algorithm-1 estimators, one per queue (empty when not configured). Always fed at
     /// dequeue when present; used for marking by [`QueueMark::DqRate`].
     pub dqrate: Vec<DqRate>,
+    pub mq: MultiQueue,
     /// Samples of the estimators: (time, queue, sample bps, avg bps), kept when
     /// `record_estimates` is set (Fig. 2).
     pub record_estimates: bool,
     pub estimates: Vec<(SimTime, u8, f64, f64)>,
     /// MQ-ECN round-time samples already recorded in `estimates`.
     pub mqecn_samples_seen: u64,
-    pub qstats: Vec<QueueStats>,
     pub(crate) scratch: Vec<Packet>,
 }
 
@@ -249,6 +253,18 @@ mod tests {
         );
         // Deciding does not write the packet.
         assert_eq!(p.ecn, crate::base::packet::Ecn::Ect0);
+    }
+
+    #[test]
+    fn the_fields_every_packet_reads_come_first() {
+        // The marking scheme, pool, admission, per-queue counters, estimators and the
+        // queues' own leading line lie in the first three cache lines (`repr(C)`); the
+        // recorded estimates and scratch space come after.
+        use std::mem::offset_of;
+        assert_eq!(offset_of!(MqPort, mark), 0);
+        assert!(offset_of!(MqPort, mq) + 64 <= 192);
+        assert!(offset_of!(MqPort, estimates) > offset_of!(MqPort, mq));
+        assert!(offset_of!(MqPort, scratch) > offset_of!(MqPort, mq));
     }
 
     #[test]

@@ -102,20 +102,25 @@ impl ClassQueue {
 
 /// N class queues plus a scheduler. Admission (buffer limits) is the caller's job through
 /// [`buffer`]; only DRR (`blimit`) and SFQ (`maxqueue`) carry their own ns-2 drop rules.
+///
+/// `repr(C)`, fields in the order every enqueue and dequeue reads them, so that they share
+/// as few cache lines as they can (the multi-queue fabrics are bound by the lines each
+/// packet touches; docs/performance.md); the rarely used MQ-ECN estimator is boxed.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct MultiQueue {
     queues: Vec<ClassQueue>,
-    sched: Scheduler,
     bytes: u64,
     pkts: usize,
-    /// Packets dropped by the scheduler's own limit (DRR/SFQ) since the last `take_dropped`.
-    dropped: Vec<Packet>,
     /// Optional MQ-ECN round-time estimator fed by the DWRR scheduler.
-    mqecn: Option<mqecn::MqEcn>,
+    mqecn: Option<Box<mqecn::MqEcn>>,
     /// IEEE 802.1Qbb priorities currently paused at this port (bit p = priority p; set by
     /// `engine/datapath/l2/pfc.rs`). A queue whose head frame has a paused priority is skipped by
     /// [`Self::dequeue`]. 0 (the default) costs one test per dequeue.
     paused_prios: u8,
+    sched: Scheduler,
+    /// Packets dropped by the scheduler's own limit (DRR/SFQ) since the last `take_dropped`.
+    dropped: Vec<Packet>,
 }
 
 impl MultiQueue {
@@ -149,11 +154,11 @@ impl MultiQueue {
         if !matches!(self.sched, Scheduler::Dwrr(_)) {
             return Err("MQ-ECN needs a DWRR (or SP over DWRR) scheduler".into());
         }
-        self.mqecn = Some(m);
+        self.mqecn = Some(Box::new(m));
         Ok(())
     }
     pub fn mqecn(&self) -> Option<&mqecn::MqEcn> {
-        self.mqecn.as_ref()
+        self.mqecn.as_deref()
     }
 
     pub fn num_queues(&self) -> usize {
@@ -205,12 +210,12 @@ impl MultiQueue {
         let q = q.min(n - 1);
         let now = pkt.enq_time;
         if self.pkts == 0 {
-            if let Some(m) = self.mqecn.as_mut() {
+            if let Some(m) = self.mqecn.as_deref_mut() {
                 m.arrival_on_idle_port(now);
             }
         }
         let before = self.dropped.len();
-        let (bytes, pkts) = match self.mqecn.as_mut() {
+        let (bytes, pkts) = match self.mqecn.as_deref_mut() {
             Some(m) => self
                 .sched
                 .enqueue(&mut self.queues, q, pkt, now, &mut self.dropped, m),
@@ -242,7 +247,7 @@ impl MultiQueue {
         if self.paused_prios != 0 {
             return self.dequeue_unpaused(now);
         }
-        let r = match self.mqecn.as_mut() {
+        let r = match self.mqecn.as_deref_mut() {
             Some(m) => self.sched.dequeue(&mut self.queues, now, m),
             None => self
                 .sched
@@ -262,7 +267,7 @@ impl MultiQueue {
             self.bytes -= p.size as u64;
             self.pkts -= 1;
             if self.pkts == 0 {
-                if let Some(m) = self.mqecn.as_mut() {
+                if let Some(m) = self.mqecn.as_deref_mut() {
                     m.last_packet_dequeued(now, p.size);
                 }
             }
@@ -293,7 +298,7 @@ impl MultiQueue {
             c.head()
                 .is_some_and(|p| m & (1u8 << crate::model::l2::class_priority(p.class)) == 0)
         };
-        let r = match self.mqecn.as_mut() {
+        let r = match self.mqecn.as_deref_mut() {
             Some(o) => self
                 .sched
                 .dequeue_eligible(&mut self.queues, now, o, &eligible),
@@ -342,6 +347,19 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::pkt;
     use super::*;
+
+    #[test]
+    fn the_fields_every_packet_reads_lead_the_struct() {
+        // Queues, backlog, the MQ-ECN test, the pause mask and the scheduler's variant lie
+        // in the first cache line of a `MultiQueue` (`repr(C)`); MQ-ECN is boxed.
+        use std::mem::offset_of;
+        assert!(offset_of!(MultiQueue, sched) + 8 <= 64);
+        assert!(offset_of!(MultiQueue, dropped) > offset_of!(MultiQueue, sched));
+        assert_eq!(
+            std::mem::size_of::<Option<Box<mqecn::MqEcn>>>(),
+            std::mem::size_of::<usize>()
+        );
+    }
 
     #[test]
     fn classification_maps_high_classes_to_last_queue() {

@@ -123,10 +123,19 @@ pub struct Wfq {
 #[derive(Clone, Debug)]
 pub struct Dwrr {
     strict: usize,
-    quanta: Vec<u32>,
-    deficit: Vec<u64>,
-    turn: Vec<bool>,
+    /// Per queue, its counters side by side (16 bytes: a visit reads one line, not three).
+    qs: Vec<DwrrQueue>,
     active: VecDeque<u16>,
+}
+
+/// One queue's DWRR state.
+#[derive(Clone, Copy, Debug, Default)]
+struct DwrrQueue {
+    deficit: u64,
+    /// Bytes credited per turn (0 for strict-priority queues).
+    quantum: u32,
+    /// Whether the queue is in its turn (credited once per visit).
+    turn: bool,
 }
 
 /// WRR state.
@@ -214,23 +223,23 @@ impl Wfq {
 
 impl Dwrr {
     fn new(n: usize, strict: usize, q: &[u32]) -> Dwrr {
-        let mut quanta = vec![0; n];
-        quanta[strict..].copy_from_slice(q);
+        let mut qs = vec![DwrrQueue::default(); n];
+        for (s, &quantum) in qs[strict..].iter_mut().zip(q) {
+            s.quantum = quantum;
+        }
         Dwrr {
             strict,
-            quanta,
-            deficit: vec![0; n],
-            turn: vec![false; n],
+            qs,
             active: VecDeque::with_capacity(n),
         }
     }
     /// Quantum of queue `q` in bytes (0 for strict-priority queues).
     pub fn quantum(&self, q: usize) -> u32 {
-        self.quanta[q]
+        self.qs[q].quantum
     }
     /// Deficit counter of queue `q`.
     pub fn deficit(&self, q: usize) -> u64 {
-        self.deficit[q]
+        self.qs[q].deficit
     }
 
     fn on_push<O: RoundObserver>(
@@ -241,8 +250,8 @@ impl Dwrr {
         obs: &mut O,
     ) {
         if q >= self.strict && queues[q].len() == 1 {
-            self.deficit[q] = 0;
-            self.turn[q] = false;
+            self.qs[q].deficit = 0;
+            self.qs[q].turn = false;
             self.active.push_back(q as u16);
             obs.activated(q, now);
         }
@@ -418,8 +427,8 @@ impl Scheduler {
                         if let Some(pos) = d.rr.active.iter().position(|&i| i as usize == best) {
                             d.rr.active.remove(pos);
                         }
-                        d.rr.deficit[best] = 0;
-                        d.rr.turn[best] = false;
+                        d.rr.qs[best].deficit = 0;
+                        d.rr.qs[best].turn = false;
                     }
                 }
                 return (db, dp);
@@ -504,8 +513,8 @@ impl Dwrr {
             let q = *self.active.front()? as usize;
             if !eligible(&queues[q]) {
                 self.active.pop_front();
-                if self.turn[q] {
-                    self.turn[q] = false;
+                if self.qs[q].turn {
+                    self.qs[q].turn = false;
                     obs.turn_ended(q, now);
                 }
                 self.active.push_back(q as u16);
@@ -516,24 +525,25 @@ impl Dwrr {
                 continue;
             }
             skipped = 0;
-            if !self.turn[q] {
-                self.deficit[q] += self.quanta[q] as u64;
-                self.turn[q] = true;
+            let st = &mut self.qs[q];
+            if !st.turn {
+                st.deficit += st.quantum as u64;
+                st.turn = true;
             }
             let size = queues[q].head_size() as u64;
-            if size <= self.deficit[q] {
+            if size <= st.deficit {
                 let p = queues[q].pop()?;
-                self.deficit[q] -= size;
+                st.deficit -= size;
                 if queues[q].is_empty() {
+                    st.deficit = 0;
+                    st.turn = false;
                     self.active.pop_front();
-                    self.deficit[q] = 0;
-                    self.turn[q] = false;
                     obs.emptied(q, now, p.size);
                 }
                 return Some((q, p));
             }
+            st.turn = false;
             self.active.pop_front();
-            self.turn[q] = false;
             obs.turn_ended(q, now);
             self.active.push_back(q as u16);
         }
@@ -647,6 +657,15 @@ mod tests {
 
     /// Mixed packet sizes (bytes), cycled per queue.
     const SIZES: [u32; 5] = [1500, 64, 576, 1000, 1460];
+
+    #[test]
+    fn a_dwrr_queue_keeps_its_counters_on_16_bytes() {
+        // Deficit, quantum and turn of one queue side by side: four queues per cache line.
+        assert_eq!(std::mem::size_of::<DwrrQueue>(), 16);
+        let d = Dwrr::new(4, 1, &[1500, 3000, 9000]);
+        let got: Vec<_> = (0..4).map(|q| (d.quantum(q), d.deficit(q))).collect();
+        assert_eq!(got, vec![(0, 0), (1500, 0), (3000, 0), (9000, 0)]);
+    }
 
     /// Keep every queue listed in `backlogged` holding ≥ 4 packets, dequeue `n` packets and
     /// call `f(queue, size, served_bytes)` after each.
