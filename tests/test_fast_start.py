@@ -42,6 +42,8 @@ def test_frame_csv_writes_what_pandas_writes() -> None:
         "i": [0, -1, 9223372036854775807, 3, 4, 5, 6, 7, 8],
         "s": ["a", "b,c", 'q"uote', "", "sw->client", "ünï", "x\ny", " lead", "end "],
         "b": [True, False, True, True, False, False, True, False, True],
+        # Finite floats and infinities, no NaN: written as the csv module spells them.
+        "g": [0.1, 1e-05, 1e16, -0.0, math.inf, -math.inf, 946.0, 123456789.125, 2.5e-300],
     }
     want = pd.DataFrame(columns).to_csv(index=False, lineterminator="\n")
     assert frame_csv(columns) == want

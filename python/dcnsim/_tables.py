@@ -44,6 +44,16 @@ def _frame_column(values: Sequence[Any]) -> list[Any]:
     return list(values)
 
 
+def _frame_cells(values: Sequence[Any]) -> Sequence[Any]:
+    """A column's cells for ``csv.writer``, as ``_frame_cell`` spells them. The writer
+    itself spells every other value as ``str`` does, which for integers, booleans, strings
+    and finite floats (``str(x) == repr(x)``) is ``_frame_cell``'s spelling: only a column
+    holding a missing value or a NaN is converted cell by cell."""
+    if None in values or any(v != v for v in values):  # v != v: NaN
+        return [_frame_cell(v) for v in _frame_column(values)]
+    return values
+
+
 def frame_csv(columns: Mapping[str, Sequence[Any]]) -> str:
     """An engine table (column -> values) as CSV text, byte for byte what pandas'
     ``DataFrame(columns).to_csv(index=False, lineterminator="\\n")`` writes, without
@@ -52,8 +62,7 @@ def frame_csv(columns: Mapping[str, Sequence[Any]]) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     names = list(columns)
     writer.writerow(names)
-    cells = [[_frame_cell(v) for v in _frame_column(columns[name])] for name in names]
-    writer.writerows(zip(*cells, strict=True))
+    writer.writerows(zip(*(_frame_cells(columns[name]) for name in names), strict=True))
     return buf.getvalue()
 
 

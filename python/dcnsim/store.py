@@ -109,7 +109,7 @@ def _engine_array(pa: Any, values: Sequence[Any]) -> Any:
                         bits[i >> 3] |= 1 << (i & 7)
                 valid = pa.py_buffer(bytes(bits))
                 values = [0 if v is None else v for v in values]
-            if any(type(v) is not int for v in values):
+            if set(map(type, values)) != {int}:  # bool is an int to `array`: refused here
                 raise TypeError("not only integers")
             data = pa.py_buffer(array("q", values))
             return pa.Array.from_buffers(pa.int64(), n, [valid, data])
