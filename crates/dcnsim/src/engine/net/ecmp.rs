@@ -55,7 +55,13 @@ impl EcmpGroups {
     #[inline(never)]
     pub fn pick(&self, route: PortId, p: &Packet, node: NodeId) -> PortId {
         let (start, len) = self.groups[(route.0 & !ECMP_BIT) as usize];
-        let k = (flow_hash(p, node) % len as u64) as u32;
+        let h = flow_hash(p, node);
+        // The remainder by a power of two is a mask (the same member; no division).
+        let k = if len.is_power_of_two() {
+            (h & (len as u64 - 1)) as u32
+        } else {
+            (h % len as u64) as u32
+        };
         self.members[(start + k) as usize]
     }
 
@@ -210,5 +216,27 @@ mod tests {
         assert!(!EcmpGroups::is_group(PortId::NONE));
         assert!(!EcmpGroups::is_group(PortId(3)));
         assert!(EcmpGroups::is_group(PortId(ECMP_BIT | 2)));
+    }
+
+    /// Groups of every size from 1 to 9 (powers of two take a mask, the others a division):
+    /// the member is the flow hash's remainder by the group's size, counted from its start.
+    #[test]
+    fn member_is_the_hash_modulo_the_group_size() {
+        let g = EcmpGroups {
+            members: (0..50).map(PortId).collect(),
+            groups: (1..=9).map(|len| (len * 2, len)).collect(),
+        };
+        for (gi, &(start, len)) in g.groups.iter().enumerate() {
+            for f in 0..200 {
+                let p = pkt(f, 1 + f % 3, 7);
+                let want = start as u64 + flow_hash(&p, NodeId(4)) % len as u64;
+                let route = PortId(ECMP_BIT | gi as u32);
+                assert_eq!(
+                    g.pick(route, &p, NodeId(4)),
+                    PortId(want as u32),
+                    "size {len}"
+                );
+            }
+        }
     }
 }

@@ -1550,8 +1550,12 @@ impl TcpFlow {
         };
         let mut b = [(0u64, 0u64); 3];
         let mut n = 0;
-        let containing =
-            |ooo: &[(u64, u64)], x: u64| ooo.iter().copied().find(|&(s, e)| s <= x && x < e);
+        // The range holding `x`: the first that ends after it, if it starts at or before
+        // it (the ranges are sorted and disjoint).
+        let containing = |ooo: &[(u64, u64)], x: u64| {
+            let i = ooo.partition_point(|&(_, e)| e <= x);
+            ooo.get(i).copied().filter(|&(s, _)| s <= x)
+        };
         let push = |blk: (u64, u64), b: &mut [(u64, u64); 3], n: &mut usize| {
             if *n < 3 && !b[..*n].contains(&blk) {
                 b[*n] = blk;
@@ -1572,6 +1576,9 @@ impl TcpFlow {
             }
         }
         for &blk in &r.ooo {
+            if n == 3 {
+                break;
+            }
             push(blk, &mut b, &mut n);
         }
         r.sack_last = b;
@@ -1645,18 +1652,17 @@ impl TcpFlow {
             {
                 // This segment fills (part of) a hole: ACK at once (RFC 5681 §4.2).
                 immediate = true;
-                let mut i = 0;
-                while i < r.ooo.len() {
-                    let (s, e) = r.ooo[i];
-                    if s <= self.rcv.rcv_nxt {
-                        if e > self.rcv.rcv_nxt {
-                            self.rcv.rcv_nxt = e;
-                        }
-                        r.ooo.remove(i);
-                    } else {
-                        i += 1;
+                // The ranges now at or below RCV.NXT are a prefix of the sorted list: a
+                // range above it stays, and so do all after it.
+                let mut k = 0;
+                while let Some(&(s, e)) = r.ooo.get(k) {
+                    if s > self.rcv.rcv_nxt {
+                        break;
                     }
+                    self.rcv.rcv_nxt = self.rcv.rcv_nxt.max(e);
+                    k += 1;
                 }
+                r.ooo.drain(..k);
             }
         } else if start > self.rcv.rcv_nxt {
             // Out of order: buffer and send an immediate duplicate ACK.
@@ -1732,21 +1738,23 @@ fn sack_prune(v: &mut Vec<(u64, u64)>, una: u64) {
 /// Returns whether [s, e) held octets not in the list before (ranges never touch, so a
 /// range not inside one existing range adds some).
 fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) -> bool {
-    let mut s = s;
-    let mut e = e;
-    let mut i = 0;
-    while i < v.len() && v[i].1 < s {
-        i += 1;
-    }
+    // Sorted and disjoint, so ends ascend: the ranges ending before `s` are a prefix, and
+    // those starting at or before `e` after them are one run (found by binary search; a
+    // scoreboard under heavy loss holds hundreds of ranges).
+    let i = v.partition_point(|r| r.1 < s);
     if i < v.len() && v[i].0 <= s && e <= v[i].1 {
         return false;
     }
-    while i < v.len() && v[i].0 <= e {
+    let j = i + v[i..].partition_point(|r| r.0 <= e);
+    let (mut s, mut e) = (s, e);
+    if j > i {
         s = s.min(v[i].0);
-        e = e.max(v[i].1);
-        v.remove(i);
+        e = e.max(v[j - 1].1);
+        v.drain(i + 1..j);
+        v[i] = (s, e);
+    } else {
+        v.insert(i, (s, e));
     }
-    v.insert(i, (s, e));
     true
 }
 

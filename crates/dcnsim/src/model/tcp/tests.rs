@@ -1803,3 +1803,41 @@ fn tcp_flow_size_budget() {
         size_of::<Packet>(),
     );
 }
+
+/// `insert_range` against a model of octets: after each of many random insertions into a
+/// small sequence space, the list is exactly the maximal runs of octets covered so far,
+/// and the return value says whether the insertion covered an octet not covered before.
+#[test]
+fn insert_range_keeps_the_covered_octets_as_sorted_disjoint_runs() {
+    const SPACE: u64 = 120;
+    let mut rng = crate::base::rng::Rng::new(7, 0);
+    for _round in 0..300 {
+        let mut v: Vec<(u64, u64)> = Vec::new();
+        let mut covered = [false; SPACE as usize];
+        for _ in 0..rng.below(25) + 1 {
+            let s = rng.below(SPACE - 1);
+            let e = s + 1 + rng.below((SPACE - s).min(12));
+            let fresh = (s..e).any(|x| !covered[x as usize]);
+            (s..e).for_each(|x| covered[x as usize] = true);
+            assert_eq!(
+                super::insert_range(&mut v, s, e),
+                fresh,
+                "[{s}, {e}) into {v:?}"
+            );
+            let mut runs = Vec::new();
+            let mut x = 0;
+            while x < SPACE {
+                if covered[x as usize] {
+                    let a = x;
+                    while x < SPACE && covered[x as usize] {
+                        x += 1;
+                    }
+                    runs.push((a, x));
+                } else {
+                    x += 1;
+                }
+            }
+            assert_eq!(v, runs, "after inserting [{s}, {e})");
+        }
+    }
+}
