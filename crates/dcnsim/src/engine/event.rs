@@ -114,11 +114,28 @@ impl Event {
     }
 }
 
-/// Bits of a key's `tag` that hold the event's slab slot; the insertion sequence number is
-/// in the bits above (40 bits: renumbered in order before it would overflow).
-const SLOT_BITS: u32 = 24;
+/// Bits of a key's `tag` that hold the event itself; the insertion sequence number is in
+/// the 24 bits above (renumbered in order before it would overflow, every 16.7 M
+/// schedules: a sort of the pending keys, negligible beside the events run meanwhile).
+///
+/// The 40 bits are the variant (4 bits), its `kind` byte's low 4 bits and the word `a`: every
+/// event but `App` (whose `b` carries an argument) travels inside its key, so scheduling and
+/// popping it touch no other memory. The others are stored in the slab, and the key holds
+/// [`IN_SLAB`] and their slot.
+const SLOT_BITS: u32 = 40;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
+/// Variant bits of a key whose event is in the slab (`a` is the slot).
+const IN_SLAB: u64 = 0xf;
+
+/// The 40 payload bits of an event that fits in its key (`b` zero, a variant and `kind`
+/// below 16), else None.
+#[inline(always)]
+fn inline_payload(head: u32, a: u32, b: u32) -> Option<u64> {
+    let (variant, kind) = (head & 0xff, head >> 8);
+    (b == 0 && (variant as u64) < IN_SLAB && kind < 16)
+        .then_some((variant as u64) << 36 | (kind as u64) << 32 | a as u64)
+}
 
 /// A key: 16 bytes, four to a cache line. `(time, tag)` orders like `(time, seq)`
 /// because the sequence number occupies the high bits of `tag` and is unique, so every
@@ -134,10 +151,6 @@ impl Key {
     #[inline(always)]
     fn before(self, o: Key) -> bool {
         ((self.time as u128) << 64 | self.tag as u128) < ((o.time as u128) << 64 | o.tag as u128)
-    }
-    #[inline(always)]
-    fn slot(self) -> usize {
-        (self.tag & SLOT_MASK) as usize
     }
 }
 
@@ -384,8 +397,9 @@ impl Calendar {
 /// (the great majority: packet arrivals and ends of serialisation) sit in a calendar of
 /// narrow buckets sized to the network, where a push and a pop cost a few loads on lines that are read in time
 /// order; later events, and the rare ninth event in one bucket, wait in a 4-ary heap. A pop
-/// takes the smaller of the two candidates' keys. The events themselves are in a slab that
-/// never moves. The smallest key is kept apart (`staged`): the caller can see the next
+/// takes the smaller of the two candidates' keys. An event travels inside its key, except
+/// an `App` event with its argument, which waits in a slab that never moves (the key names
+/// its slot; `SLOT_BITS`). The smallest key is kept apart (`staged`): the caller can see the next
 /// event ([`EventQueue::peek_raw`]) while it handles the current one, and prefetch.
 pub struct EventQueue {
     /// The smallest pending key, held outside the calendar and the heap (valid iff
@@ -433,27 +447,16 @@ impl EventQueue {
 
     #[inline(never)]
     fn push(&mut self, at: u64, head: u32, a: u32, b: u32) {
-        let ev = RawEvent { head, a, b };
         if self.seq == SEQ_LIMIT {
             self.renumber();
         }
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slab[s as usize] = ev;
-                s as u64
-            }
-            None => {
-                assert!(
-                    (self.slab.len() as u64) < SLOT_MASK,
-                    "more than {SLOT_MASK} events pending at once"
-                );
-                self.slab.push(ev);
-                (self.slab.len() - 1) as u64
-            }
+        let payload = match inline_payload(head, a, b) {
+            Some(p) => p,
+            None => IN_SLAB << 36 | self.put_in_slab(RawEvent { head, a, b }),
         };
         let key = Key {
             time: at,
-            tag: (self.seq << SLOT_BITS) | slot,
+            tag: (self.seq << SLOT_BITS) | payload,
         };
         self.seq += 1;
         if !self.has_staged {
@@ -469,6 +472,42 @@ impl EventQueue {
         let len = self.len();
         if len > self.peak_len {
             self.peak_len = len;
+        }
+    }
+
+    /// Store an event that does not fit in its key; returns its slot.
+    #[cold]
+    fn put_in_slab(&mut self, ev: RawEvent) -> u64 {
+        match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = ev;
+                s as u64
+            }
+            None => {
+                assert!(
+                    (self.slab.len() as u64) < u32::MAX as u64,
+                    "more than {} events pending at once",
+                    u32::MAX
+                );
+                self.slab.push(ev);
+                (self.slab.len() - 1) as u64
+            }
+        }
+    }
+
+    /// The event of key `k` (from the key itself, or from the slab).
+    #[inline(always)]
+    fn event_of(&self, k: Key) -> RawEvent {
+        let p = k.tag & SLOT_MASK;
+        let variant = p >> 36;
+        if variant == IN_SLAB {
+            self.slab[p as u32 as usize]
+        } else {
+            RawEvent {
+                head: (variant | ((p >> 32) & 0xf) << 8) as u32,
+                a: p as u32,
+                b: 0,
+            }
         }
     }
 
@@ -524,9 +563,10 @@ impl EventQueue {
             Some(k) => self.staged = k,
             None => self.has_staged = false,
         }
-        let slot = top.slot();
-        let ev = self.slab[slot];
-        self.free.push(slot as u32);
+        let ev = self.event_of(top);
+        if (top.tag & SLOT_MASK) >> 36 == IN_SLAB {
+            self.free.push(top.tag as u32);
+        }
         self.popped += 1;
         Some((SimTime(top.time), ev))
     }
@@ -535,7 +575,7 @@ impl EventQueue {
     /// (for prefetching; it stays pending).
     #[inline(always)]
     pub fn peek_raw(&self) -> Option<RawEvent> {
-        self.has_staged.then(|| self.slab[self.staged.slot()])
+        self.has_staged.then(|| self.event_of(self.staged))
     }
 
     pub fn peek_time(&self) -> Option<SimTime> {
@@ -699,6 +739,57 @@ mod tests {
         for e in all.iter().rev() {
             assert_eq!(q.pop().unwrap().1, *e);
         }
+    }
+
+    /// Events that travel in their key and events that wait in the slab (an `App` event
+    /// with its argument) interleave in exact (time, scheduling) order, through a
+    /// renumbering, and the slab's slots are reused.
+    #[test]
+    fn key_and_slab_events_keep_one_order() {
+        let mut q = EventQueue::new();
+        let mut want = Vec::new();
+        for i in 0..3000u32 {
+            let t = SimTime((i as u64 * 7919) % 500);
+            let e = match i % 3 {
+                0 => Event::App {
+                    app: AppId(i),
+                    arg: i + 1,
+                },
+                1 => Event::LinkArrive(PortId(u32::MAX - i)),
+                _ => Event::TcpTimer {
+                    flow: FlowId(i),
+                    kind: FlowTimer::Delack,
+                },
+            };
+            if i == 1500 {
+                q.seq = SEQ_LIMIT; // renumber halfway
+            }
+            q.schedule(t, e);
+            want.push((t, i, e));
+        }
+        want.sort_by_key(|&(t, i, _)| (t, i));
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let want: Vec<_> = want.into_iter().map(|(t, _, e)| (t, e)).collect();
+        assert_eq!(got, want);
+        // 1000 slab events were pending at once; popping and scheduling again reuses slots.
+        assert_eq!(q.slab.len(), 1000);
+        for i in 0..1000u32 {
+            q.schedule(
+                SimTime(600),
+                Event::App {
+                    app: AppId(i),
+                    arg: 7,
+                },
+            );
+            assert_eq!(
+                q.pop().map(|(_, e)| e),
+                Some(Event::App {
+                    app: AppId(i),
+                    arg: 7
+                })
+            );
+        }
+        assert_eq!(q.slab.len(), 1000);
     }
 
     #[test]

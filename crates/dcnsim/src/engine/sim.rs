@@ -91,13 +91,16 @@ impl Sim {
                 prefetch((w as *const _ as *const u8).wrapping_add(64));
             }
             if let Some(o) = self.net.ports.get(port.head_out.idx()) {
-                // The whole output port (a few lines) and its multi-queue state.
+                // The output port's hot part (three lines) and its multi-queue state.
                 let base = o as *const Port as *const u8;
+                let hot = crate::engine::net::PORT_HOT_BYTES;
                 let mut off = 0;
-                while off < std::mem::size_of::<Port>() {
+                while off < hot {
                     prefetch(base.wrapping_add(off));
                     off += 64;
                 }
+                // A port need not start a line: its last hot byte may be on one more.
+                prefetch(base.wrapping_add(hot - 1));
                 if let Some(m) = o.mq.as_deref() {
                     prefetch(m as *const _ as *const u8);
                 }

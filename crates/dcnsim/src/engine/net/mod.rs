@@ -396,14 +396,15 @@ fn table_entry(nodes: &[Node], n: &Node, node: NodeId, dst: NodeId) -> PortId {
 /// was dropped, still waits, or started its transmission (`tx_pkts`); see
 /// [`Port::conservation`].
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct PortStats {
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     pub tx_data_pkts: u64,
     /// Packets offered to the port (`Core::enqueue`, and layer-2 control frames).
     pub arrived: u64,
-    pub drop_bytes: u64,
     pub max_queue_bytes: u64,
+    pub drop_bytes: u64,
     /// Drops and CE marks by reason.
     pub by: ReasonCounts,
 }
@@ -466,36 +467,34 @@ pub fn port_name(nodes: &[Node], p: &Port) -> String {
     )
 }
 
+/// A port: its link, egress queue(s), transmitter and wire. `repr(C)`, laid out by use:
+/// the fields a packet hop reads (wire, transmitter, multi-queue state, the serialisation
+/// and routing fields, the first counters of `stats`) come first and span three cache
+/// lines, where the compiler's order spread them over all six of the 336 bytes; the FIFO's
+/// own queue and limits, the AQM and the reason counters follow. The order changes no
+/// result (`tests::port_fields_a_hop_reads_come_first`).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Port {
-    pub node: NodeId,
-    pub peer_node: NodeId,
-    pub peer_port: PortId,
+    /// Packets in flight on the wire towards `peer_node`, with their arrival times.
+    pub wire: VecDeque<(SimTime, Packet)>,
+    /// The transmitter: end of the frame in service, the one `PortTxDone` event.
+    pub tx: Transmitter,
+    /// Multi-queue egress (`engine/net/mq_port.rs`); `None` keeps the single FIFO below.
+    pub mq: Option<Box<crate::engine::net::mq_port::MqPort>>,
+    /// Packet capture of the frames this port starts (`engine/observe/pcap.rs`); `None`:
+    /// off (one pointer test per transmission).
+    pub pcap: Option<Box<crate::engine::observe::pcap::PortCapture>>,
     /// Link rate. Change it with [`Port::set_rate`] (keeps `ps_per_byte` in step).
     pub rate: RateBps,
     /// Picoseconds per byte when the rate divides 8·10¹² exactly (every common rate: 1, 10,
     /// 40, 100 Gb/s, 500 Mb/s), else 0 (then `tx_time` divides). Saves a division per packet.
     ps_per_byte: u64,
     pub delay: SimTime,
-    /// Egress queue (FIFO) and its occupancy in bytes.
-    pub queue: VecDeque<Packet>,
+    /// Bytes waiting in the egress queue(s).
     pub queued_bytes: u64,
-    /// Buffer limit in bytes (u64::MAX: unlimited).
-    pub limit_bytes: u64,
-    /// Queue limit in packets, as a dummynet pipe's `queue N` (u64::MAX: unlimited).
-    pub limit_pkts: u64,
-    /// The transmitter: end of the frame in service, the one `PortTxDone` event.
-    pub tx: Transmitter,
-    /// Packets in flight on the wire towards `peer_node`, with their arrival times.
-    pub wire: VecDeque<(SimTime, Packet)>,
-    pub stats: PortStats,
     /// Boxed: one port in a run tracks silences, the others keep a null pointer.
     pub silent: Option<Box<SilentTracker>>,
-    /// Active queue management (`model/aqm.rs`) and where it is consulted.
-    pub aqm: Aqm,
-    pub aqm_at: AqmAt,
-    /// Multi-queue egress (`engine/net/mq_port.rs`); `None` keeps the single FIFO above.
-    pub mq: Option<Box<crate::engine::net::mq_port::MqPort>>,
     /// No data frame may start before this time (IEEE 802.3x PAUSE received from the peer;
     /// `engine/datapath/l2/mod.rs`). Control frames (PAUSE, CNM) are not paused.
     pub paused_until: SimTime,
@@ -504,10 +503,31 @@ pub struct Port {
     /// whenever the head changes, so the arrival needs no route lookup and the event loop
     /// can prefetch that port one event ahead.
     pub head_out: PortId,
-    /// Packet capture of the frames this port starts (`engine/observe/pcap.rs`); `None`:
-    /// off (one pointer test per transmission).
-    pub pcap: Option<Box<crate::engine::observe::pcap::PortCapture>>,
+    pub node: NodeId,
+    pub peer_node: NodeId,
+    /// Where the active queue management below is consulted.
+    pub aqm_at: AqmAt,
+    /// Counters; the ones each packet updates come first.
+    pub stats: PortStats,
+    /// Active queue management (`model/aqm.rs`).
+    pub aqm: Aqm,
+    /// Egress queue (FIFO; its occupancy is `queued_bytes`).
+    pub queue: VecDeque<Packet>,
+    /// Buffer limit in bytes (u64::MAX: unlimited).
+    pub limit_bytes: u64,
+    /// Queue limit in packets, as a dummynet pipe's `queue N` (u64::MAX: unlimited).
+    pub limit_pkts: u64,
+    pub peer_port: PortId,
 }
+
+/// The bytes of a [`Port`] that a packet hop reads and writes: from its start to the end
+/// of the per-packet counters of `stats` (what `Sim::prefetch_for` loads ahead).
+pub const PORT_HOT_BYTES: usize =
+    std::mem::offset_of!(Port, stats) + std::mem::offset_of!(PortStats, drop_bytes);
+const _: () = assert!(
+    PORT_HOT_BYTES <= 3 * 64,
+    "a port's hot part spans three lines"
+);
 
 impl Port {
     pub fn new(node: NodeId, peer_node: NodeId, rate: RateBps, delay: SimTime) -> Port {
@@ -880,6 +900,26 @@ pub(crate) fn routes_by_edge(
 #[cfg(test)]
 mod port_rate_tests {
     use super::*;
+
+    #[test]
+    fn port_fields_a_hop_reads_come_first() {
+        use std::mem::{offset_of, size_of};
+        // The wire, transmitter, queue state and serialisation fields, then the counters
+        // each packet updates: within the first three cache lines of a port.
+        assert_eq!(offset_of!(Port, wire), 0);
+        for end in [
+            offset_of!(Port, tx) + size_of::<Transmitter>(),
+            offset_of!(Port, mq) + 8,
+            offset_of!(Port, head_out) + 4,
+            offset_of!(Port, peer_node) + 4,
+            offset_of!(Port, aqm_at) + 1,
+            offset_of!(Port, stats) + offset_of!(PortStats, max_queue_bytes) + 8,
+        ] {
+            assert!(end <= PORT_HOT_BYTES, "{end}");
+        }
+        // The rest is not bigger than before the reordering.
+        assert!(size_of::<Port>() <= 336, "{}", size_of::<Port>());
+    }
 
     #[test]
     fn cached_serialisation_time_equals_the_division() {
