@@ -321,6 +321,7 @@ impl Core {
             return;
         }
         while let Some(mut p) = port.queue.pop_front() {
+            crate::base::packet::reuse_ring_from_the_start(&mut port.queue);
             port.queued_bytes -= p.size as u64;
             if let Some(m) = self.obs.queue_mean.as_mut() {
                 m.on_leave(pid, now, &p);
@@ -368,6 +369,8 @@ impl Core {
         if let Some((next, np)) = port.wire.front() {
             port.head_out = route_hint(&self.net.nodes, &self.net.ecmp, port.peer_node, np);
             self.events.schedule(*next, Event::LinkArrive(pid));
+        } else {
+            crate::base::packet::reuse_ring_from_the_start(&mut port.wire);
         }
         let node = port.peer_node;
         self.receive(node, p, out, pid);

@@ -96,6 +96,7 @@ impl ClassQueue {
     pub(crate) fn pop(&mut self) -> Option<Packet> {
         let p = self.pkts.pop_front()?;
         self.bytes -= p.size as u64;
+        crate::base::packet::reuse_ring_from_the_start(&mut self.pkts);
         Some(p)
     }
 }

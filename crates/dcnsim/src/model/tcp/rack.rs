@@ -224,6 +224,7 @@ impl TcpFlow {
             }
             r.segs.pop_front();
         }
+        crate::base::packet::reuse_ring_from_the_start(&mut r.segs);
         let mut i = 0;
         for s in r.segs.iter_mut() {
             if s.sacked {
