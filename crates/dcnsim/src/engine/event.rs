@@ -626,7 +626,7 @@ impl EventQueue {
     }
 
     /// Give the pending keys new sequence numbers 0, 1, … in their current order (same
-    /// relative order, so the run is unchanged); called before the 40-bit counter wraps.
+    /// relative order, so the run is unchanged); called before the 24-bit counter wraps.
     fn renumber(&mut self) {
         let mut keys = Vec::with_capacity(self.len());
         if self.has_staged {
@@ -634,6 +634,13 @@ impl EventQueue {
             self.has_staged = false;
         }
         self.drain_stored(&mut keys);
+        // The sequence numbers 0..n must fit their 24 bits (the limit the slab's 24-bit
+        // slots set before).
+        assert!(
+            (keys.len() as u64) < SEQ_LIMIT / 2,
+            "more than {} events pending at once",
+            SEQ_LIMIT / 2
+        );
         keys.sort_by_key(|k| (k.time, k.tag));
         for (i, k) in keys.iter_mut().enumerate() {
             k.tag = ((i as u64) << SLOT_BITS) | (k.tag & SLOT_MASK);
