@@ -103,6 +103,19 @@ def test_cli_run_with_its_store_loads_no_pandas(tmp_path: Path) -> None:
     assert "EXIT 0 []" in out
 
 
+@pytest.mark.parametrize(("chosen", "want"), [(None, "system"), ("mimalloc", "mimalloc")])
+def test_cli_run_writes_its_store_with_the_system_allocator(
+        tmp_path: Path, chosen: str | None, want: str) -> None:
+    """`dcnsim run` puts pyarrow on the C library's allocator (its default pool, mimalloc,
+    kept about 9 MB more for any run's store), unless the user chose a pool."""
+    setup = "import os\nos.environ.pop('ARROW_DEFAULT_MEMORY_POOL', None)\n"
+    if chosen:
+        setup += f"os.environ['ARROW_DEFAULT_MEMORY_POOL'] = {chosen!r}\n"
+    out = run_fig08_with_store(
+        tmp_path, setup, "__import__('pyarrow').default_memory_pool().backend_name")
+    assert f"EXIT 0 {want}" in out
+
+
 def test_interruptible_runs_meanwhile_in_the_main_thread_while_fn_runs() -> None:
     """`dcnsim run` loads its store's writer while the engine simulates: the work starts
     once the engine's thread says so and runs in the main thread, at the same time."""
