@@ -300,7 +300,8 @@ pub(super) struct AppArgs<'a> {
     pub ctx: &'a Ctx<'a>,
     /// Index of the entry in `[[apps]]`.
     pub ai: usize,
-    pub tcp: &'a TcpConfig,
+    /// The entry's TCP configuration, shared by all its flows.
+    pub tcp: &'a std::sync::Arc<TcpConfig>,
 }
 
 /// Add the app(s) of entry `ai` to `sim`.

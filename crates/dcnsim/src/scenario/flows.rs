@@ -221,7 +221,7 @@ pub fn build_flows(
     sim: &mut Sim,
     ai: usize,
     a: &FlowsCfg,
-    tcp: &TcpConfig,
+    tcp: &std::sync::Arc<TcpConfig>,
 ) -> Result<(), ScenarioError> {
     let srcs = list_or_one(&a.srcs, &a.src).ok_or_else(|| {
         err(
@@ -244,7 +244,7 @@ pub fn build_mix(
     sim: &mut Sim,
     ai: usize,
     a: &MixCfg,
-    tcp: &TcpConfig,
+    tcp: &std::sync::Arc<TcpConfig>,
     seed: u64,
 ) -> Result<(), ScenarioError> {
     let srcs = list_or_one(&a.srcs, &a.src).ok_or_else(|| {
@@ -268,7 +268,7 @@ fn add_schedule(
     sim: &mut Sim,
     ai: usize,
     class: u8,
-    tcp: &TcpConfig,
+    tcp: &std::sync::Arc<TcpConfig>,
     (pairs, transfers): Transfers,
 ) -> Result<(), ScenarioError> {
     for &(s, d) in &pairs {

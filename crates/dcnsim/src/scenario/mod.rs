@@ -2003,10 +2003,10 @@ fn build_apps(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), ScenarioErro
         ));
     }
     for (ai, a) in s.apps.iter().enumerate() {
-        let tcp = match a.tcp() {
+        let tcp = std::sync::Arc::new(match a.tcp() {
             Some(t) => tcp_config(ctx, "apps.tcp", &t.over(&s.tcp))?,
             None => base_tcp.clone(),
-        };
+        });
         apps::build_app(&apps::AppArgs { ctx, ai, tcp: &tcp }, a, sim)?;
     }
     Ok(())

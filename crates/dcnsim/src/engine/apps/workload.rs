@@ -82,7 +82,8 @@ pub struct Workload {
     pub arrivals: PoissonArrivals,
     pub connections: u32,
     pub pias_threshold: Option<u64>,
-    pub tcp: TcpConfig,
+    /// One configuration shared by every connection the workload opens.
+    pub tcp: std::sync::Arc<TcpConfig>,
     pub start: SimTime,
     pub limit: u64,
     pub rng: Rng,
@@ -118,7 +119,7 @@ impl Workload {
             arrivals,
             connections,
             pias_threshold,
-            tcp,
+            tcp: std::sync::Arc::new(tcp),
             start,
             limit,
             rng,

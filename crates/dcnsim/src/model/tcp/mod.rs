@@ -453,7 +453,10 @@ pub struct TcpFlow {
     pub id: FlowId,
     pub src: NodeId,
     pub dst: NodeId,
-    pub cfg: TcpConfig,
+    /// Shared by the flows built from one configuration (an app's, a workload's): the
+    /// fields every segment reads stay on a few cached lines, and a flow carries a pointer
+    /// instead of a 128-byte copy.
+    pub cfg: std::sync::Arc<TcpConfig>,
     pub snd: Sender,
     pub rcv: Receiver,
     pub stats: TcpStats,
@@ -499,7 +502,13 @@ impl TcpFlow {
         self.snd.tick_phase = tick_phase(id.0, self.cfg.rtt_tick);
     }
 
-    pub fn new(id: FlowId, src: NodeId, dst: NodeId, cfg: TcpConfig) -> TcpFlow {
+    pub fn new(
+        id: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        cfg: impl Into<std::sync::Arc<TcpConfig>>,
+    ) -> TcpFlow {
+        let cfg = cfg.into();
         let init_cwnd = cfg.init_cwnd as u64 * cfg.mss as u64;
         let rto = cfg.initial_rto;
         TcpFlow {

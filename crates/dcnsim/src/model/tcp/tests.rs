@@ -384,7 +384,7 @@ fn test_window_rto_backs_off_and_goes_back_n() {
 #[test]
 fn test_rto_backoff_capped_at_max_rto() {
     let mut f = sender_with_window();
-    f.cfg.max_rto = ms(500);
+    std::sync::Arc::make_mut(&mut f.cfg).max_rto = ms(500);
     let mut out = Vec::new();
     f.on_rto(ms(300), &mut out);
     f.on_rto(ms(800), &mut out);
