@@ -471,8 +471,9 @@ pub fn port_name(nodes: &[Node], p: &Port) -> String {
 /// the fields a packet hop reads (wire, transmitter, multi-queue state, the serialisation
 /// and routing fields, the first counters of `stats`) come first and span three cache
 /// lines, where the compiler's order spread them over all six of the 336 bytes; the FIFO's
-/// own queue and limits, the AQM and the reason counters follow. The order changes no
-/// result (`tests::port_fields_a_hop_reads_come_first`).
+/// own queue and limits, the AQM and the reason counters follow. The order is memory layout
+/// only and changes no result; `port_rate_tests::port_fields_a_hop_reads_come_first`
+/// checks it.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Port {
