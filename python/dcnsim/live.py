@@ -106,9 +106,9 @@ def reporter(token: str | None, index: int) -> Callable[[float], None] | None:
     last = [-float("inf")]
 
     def remote(fraction: float) -> None:
-        now = time.perf_counter()
-        if fraction <= 0.0:
+        if fraction <= 0.0:  # the engine's call at the start carries no progress
             return
+        now = time.perf_counter()
         if now - last[0] < SEND_EVERY_S:
             return
         last[0] = now

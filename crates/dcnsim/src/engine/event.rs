@@ -122,9 +122,11 @@ impl Event {
 /// event but `App` (whose `b` carries an argument) travels inside its key, so scheduling and
 /// popping it touch no other memory. The others are stored in the slab, and the key holds
 /// [`IN_SLAB`] and their slot.
-const SLOT_BITS: u32 = 40;
-const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
-const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
+const PAYLOAD_BITS: u32 = 40;
+const PAYLOAD_MASK: u64 = (1 << PAYLOAD_BITS) - 1;
+const SEQ_LIMIT: u64 = 1 << (64 - PAYLOAD_BITS);
+/// Where the variant sits in the payload (above the `kind` nibble and the 32-bit word).
+const VARIANT_SHIFT: u32 = 36;
 /// Variant bits of a key whose event is in the slab (`a` is the slot).
 const IN_SLAB: u64 = 0xf;
 
@@ -134,7 +136,7 @@ const IN_SLAB: u64 = 0xf;
 fn inline_payload(head: u32, a: u32, b: u32) -> Option<u64> {
     let (variant, kind) = (head & 0xff, head >> 8);
     (b == 0 && (variant as u64) < IN_SLAB && kind < 16)
-        .then_some((variant as u64) << 36 | (kind as u64) << 32 | a as u64)
+        .then_some((variant as u64) << VARIANT_SHIFT | (kind as u64) << 32 | a as u64)
 }
 
 /// A key: 16 bytes, four to a cache line. `(time, tag)` orders like `(time, seq)`
@@ -151,6 +153,12 @@ impl Key {
     #[inline(always)]
     fn before(self, o: Key) -> bool {
         ((self.time as u128) << 64 | self.tag as u128) < ((o.time as u128) << 64 | o.tag as u128)
+    }
+    /// The slab slot of a key whose event waits in the slab (None: the event is in the key).
+    #[inline(always)]
+    fn slab_slot(self) -> Option<usize> {
+        let p = self.tag & PAYLOAD_MASK;
+        (p >> VARIANT_SHIFT == IN_SLAB).then_some(p as u32 as usize)
     }
 }
 
@@ -399,7 +407,7 @@ impl Calendar {
 /// order; later events, and the rare ninth event in one bucket, wait in a 4-ary heap. A pop
 /// takes the smaller of the two candidates' keys. An event travels inside its key, except
 /// an `App` event with its argument, which waits in a slab that never moves (the key names
-/// its slot; `SLOT_BITS`). The smallest key is kept apart (`staged`): the caller can see the next
+/// its slot; `PAYLOAD_BITS`). The smallest key is kept apart (`staged`): the caller can see the next
 /// event ([`EventQueue::peek_raw`]) while it handles the current one, and prefetch.
 pub struct EventQueue {
     /// The smallest pending key, held outside the calendar and the heap (valid iff
@@ -452,11 +460,11 @@ impl EventQueue {
         }
         let payload = match inline_payload(head, a, b) {
             Some(p) => p,
-            None => IN_SLAB << 36 | self.put_in_slab(RawEvent { head, a, b }),
+            None => IN_SLAB << VARIANT_SHIFT | self.put_in_slab(RawEvent { head, a, b }),
         };
         let key = Key {
             time: at,
-            tag: (self.seq << SLOT_BITS) | payload,
+            tag: (self.seq << PAYLOAD_BITS) | payload,
         };
         self.seq += 1;
         if !self.has_staged {
@@ -498,16 +506,14 @@ impl EventQueue {
     /// The event of key `k` (from the key itself, or from the slab).
     #[inline(always)]
     fn event_of(&self, k: Key) -> RawEvent {
-        let p = k.tag & SLOT_MASK;
-        let variant = p >> 36;
-        if variant == IN_SLAB {
-            self.slab[p as u32 as usize]
-        } else {
-            RawEvent {
-                head: (variant | ((p >> 32) & 0xf) << 8) as u32,
-                a: p as u32,
-                b: 0,
-            }
+        if let Some(slot) = k.slab_slot() {
+            return self.slab[slot];
+        }
+        let p = k.tag & PAYLOAD_MASK;
+        RawEvent {
+            head: (p >> VARIANT_SHIFT | ((p >> 32) & 0xf) << 8) as u32,
+            a: p as u32,
+            b: 0,
         }
     }
 
@@ -564,8 +570,8 @@ impl EventQueue {
             None => self.has_staged = false,
         }
         let ev = self.event_of(top);
-        if (top.tag & SLOT_MASK) >> 36 == IN_SLAB {
-            self.free.push(top.tag as u32);
+        if let Some(slot) = top.slab_slot() {
+            self.free.push(slot as u32);
         }
         self.popped += 1;
         Some((SimTime(top.time), ev))
@@ -643,7 +649,7 @@ impl EventQueue {
         );
         keys.sort_by_key(|k| (k.time, k.tag));
         for (i, k) in keys.iter_mut().enumerate() {
-            k.tag = ((i as u64) << SLOT_BITS) | (k.tag & SLOT_MASK);
+            k.tag = ((i as u64) << PAYLOAD_BITS) | (k.tag & PAYLOAD_MASK);
         }
         self.seq = keys.len() as u64;
         let mut keys = keys.into_iter();
