@@ -40,6 +40,12 @@ trap 'git worktree remove --force "$WT" >/dev/null 2>&1 || true' EXIT
 git worktree add --detach "$WT" "$BASE" >/dev/null
 # Ratios measured on one CPU model need not hold on another: say which one this is.
 echo "== machine: $(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | xargs), $(nproc) CPUs"
+# Optimised builds use the committed PGO profile (scripts/rustc-pgo); one trained on other
+# sources still works but leaves the changed functions unoptimised by it.
+if [ -f crates/dcnsim/pgo/sources.sha256 ] &&
+  [ "$(python3 scripts/pgo_sources.py)" != "$(cat crates/dcnsim/pgo/sources.sha256)" ]; then
+  echo "== warning: the PGO profile was trained on other engine sources: run scripts/pgo-train.sh"
+fi
 echo "== building base $BASE and current"
 (cd "$WT" && CARGO_TARGET_DIR="$WT/target" cargo build --release --quiet --bin dcnsim-engine)
 cargo build --release --quiet --bin dcnsim-engine

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Train the profile-guided optimisation profile (crates/dcnsim/pgo/dcnsim.profdata) that
+# optimised builds use (scripts/rustc-pgo). Run it after changing the engine: functions whose
+# control flow changed since the last training are compiled without the profile (still
+# correct, only slower).
+#
+#   scripts/pgo-train.sh [CUT]     CUT: simulated time per scenario, default 0.1s
+#
+# 1. builds `dcnsim-engine` instrumented (its own target directory);
+# 2. runs every scenario of scenarios/ once, its base point cut to CUT of simulated time
+#    (the catalog, not a benchmark: the star incasts, leaf-spine fabrics with multi-queue
+#    ports, QCN, PAUSE/PFC, CBR, workloads; each run counts branches and calls);
+# 3. merges the counts with the llvm-profdata of this rustc's LLVM (rustup's llvm-tools
+#    component, added if missing) and records that LLVM's major version and the digest of
+#    the sources it was trained on (scripts/pgo_sources.py) beside the profile.
+# Training is repeatable: two trainings of the same sources differ in a few dozen of their
+# 5.5 billion counts (set-up code that iterates hash maps with random seeds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CUT=${1:-0.1s}
+sysroot=$(rustc --print sysroot)
+host=$(rustc -vV | sed -n 's/^host: //p')
+PROFDATA="$sysroot/lib/rustlib/$host/bin/llvm-profdata"
+if [ ! -x "$PROFDATA" ]; then
+  rustup component add llvm-tools
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+echo "== building the instrumented engine"
+DCNSIM_PGO_GENERATE="$WORK/raw" CARGO_TARGET_DIR="$WORK/target" \
+  cargo build --release --quiet --bin dcnsim-engine
+ENGINE="$WORK/target/release/dcnsim-engine"
+echo "== training on scenarios/*.toml, $CUT each"
+for s in scenarios/*.toml; do
+  if ! "$ENGINE" "$s" "sim.duration=\"$CUT\"" >/dev/null 2>"$WORK/err"; then
+    echo "   $s: $(tail -1 "$WORK/err")"
+  fi
+done
+mkdir -p crates/dcnsim/pgo
+"$PROFDATA" merge -o crates/dcnsim/pgo/dcnsim.profdata "$WORK/raw"
+rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p' >crates/dcnsim/pgo/llvm-version
+python3 scripts/pgo_sources.py >crates/dcnsim/pgo/sources.sha256
+echo "== wrote crates/dcnsim/pgo/dcnsim.profdata ($(du -k crates/dcnsim/pgo/dcnsim.profdata | cut -f1) KiB), LLVM $(cat crates/dcnsim/pgo/llvm-version)"
