@@ -11,10 +11,11 @@
 #    (the catalog, not a benchmark: the star incasts, leaf-spine fabrics with multi-queue
 #    ports, QCN, PAUSE/PFC, CBR, workloads; each run counts branches and calls);
 # 3. merges the counts with the llvm-profdata of this rustc's LLVM (rustup's llvm-tools
-#    component, added if missing) and records that LLVM's major version and the digest of
-#    the sources it was trained on (scripts/pgo_sources.py) beside the profile.
+#    component, added if missing), every scenario with the same weight (below), and
+#    records that LLVM's major version and the digest of the sources it was trained on
+#    (scripts/pgo_sources.py) beside the profile.
 # Training is repeatable: two trainings of the same sources differ in a few dozen of their
-# 5.5 billion counts (set-up code that iterates hash maps with random seeds).
+# billions of counts (set-up code that iterates hash maps with random seeds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CUT=${1:-0.1s}
@@ -31,13 +32,34 @@ DCNSIM_PGO_GENERATE="$WORK/raw" CARGO_TARGET_DIR="$WORK/target" \
   cargo build --release --quiet --bin dcnsim-engine
 ENGINE="$WORK/target/release/dcnsim-engine"
 echo "== training on scenarios/*.toml, $CUT each"
+# Each scenario's counts are merged on their own, then weighted so that every scenario
+# weighs the same in the profile. Summed as they come, the few scenarios that run the most
+# events in CUT (the 144-host fabrics) would set the branch weights of every function they
+# share with the others (the event loop, dispatch, TCP), and most of the catalog is star
+# incasts.
+mkdir -p "$WORK/per"
+inputs=()
 for s in scenarios/*.toml; do
-  if ! "$ENGINE" "$s" "sim.duration=\"$CUT\"" >/dev/null 2>"$WORK/err"; then
+  name=$(basename "$s" .toml)
+  if ! LLVM_PROFILE_FILE="$WORK/raw/$name/%p.profraw" \
+    "$ENGINE" "$s" "sim.duration=\"$CUT\"" >/dev/null 2>"$WORK/err"; then
     echo "   $s: $(tail -1 "$WORK/err")"
   fi
+  "$PROFDATA" merge -o "$WORK/per/$name.profdata" "$WORK/raw/$name"
+  total=$("$PROFDATA" show "$WORK/per/$name.profdata" | sed -n 's/^Total count: //p')
+  inputs+=("${total:-0} $WORK/per/$name.profdata")
+done
+# Weight of each: the largest total over its own, rounded (llvm-profdata takes whole
+# weights), so the scenario with the most counts weighs 1.
+max=$(printf '%s\n' "${inputs[@]}" | sort -n | tail -1 | cut -d' ' -f1)
+args=()
+for i in "${inputs[@]}"; do
+  read -r total file <<<"$i"
+  [ "$total" -gt 0 ] || continue
+  args+=("--weighted-input=$(((max + total / 2) / total)),$file")
 done
 mkdir -p crates/dcnsim/pgo
-"$PROFDATA" merge -o crates/dcnsim/pgo/dcnsim.profdata "$WORK/raw"
+"$PROFDATA" merge -o crates/dcnsim/pgo/dcnsim.profdata "${args[@]}"
 rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p' >crates/dcnsim/pgo/llvm-version
 python3 scripts/pgo_sources.py >crates/dcnsim/pgo/sources.sha256
-echo "== wrote crates/dcnsim/pgo/dcnsim.profdata ($(du -k crates/dcnsim/pgo/dcnsim.profdata | cut -f1) KiB), LLVM $(cat crates/dcnsim/pgo/llvm-version)"
+echo "== wrote crates/dcnsim/pgo/dcnsim.profdata ($(du -k crates/dcnsim/pgo/dcnsim.profdata | cut -f1) KiB), LLVM $(cat crates/dcnsim/pgo/llvm-version), ${#args[@]} scenarios"
