@@ -591,6 +591,13 @@ impl EventQueue {
     pub fn len(&self) -> usize {
         self.cal.len + self.heap.len + self.has_staged as usize
     }
+
+    /// Bytes of the calendar's buckets, counts and bitmap (the part every schedule and pop
+    /// touches).
+    pub fn calendar_bytes(&self) -> usize {
+        let b = self.cal.buckets();
+        b * (std::mem::size_of::<Bucket>() + 1) + b / 8
+    }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

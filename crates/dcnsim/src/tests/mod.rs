@@ -6,6 +6,7 @@ mod l2;
 mod layers;
 mod mq_port;
 mod pfc;
+mod prefetch;
 mod queue_mean;
 mod route_hint;
 
