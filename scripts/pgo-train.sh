@@ -7,9 +7,10 @@
 #   scripts/pgo-train.sh [CUT]     CUT: simulated time per scenario, default 0.1s
 #
 # 1. builds `dcnsim-engine` instrumented (its own target directory);
-# 2. runs every scenario of scenarios/ once, its base point cut to CUT of simulated time
-#    (the catalog, not a benchmark: the star incasts, leaf-spine fabrics with multi-queue
-#    ports, QCN, PAUSE/PFC, CBR, workloads; each run counts branches and calls);
+# 2. runs every scenario of scenarios/, its base point cut to CUT of simulated time, twice
+#    (event-loop prefetching forced on and off: DCNSIM_PREFETCH) — the catalog, not a
+#    benchmark: the star incasts, leaf-spine fabrics with multi-queue ports, QCN,
+#    PAUSE/PFC, CBR, workloads; each run counts branches and calls;
 # 3. merges the counts with the llvm-profdata of this rustc's LLVM (rustup's llvm-tools
 #    component, added if missing), every scenario with the same weight (below), and
 #    records that LLVM's major version and the digest of the sources it was trained on
@@ -41,10 +42,14 @@ mkdir -p "$WORK/per"
 inputs=()
 for s in scenarios/*.toml; do
   name=$(basename "$s" .toml)
-  if ! LLVM_PROFILE_FILE="$WORK/raw/$name/%p.profraw" \
-    "$ENGINE" "$s" "sim.duration=\"$CUT\"" >/dev/null 2>"$WORK/err"; then
-    echo "   $s: $(tail -1 "$WORK/err")"
-  fi
+  # Twice: with the event loop's prefetching forced on and off, so that both copies of the
+  # loop are trained whatever this machine's L2 (the run chooses one, `prefetch_pays`).
+  for pf in on off; do
+    if ! DCNSIM_PREFETCH=$pf LLVM_PROFILE_FILE="$WORK/raw/$name/%p.profraw" \
+      "$ENGINE" "$s" "sim.duration=\"$CUT\"" >/dev/null 2>"$WORK/err"; then
+      echo "   $s: $(tail -1 "$WORK/err")"
+    fi
+  done
   "$PROFDATA" merge -o "$WORK/per/$name.profdata" "$WORK/raw/$name"
   total=$("$PROFDATA" show "$WORK/per/$name.profdata" | sed -n 's/^Total count: //p')
   inputs+=("${total:-0} $WORK/per/$name.profdata")

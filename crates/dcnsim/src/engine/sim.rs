@@ -276,7 +276,8 @@ impl Sim {
             .unwrap_or(0);
         let ports = self.net.ports.len();
         self.core.events.set_horizon(SimTime(hop), 4 * ports);
-        self.prefetch = prefetch_pays(self.state_bytes(), l2_cache_bytes());
+        let forced = std::env::var("DCNSIM_PREFETCH").ok();
+        self.prefetch = prefetch_choice(forced.as_deref(), self.state_bytes(), l2_cache_bytes());
         crate::engine::datapath::l2::start(self);
         for i in 0..self.apps.len() {
             self.app_event(AppId(i as u32), AppEvent::Start);
@@ -386,6 +387,18 @@ impl Sim {
 /// with a 512 KiB L2 the prefetch saved 4–5 % on that fabric (an earlier session).
 pub fn prefetch_pays(state: u64, l2: Option<u64>) -> bool {
     l2.is_none_or(|l2| state > l2)
+}
+
+/// The event loop's choice: `forced` is the environment's `DCNSIM_PREFETCH`, "on" or "off"
+/// to force it (profile training runs every scenario both ways, `scripts/pgo-train.sh`, so
+/// that both copies of the loop are trained whatever the training machine's L2; a user can
+/// pin it too), anything else or unset: [`prefetch_pays`].
+pub fn prefetch_choice(forced: Option<&str>, state: u64, l2: Option<u64>) -> bool {
+    match forced {
+        Some("on") => true,
+        Some("off") => false,
+        _ => prefetch_pays(state, l2),
+    }
 }
 
 /// The L2 cache of the CPU this process runs on, from Linux's sysfs (`cpu0/cache/index*/`:

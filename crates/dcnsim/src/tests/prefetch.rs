@@ -2,7 +2,7 @@
 //! the decision out. Prefetching is a hint and changes no result; what is checked here is
 //! the decision itself and its inputs.
 
-use crate::engine::sim::{parse_cache_size, prefetch_pays, Sim};
+use crate::engine::sim::{parse_cache_size, prefetch_choice, prefetch_pays, Sim};
 
 fn built(text: &str) -> Sim {
     let loaded = crate::scenario::load(text, "t.toml", &[]).expect("scenario loads");
@@ -30,6 +30,15 @@ fn prefetch_only_when_the_state_outgrows_l2() {
     assert!(prefetch_pays(1, None));
 }
 
+#[test]
+fn the_environment_may_force_the_choice() {
+    let (small, big, l2) = (1 << 10, 8 << 20, Some(2 << 20));
+    assert!(prefetch_choice(Some("on"), small, l2));
+    assert!(!prefetch_choice(Some("off"), big, l2));
+    assert!(!prefetch_choice(None, small, l2) && prefetch_choice(None, big, l2));
+    assert!(!prefetch_choice(Some("auto"), small, l2) && prefetch_choice(Some(""), big, l2));
+}
+
 /// The state estimate grows with ports, multi-queue state, flows and the calendar: an
 /// 8-sender star fits any L2 with room to spare; the 144-host fabric of `tcn-fig10` (576
 /// multi-queue ports and a 4 096-bucket calendar; its workload opens flows as messages come,
@@ -50,8 +59,10 @@ fn the_state_of_a_star_and_of_the_fabric() {
     assert!(unstarted > s + (256 << 10), "{unstarted} -> {s}");
     assert!(!prefetch_pays(s, Some(512 << 10)) && prefetch_pays(f, Some(512 << 10)));
     assert!(!prefetch_pays(f, Some(2 << 20)));
-    // `start` sets the loop's choice from the estimate and this machine's L2.
-    let want = prefetch_pays(f, crate::engine::sim::l2_cache_bytes());
+    // `start` sets the loop's choice from the estimate and this machine's L2 (or from
+    // DCNSIM_PREFETCH, if the test runs with it set).
+    let forced = std::env::var("DCNSIM_PREFETCH").ok();
+    let want = prefetch_choice(forced.as_deref(), f, crate::engine::sim::l2_cache_bytes());
     assert_eq!(fabric.prefetch, want);
     // A flow adds its `TcpFlow` to the estimate.
     let mut more = built(include_str!("../../../../scenarios/bench-incast.toml"));
