@@ -382,7 +382,7 @@ impl Sim {
 /// unknown, prefetch as the loop always did). A state that fits in L2 is reached in about
 /// 14 cycles, which out-of-order execution mostly hides, and the prefetch's own loads of the
 /// next event's port then cost more than they save. Measured on a 2 MiB-L2 Intel Xeon
-/// (docs/performance.md, 16th session): star incasts of 8 and 64 senders 4–6 % faster
+/// (docs/performance.md, 16th session): star incasts of 8 and 64 senders 2–6 % faster
 /// without; the 144-host fabric (0.9 MB at the start) the same either way. On an AMD EPYC
 /// with a 512 KiB L2 the prefetch saved 4–5 % on that fabric (an earlier session).
 pub fn prefetch_pays(state: u64, l2: Option<u64>) -> bool {
