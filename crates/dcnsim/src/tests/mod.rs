@@ -28,13 +28,25 @@ pub fn run_sim(
     crate::engine::sim::Sim,
     crate::scenario::BuildInfo,
 ) {
-    let loaded = crate::scenario::load(text, "test.toml", &[]).expect("scenario loads");
-    let (mut sim, info) = crate::scenario::build(&loaded).expect("scenario builds");
+    let (loaded, mut sim, info) = build_sim(text);
     sim.start();
     sim.run(&mut |_| true);
     if let Err(e) = sim.check_conservation() {
         panic!("packet conservation fails after the run: {e}");
     }
+    (loaded, sim, info)
+}
+
+/// Load and build a scenario given as TOML text (no overrides), not started.
+pub fn build_sim(
+    text: &str,
+) -> (
+    crate::scenario::Loaded,
+    crate::engine::sim::Sim,
+    crate::scenario::BuildInfo,
+) {
+    let loaded = crate::scenario::load(text, "test.toml", &[]).expect("scenario loads");
+    let (sim, info) = crate::scenario::build(&loaded).expect("scenario builds");
     (loaded, sim, info)
 }
 

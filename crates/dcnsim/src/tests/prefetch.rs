@@ -5,8 +5,7 @@
 use crate::engine::sim::{parse_cache_size, prefetch_choice, prefetch_pays, Sim};
 
 fn built(text: &str) -> Sim {
-    let loaded = crate::scenario::load(text, "t.toml", &[]).expect("scenario loads");
-    crate::scenario::build(&loaded).expect("scenario builds").0
+    super::build_sim(text).1
 }
 
 #[test]
