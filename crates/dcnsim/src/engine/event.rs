@@ -200,6 +200,9 @@ impl Heap {
         (self.len > 0).then(|| self.get(0))
     }
 
+    /// (Out of line, like [`Heap::pop`]: the heap takes the rare far or overflowing key,
+    /// and its loop inlined would make every schedule and pop save registers for it.)
+    #[inline(never)]
     fn push(&mut self, key: Key) {
         if (self.len + 3) >> 2 >= self.lines.len() {
             let n = self.lines.len();
@@ -221,6 +224,7 @@ impl Heap {
     }
 
     /// Remove the root (the caller checked that the heap is not empty).
+    #[inline(never)]
     fn pop(&mut self) -> Key {
         let top = self.get(0);
         self.len -= 1;
@@ -297,26 +301,42 @@ struct Bucket([Key; BUCKET_KEYS]);
 /// holds up to `BUCKET_KEYS` keys of events due in its slot, unsorted. Only events due before
 /// `base + buckets` slots are put here, where `base` is the slot of the last popped event,
 /// so the buckets from `base`'s onwards, taken cyclically, are in time order.
+///
+/// The arrays have the largest geometry's length whatever the network's (`BUCKETS`; only
+/// the first `buckets` entries are used), so that an index masked to the geometry is also
+/// provably inside the array: a schedule and a pop then carry no bounds checks (a third of
+/// the star incast's instructions are the event queue's; docs/performance.md).
 struct Calendar {
-    lines: Vec<Bucket>,
-    counts: Vec<u8>,
+    lines: Box<[Bucket; BUCKETS]>,
+    counts: Box<[u8; BUCKETS]>,
     /// Bit `b % 64` of word `b / 64`: bucket `b` holds a key.
-    bits: Vec<u64>,
+    bits: Box<[u64; BUCKETS / 64]>,
     /// Slot (time >> shift) of the last popped event: no pending event is earlier.
     base: u64,
+    /// Buckets in use minus one (a power of two minus one, below `BUCKETS`).
+    mask: usize,
     /// log2 of the bucket width in picoseconds.
     shift: u32,
     len: usize,
 }
 
+/// A boxed array of `N` default values, built on the heap.
+fn boxed_array<T: Clone + Default, const N: usize>() -> Box<[T; N]> {
+    match vec![T::default(); N].into_boxed_slice().try_into() {
+        Ok(a) => a,
+        Err(_) => unreachable!("a vector of N elements"),
+    }
+}
+
 impl Calendar {
     fn new(buckets: usize, shift: u32) -> Self {
-        debug_assert!(buckets.is_power_of_two() && buckets >= 64);
+        debug_assert!(buckets.is_power_of_two() && (MIN_BUCKETS..=BUCKETS).contains(&buckets));
         Calendar {
-            lines: vec![Bucket::default(); buckets],
-            counts: vec![0; buckets],
-            bits: vec![0; buckets / 64],
+            lines: boxed_array(),
+            counts: boxed_array(),
+            bits: boxed_array(),
             base: 0,
+            mask: buckets - 1,
             shift,
             len: 0,
         }
@@ -324,19 +344,26 @@ impl Calendar {
 
     #[inline(always)]
     fn buckets(&self) -> usize {
-        self.counts.len()
+        self.mask + 1
+    }
+
+    /// The bucket of slot `slot` (masked twice: to the geometry, and to the arrays' length,
+    /// which the geometry never exceeds, so that the compiler sees the index in bounds).
+    #[inline(always)]
+    fn bucket_of(&self, slot: u64) -> usize {
+        slot as usize & self.mask & (BUCKETS - 1)
     }
 
     /// Store `key` if it is due within the calendar's span and its bucket has room.
     #[inline(always)]
     fn try_push(&mut self, key: Key) -> bool {
         let slot = key.time >> self.shift;
-        if slot.wrapping_sub(self.base) >= self.buckets() as u64 {
+        if slot.wrapping_sub(self.base) > self.mask as u64 {
             return false;
         }
-        let b = slot as usize & (self.buckets() - 1);
+        let b = self.bucket_of(slot);
         let n = self.counts[b] as usize;
-        if n == BUCKET_KEYS {
+        if n >= BUCKET_KEYS {
             return false;
         }
         self.lines[b].0[n] = key;
@@ -349,26 +376,27 @@ impl Calendar {
     /// The first non-empty bucket in time order (the caller checked `len > 0`).
     #[inline(always)]
     fn first_bucket(&self) -> usize {
-        let start = self.base as usize & (self.buckets() - 1);
-        let words = self.bits.len();
+        let start = self.bucket_of(self.base);
+        let wmask = (self.mask >> 6) & (BUCKETS / 64 - 1);
         let mut w = start >> 6;
         let mut word = self.bits[w] & (!0u64 << (start & 63));
         // At most one full lap over the words (plus the start word's low bits at the end).
-        for _ in 0..=words {
+        for _ in 0..=wmask + 1 {
             if word != 0 {
                 return (w << 6) | word.trailing_zeros() as usize;
             }
-            w = (w + 1) & (words - 1);
+            w = (w + 1) & wmask;
             word = self.bits[w];
         }
         unreachable!("calendar count and bitmap disagree")
     }
 
-    /// The smallest key of bucket `b` and its index in the bucket.
+    /// The smallest key of bucket `b` (below `BUCKETS`) and its index in the bucket.
     #[inline(always)]
     fn min_in(&self, b: usize) -> (usize, Key) {
+        let b = b & (BUCKETS - 1);
         let l = &self.lines[b].0;
-        let n = self.counts[b] as usize;
+        let n = (self.counts[b] as usize).min(BUCKET_KEYS);
         let mut i = 0;
         for j in 1..n {
             if l[j].before(l[i]) {
@@ -378,18 +406,21 @@ impl Calendar {
         (i, l[i])
     }
 
+    /// Remove key `i` of bucket `b` (the last key takes its place).
     #[inline(always)]
     fn remove(&mut self, b: usize, i: usize) {
-        let n = self.counts[b] as usize - 1;
+        let b = b & (BUCKETS - 1);
+        let n = self.counts[b].wrapping_sub(1);
         let l = &mut self.lines[b].0;
-        l[i] = l[n];
-        self.counts[b] = n as u8;
+        l[i % BUCKET_KEYS] = l[n as usize % BUCKET_KEYS];
+        self.counts[b] = n;
         if n == 0 {
             self.bits[b >> 6] &= !(1 << (b & 63));
         }
         self.len -= 1;
     }
 
+    /// Move every key to `out`, leaving the calendar empty.
     fn drain_keys(&mut self, out: &mut Vec<Key>) {
         for b in 0..self.buckets() {
             let n = self.counts[b] as usize;
@@ -398,6 +429,16 @@ impl Calendar {
         }
         self.bits.iter_mut().for_each(|w| *w = 0);
         self.len = 0;
+    }
+
+    /// A new geometry for the empty calendar: `buckets` buckets (a power of two,
+    /// `MIN_BUCKETS..=BUCKETS`) of `2^shift` ps from slot `base`.
+    fn reshape(&mut self, buckets: usize, shift: u32, base: u64) {
+        debug_assert!(self.len == 0 && buckets.is_power_of_two());
+        debug_assert!((MIN_BUCKETS..=BUCKETS).contains(&buckets));
+        self.mask = buckets - 1;
+        self.shift = shift;
+        self.base = base;
     }
 }
 
@@ -420,6 +461,8 @@ pub struct EventQueue {
     slab: Vec<RawEvent>,
     free: Vec<u32>,
     seq: u64,
+    /// Keys pending (staged, calendar and heap).
+    len: usize,
     pub popped: u64,
     pub peak_len: usize,
 }
@@ -440,6 +483,7 @@ impl EventQueue {
             slab: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             seq: 0,
+            len: 0,
             popped: 0,
             peak_len: 0,
         }
@@ -467,6 +511,10 @@ impl EventQueue {
             tag: (self.seq << PAYLOAD_BITS) | payload,
         };
         self.seq += 1;
+        self.len += 1;
+        if self.len > self.peak_len {
+            self.peak_len = self.len;
+        }
         if !self.has_staged {
             // Nothing pending: the new key is the minimum.
             self.staged = key;
@@ -476,10 +524,6 @@ impl EventQueue {
             self.store(s);
         } else {
             self.store(key);
-        }
-        let len = self.len();
-        if len > self.peak_len {
-            self.peak_len = len;
         }
     }
 
@@ -573,6 +617,7 @@ impl EventQueue {
         if let Some(slot) = top.slab_slot() {
             self.free.push(slot as u32);
         }
+        self.len -= 1;
         self.popped += 1;
         Some((SimTime(top.time), ev))
     }
@@ -589,7 +634,11 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.cal.len + self.heap.len + self.has_staged as usize
+        debug_assert_eq!(
+            self.len,
+            self.cal.len + self.heap.len + self.has_staged as usize
+        );
+        self.len
     }
 
     /// Bytes of the calendar's buckets, counts and bitmap (the part every schedule and pop
@@ -631,8 +680,7 @@ impl EventQueue {
         let now = self.cal.base << self.cal.shift;
         let mut keys = Vec::with_capacity(self.len());
         self.drain_stored(&mut keys);
-        self.cal = Calendar::new(buckets, shift);
-        self.cal.base = now >> shift;
+        self.cal.reshape(buckets, shift, now >> shift);
         for k in keys {
             self.store(k);
         }
@@ -640,6 +688,8 @@ impl EventQueue {
 
     /// Give the pending keys new sequence numbers 0, 1, … in their current order (same
     /// relative order, so the run is unchanged); called before the 24-bit counter wraps.
+    #[cold]
+    #[inline(never)]
     fn renumber(&mut self) {
         let mut keys = Vec::with_capacity(self.len());
         if self.has_staged {
