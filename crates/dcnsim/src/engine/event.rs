@@ -497,8 +497,33 @@ impl EventQueue {
         self.push(at.0, r.head, r.a, r.b);
     }
 
+    /// The common case: something is pending, the counter need not be renumbered, and the
+    /// event fits in its key. Everything else takes [`Self::push_general`], which handles
+    /// every case; keeping this path free of those calls spares it saving registers.
     #[inline(never)]
     fn push(&mut self, at: u64, head: u32, a: u32, b: u32) {
+        let payload = match inline_payload(head, a, b) {
+            Some(p) if self.has_staged && self.seq != SEQ_LIMIT => p,
+            _ => return self.push_general(at, head, a, b),
+        };
+        let mut key = Key {
+            time: at,
+            tag: (self.seq << PAYLOAD_BITS) | payload,
+        };
+        self.seq += 1;
+        self.len += 1;
+        if self.len > self.peak_len {
+            self.peak_len = self.len;
+        }
+        if key.before(self.staged) {
+            key = std::mem::replace(&mut self.staged, key);
+        }
+        self.store(key);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_general(&mut self, at: u64, head: u32, a: u32, b: u32) {
         if self.seq == SEQ_LIMIT {
             self.renumber();
         }
