@@ -490,22 +490,27 @@ impl EventQueue {
     }
 
     /// Schedule `ev` at `at`. Inlined so that the event's words are built in registers at
-    /// the call site; the queue work is in `push`.
+    /// the call site, where the variant is a constant: whether the event fits in its key,
+    /// and its payload bits, are then mostly worked out by the compiler. The queue work is
+    /// in `push_inline` (the common case) and `push_general`.
     #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, ev: Event) {
         let r = ev.encode();
-        self.push(at.0, r.head, r.a, r.b);
+        match inline_payload(r.head, r.a, r.b) {
+            Some(payload) => self.push_inline(at.0, payload),
+            None => self.push_general(at.0, r.head, r.a, r.b),
+        }
     }
 
-    /// The common case: something is pending, the counter need not be renumbered, and the
-    /// event fits in its key. Everything else takes [`Self::push_general`], which handles
-    /// every case; keeping this path free of those calls spares it saving registers.
+    /// The common case: an event that fits in its key (`payload`), with something pending
+    /// and a counter that need not be renumbered; anything else goes to
+    /// [`Self::push_general`]. Keeping this path free of those calls spares it saving
+    /// registers.
     #[inline(never)]
-    fn push(&mut self, at: u64, head: u32, a: u32, b: u32) {
-        let payload = match inline_payload(head, a, b) {
-            Some(p) if self.has_staged && self.seq != SEQ_LIMIT => p,
-            _ => return self.push_general(at, head, a, b),
-        };
+    fn push_inline(&mut self, at: u64, payload: u64) {
+        if !self.has_staged || self.seq == SEQ_LIMIT {
+            return self.push_payload(at, payload);
+        }
         let mut key = Key {
             time: at,
             tag: (self.seq << PAYLOAD_BITS) | payload,
@@ -521,16 +526,25 @@ impl EventQueue {
         self.store(key);
     }
 
+    /// Any event: [`Self::push_payload`] of its payload, which points to the slab when the
+    /// event does not fit in its key.
     #[cold]
     #[inline(never)]
     fn push_general(&mut self, at: u64, head: u32, a: u32, b: u32) {
-        if self.seq == SEQ_LIMIT {
-            self.renumber();
-        }
         let payload = match inline_payload(head, a, b) {
             Some(p) => p,
             None => IN_SLAB << VARIANT_SHIFT | self.put_in_slab(RawEvent { head, a, b }),
         };
+        self.push_payload(at, payload);
+    }
+
+    /// Schedule the event of `payload` (its bits, or its slab slot) at `at`, in every case.
+    #[cold]
+    #[inline(never)]
+    fn push_payload(&mut self, at: u64, payload: u64) {
+        if self.seq == SEQ_LIMIT {
+            self.renumber();
+        }
         let key = Key {
             time: at,
             tag: (self.seq << PAYLOAD_BITS) | payload,
