@@ -990,6 +990,28 @@ mod tests {
     }
 
     #[test]
+    fn a_calendar_smaller_than_its_arrays_scans_one_whole_lap() {
+        // 128 buckets of 2⁸ ps (two bitmap words) inside arrays sized for 4 096. The next
+        // key can sit in the bucket just before the calendar's start, in the same bitmap
+        // word: the scan must run over that word's high bits, the other word and the first
+        // word's low bits, all within the 128 buckets in use.
+        let mut q = EventQueue::new();
+        q.set_horizon(SimTime(1), 128);
+        assert_eq!((q.cal.buckets(), q.cal.shift), (128, MIN_SHIFT));
+        let w = 1u64 << MIN_SHIFT;
+        let ev = |i| Event::PortTxDone(PortId(i));
+        q.schedule(SimTime(246 * w), ev(0));
+        q.schedule(SimTime(247 * w), ev(1));
+        assert_eq!(q.pop(), Some((SimTime(246 * w), ev(0))));
+        // The calendar starts at slot 246 (bucket 118); slot 373 is its last (bucket 117).
+        q.schedule(SimTime(373 * w), ev(2));
+        assert_eq!((q.cal.len, q.heap.len), (1, 0));
+        assert_eq!(q.pop(), Some((SimTime(247 * w), ev(1))));
+        assert_eq!(q.pop(), Some((SimTime(373 * w), ev(2))));
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
     fn the_horizon_picks_the_narrowest_bucket_that_covers_it() {
         let shift_for = |ps: u64| {
             let mut q = EventQueue::new();
