@@ -511,15 +511,7 @@ impl EventQueue {
         if !self.has_staged || self.seq == SEQ_LIMIT {
             return self.push_payload(at, payload);
         }
-        let mut key = Key {
-            time: at,
-            tag: (self.seq << PAYLOAD_BITS) | payload,
-        };
-        self.seq += 1;
-        self.len += 1;
-        if self.len > self.peak_len {
-            self.peak_len = self.len;
-        }
+        let mut key = self.next_key(at, payload);
         if key.before(self.staged) {
             key = std::mem::replace(&mut self.staged, key);
         }
@@ -545,15 +537,7 @@ impl EventQueue {
         if self.seq == SEQ_LIMIT {
             self.renumber();
         }
-        let key = Key {
-            time: at,
-            tag: (self.seq << PAYLOAD_BITS) | payload,
-        };
-        self.seq += 1;
-        self.len += 1;
-        if self.len > self.peak_len {
-            self.peak_len = self.len;
-        }
+        let key = self.next_key(at, payload);
         if !self.has_staged {
             // Nothing pending: the new key is the minimum.
             self.staged = key;
@@ -564,6 +548,22 @@ impl EventQueue {
         } else {
             self.store(key);
         }
+    }
+
+    /// The key of a new event (`payload` at `at`, the next sequence number), now counted
+    /// as pending.
+    #[inline(always)]
+    fn next_key(&mut self, at: u64, payload: u64) -> Key {
+        let key = Key {
+            time: at,
+            tag: (self.seq << PAYLOAD_BITS) | payload,
+        };
+        self.seq += 1;
+        self.len += 1;
+        if self.len > self.peak_len {
+            self.peak_len = self.len;
+        }
+        key
     }
 
     /// Store an event that does not fit in its key; returns its slot.
