@@ -19,15 +19,16 @@ pub fn run(text: &str) -> Vec<Table> {
     crate::output::collect(&loaded, &sim, &info)
 }
 
-/// Load, build and run a scenario as `run_text` does and check packet conservation at
-/// every port; returns the finished simulation.
-pub fn run_sim(
-    text: &str,
-) -> (
+/// A loaded scenario, its simulation and what building it reported.
+pub type Built = (
     crate::scenario::Loaded,
     crate::engine::sim::Sim,
     crate::scenario::BuildInfo,
-) {
+);
+
+/// Load, build and run a scenario as `run_text` does and check packet conservation at
+/// every port; returns the finished simulation.
+pub fn run_sim(text: &str) -> Built {
     let (loaded, mut sim, info) = build_sim(text);
     sim.start();
     sim.run(&mut |_| true);
@@ -38,13 +39,7 @@ pub fn run_sim(
 }
 
 /// Load and build a scenario given as TOML text (no overrides), not started.
-pub fn build_sim(
-    text: &str,
-) -> (
-    crate::scenario::Loaded,
-    crate::engine::sim::Sim,
-    crate::scenario::BuildInfo,
-) {
+pub fn build_sim(text: &str) -> Built {
     let loaded = crate::scenario::load(text, "test.toml", &[]).expect("scenario loads");
     let (sim, info) = crate::scenario::build(&loaded).expect("scenario builds");
     (loaded, sim, info)
