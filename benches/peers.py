@@ -20,8 +20,9 @@ whole-process rate and the simulation's own rate, packets / (CPU s − start-up 
   overrides; the long-lived case is an SRU no run can finish (1000 GB).
 - ns-2.35: `ns benches/ns2/incast.tcl` (Debian package `ns2`); the SRU case uses the sender
   barrier (the one-way TCP's `done` callback) so that ns-2 pays no per-packet Tcl callback.
-- htsim: any command given with --htsim, formatted with the case's values, that prints a
-  line `bottleneck_pkts N` (htsim itself is not part of this project; see docs/performance.md).
+- htsim: our star-incast driver over htsim's library, `benches/htsim/htsim_star_incast.cpp`,
+  built with htsim by `benches/htsim/build.sh` (used when built), or any command given with
+  --htsim, formatted with the case's values, that prints a line `bottleneck_pkts N`.
 
 A simulator that is not installed is left out with one line. Never run by CI.
 """
@@ -46,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCENARIO = ROOT / "scenarios" / "bench-incast.toml"
 TCL = HERE / "ns2" / "incast.tcl"
+HTSIM = HERE / "htsim" / "build" / "htsim_star_incast"
 PKTS = re.compile(r"bottleneck_pkts\W+(\d+)")
 
 
@@ -106,6 +108,14 @@ def ns2_cmd(ns: str, c: dict, tmp: str) -> list[str]:
     ]
 
 
+def default_htsim(driver: Path = HTSIM) -> str | None:
+    """The --htsim template of the driver `benches/htsim/build.sh` builds, if it is built."""
+    if not os.access(driver, os.X_OK):
+        return None
+    args = "-n {servers} -rate_gbps {rate_gbps} -time_s {duration} -workload {workload}"
+    return f"{shlex.quote(str(driver))} {args}"
+
+
 def htsim_cmd(template: str, c: dict, tmp: str) -> list[str]:
     return shlex.split(template.format(**c))
 
@@ -135,7 +145,10 @@ def main() -> int:
     )
     ap.add_argument("--ns", default="ns", help="ns-2 binary (default: ns on PATH)")
     ap.add_argument(
-        "--htsim", default=os.environ.get("HTSIM_CMD"), help="htsim command template (or HTSIM_CMD)"
+        "--htsim",
+        default=os.environ.get("HTSIM_CMD") or default_htsim(),
+        help="htsim command template (or HTSIM_CMD; default: the driver benches/htsim/build.sh "
+        "builds, when built)",
     )
     ap.add_argument("--only", nargs="*", help="case names to run, e.g. 1g-long-8")
     ap.add_argument("--out", help="append every run as a JSON line to this file")
@@ -156,7 +169,10 @@ def main() -> int:
     if a.htsim:
         sims.append(("htsim", lambda c, t: htsim_cmd(a.htsim, c, t)))
     else:
-        print("peers: htsim left out (no --htsim command)", file=sys.stderr)
+        print(
+            "peers: htsim left out (no --htsim command; benches/htsim/build.sh builds one)",
+            file=sys.stderr,
+        )
 
     todo = cases(a.duration_1g, a.duration_10g)
     for c in todo:
