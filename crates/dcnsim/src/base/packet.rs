@@ -1,9 +1,14 @@
-//! Packets: small plain structs copied by value through queues and wires.
+//! Packets: small plain structs, stored once in a [`PacketArena`] while they cross the
+//! network.
 //!
-//! DESIGN.md suggests a slab of packets passed by handle. A packet here is 80 bytes and
-//! every queue is a preallocated ring (`VecDeque`), so moving the struct costs no more than
-//! a handle would: an arena with handles, tried in the 18th session, ran no faster on the
-//! star and 6 % slower on the fabric (docs/performance.md, "packets in one arena").
+//! DESIGN.md suggests a slab of packets passed by handle. A packet is 80 bytes; from the
+//! moment a host or a switch hands it to a port until a host absorbs it or a port drops
+//! it, it stays in one slot of the network's arena, and the FIFO queues, the wires and the
+//! multi-queue ports' class queues move its 4-byte handle ([`PktRef`]; a class queue keeps
+//! the size, class and enqueue time beside it, 24 bytes, for its scheduler). A transport
+//! still builds its packets by value and reads the ones it receives where they are. Before
+//! the 18th session every queue and wire held packets by value; docs/performance.md
+//! ("packets in one arena") has the measurements of both.
 //!
 //! SACK blocks (RFC 2018) ride on every packet as a compact fixed field, [`SackBlocks`]:
 //! up to three blocks stored as 32-bit offsets from the packet's cumulative `ack`
@@ -248,6 +253,91 @@ impl Packet {
     }
 }
 
+/// Where a packet waits in the [`PacketArena`] while it crosses the network: queues and
+/// wires hold these 4-byte handles instead of 80-byte packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PktRef(u32);
+
+/// The packets in the network, each in one slot from the moment a host or a switch hands
+/// it to a port until a host absorbs it or a port drops it; queues and wires move handles
+/// ([`PktRef`]). A freed slot is the next one given out (a stack of free slots), so a
+/// packet created just after another was delivered or dropped is written to a line the
+/// cache still holds: a host's ACK goes where the data segment it acknowledges was. The
+/// arena only grows, to the most packets ever in flight at once. Which slot a packet gets
+/// never changes what happens to it.
+#[derive(Clone, Debug, Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketArena {
+    /// Store `p`; its handle stays valid until `take` or `free`.
+    #[inline]
+    pub fn put(&mut self, p: Packet) -> PktRef {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                PktRef(i)
+            }
+            None => self.put_new(p),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn put_new(&mut self, p: Packet) -> PktRef {
+        let i = u32::try_from(self.slots.len()).expect("fewer than 2³² packets in flight");
+        self.slots.push(p);
+        PktRef(i)
+    }
+
+    /// Remove the packet of `h` and return it.
+    #[inline]
+    pub fn take(&mut self, h: PktRef) -> Packet {
+        let p = self.slots[h.0 as usize];
+        self.free.push(h.0);
+        p
+    }
+
+    /// Remove the packet of `h` (dropped).
+    #[inline]
+    pub fn free(&mut self, h: PktRef) {
+        self.free.push(h.0);
+    }
+
+    /// Packets stored now.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Bytes of the slots (the most packets ever stored at once) and of the free list.
+    pub fn bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Packet>() + self.free.capacity() * 4
+    }
+
+    /// The address of `h`'s slot (for prefetching; never dereferenced through this).
+    #[inline]
+    pub fn addr(&self, h: PktRef) -> *const u8 {
+        self.slots.as_ptr().wrapping_add(h.0 as usize) as *const u8
+    }
+}
+
+impl std::ops::Index<PktRef> for PacketArena {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, h: PktRef) -> &Packet {
+        &self.slots[h.0 as usize]
+    }
+}
+
+impl std::ops::IndexMut<PktRef> for PacketArena {
+    #[inline]
+    fn index_mut(&mut self, h: PktRef) -> &mut Packet {
+        &mut self.slots[h.0 as usize]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -277,6 +367,33 @@ mod tests {
         assert_eq!((cnm.cnm_feedback(), cnm.class), (42, 3));
         assert!(cnm.cnm_sampled(Kind::Udp) && !cnm.cnm_sampled(Kind::Data));
         assert_eq!((cnm.enq_time, cnm.sent_time), (t, t));
+    }
+
+    /// The arena gives a freed slot out next (last freed, first reused), keeps the packets
+    /// it stores intact, and counts them.
+    #[test]
+    fn the_arena_reuses_the_last_freed_slot() {
+        use super::{Packet, PacketArena};
+        use crate::base::ids::NodeId;
+        use crate::base::units::SimTime;
+        let pkt = |q: u16| Packet::pause((NodeId(1), NodeId(2)), 64, q, None, SimTime::ZERO);
+        let mut a = PacketArena::default();
+        let (h0, h1, h2) = (a.put(pkt(0)), a.put(pkt(1)), a.put(pkt(2)));
+        assert_eq!(a.live(), 3);
+        assert_eq!(a[h1].pause_quanta(), 1);
+        assert_eq!(a.take(h0).pause_quanta(), 0);
+        a.free(h2);
+        assert_eq!(a.live(), 1);
+        // h2 was freed last, so the next packet goes there, then to h0's slot.
+        assert_eq!(a.put(pkt(7)), h2);
+        assert_eq!(a.put(pkt(8)), h0);
+        assert_eq!((a[h2].pause_quanta(), a[h0].pause_quanta()), (7, 8));
+        a[h1].seq = 9;
+        assert_eq!((a[h1].pause_quanta(), a.live()), (9, 3));
+        let h3 = a.put(pkt(3));
+        assert!(h3 != h0 && h3 != h1 && h3 != h2);
+        assert_eq!(a.live(), 4);
+        assert!(a.bytes() >= 4 * std::mem::size_of::<Packet>());
     }
 
     /// A drained ring starts again at its first slot, keeping its capacity and order.

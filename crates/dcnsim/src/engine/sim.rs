@@ -58,6 +58,7 @@ impl Sim {
                 net: Network {
                     nodes: Vec::new(),
                     ports: Vec::new(),
+                    packets: crate::base::packet::PacketArena::default(),
                     pools: Vec::new(),
                     ecmp: crate::engine::net::ecmp::EcmpGroups::default(),
                     mq_pass_through: true,
@@ -90,9 +91,11 @@ impl Sim {
             return;
         };
         if kind == 1 {
-            if let Some(w) = port.wire.front() {
-                prefetch(w as *const _ as *const u8);
-                prefetch((w as *const _ as *const u8).wrapping_add(64));
+            if let Some(&(_, h)) = port.wire.front() {
+                // The arriving packet's slot (80 bytes, on one or two lines).
+                let at = self.net.packets.addr(h);
+                prefetch(at);
+                prefetch(at.wrapping_add(79));
             }
             if let Some(o) = self.net.ports.get(port.head_out.idx()) {
                 // The output port's hot part (three lines) and its multi-queue state.
@@ -180,10 +183,11 @@ impl Sim {
     }
 
     /// Packet conservation at every port (`Port::conservation`: arrived equals dropped plus
-    /// queued plus sent); `Err` lists the ports where it fails. Whole-scenario tests call
-    /// it after each run.
+    /// queued plus sent), and in the packet arena (every stored packet is in a queue or on
+    /// a wire: none leaked, none freed twice); `Err` lists the ports where it fails.
+    /// Whole-scenario tests call it after each run.
     pub fn check_conservation(&self) -> Result<(), String> {
-        let bad: Vec<String> = self
+        let mut bad: Vec<String> = self
             .net
             .ports
             .iter()
@@ -195,6 +199,7 @@ impl Sim {
                 ))
             })
             .collect();
+        bad.extend(self.arena_check().err());
         if bad.is_empty() {
             Ok(())
         } else {
@@ -202,10 +207,23 @@ impl Sim {
         }
     }
 
+    /// Every packet in the arena (`Network::packets`) is in a port's queues or on a wire.
+    fn arena_check(&self) -> Result<(), String> {
+        let (stored, held) = (self.net.packets.live() as u64, self.packets_in_network());
+        if stored == held {
+            Ok(())
+        } else {
+            Err(format!(
+                "{stored} packets stored != {held} in queues and on wires"
+            ))
+        }
+    }
+
     /// The end-of-run self-checks of `dcnsim run --check`, in release builds too:
     /// - per port, packet conservation (`Port::conservation`: arrived = dropped + queued +
     ///   sent) and the buffer bound of a single-FIFO port (the largest backlog seen,
     ///   `max_queue_bytes`, and the backlog now are at most the port's byte limit);
+    /// - every packet stored in the arena is in a queue or on a wire;
     /// - per TCP flow, the sequence space: acknowledged <= delivered in order at the
     ///   receiver <= sent (`snd_una <= rcv_nxt <= snd_max`; the bytes sent and not
     ///   delivered are lost, in flight or held out of order) and `snd_una <= snd_nxt <=
@@ -228,6 +246,7 @@ impl Sim {
                 ));
             }
         }
+        bad.extend(self.arena_check().err());
         for f in &self.hosts.flows {
             let (s, r) = (&f.snd, &f.rcv);
             let ordered = s.snd_una <= r.rcv_nxt && r.rcv_nxt <= s.snd_max;

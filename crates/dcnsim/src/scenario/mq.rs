@@ -6,7 +6,7 @@ use super::{aqm_from_cfg, line_of, AqmCfg, Ctx, MarkCfg, MarkDefaults, ScenarioE
 use crate::base::ids::{NodeId, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::{Bytes, RateBps};
-use crate::engine::net::mq_port::{MqPort, QueueMark};
+use crate::engine::net::mq_port::{MqPort, QueueMark, QueuedRef};
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 use crate::model::aqm::{Aqm, AqmAt};
@@ -212,7 +212,7 @@ fn mark_from_cfg(
     pid: PortId,
     n: usize,
     quanta: Option<Vec<u32>>,
-    mq: &mut MultiQueue,
+    mq: &mut MultiQueue<QueuedRef>,
 ) -> Result<QueueMark, ScenarioError> {
     let err = |key: &str, msg: String| ctx.err(what, key, msg);
     let rate = sim.net.ports[pid.idx()].rate;
@@ -353,7 +353,8 @@ fn build_port(
         }
         _ => None,
     };
-    let mut mq = MultiQueue::new(n, &cfg, 0).map_err(|e| fail("count", e))?;
+    let mut mq: MultiQueue<QueuedRef> =
+        MultiQueue::new(n, &cfg, 0).map_err(|e| fail("count", e))?;
     let policy = buffer_policy(q, n, sim.net.ports[pid.idx()].limit_bytes, &fail)?;
     let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
     let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;

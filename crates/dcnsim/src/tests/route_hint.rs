@@ -24,7 +24,8 @@ fn head_out_is_the_route_of_every_wire_head() {
     let (mut checked, mut via_group) = (0u64, 0u64);
     for _ in 0..200_000 {
         for p in &sim.net.ports {
-            if let Some((_, head)) = p.wire.front() {
+            if let Some(&(_, head)) = p.wire.front() {
+                let head = &sim.net.packets[head];
                 let want = route_hint(&sim.net.nodes, &sim.net.ecmp, p.peer_node, head);
                 assert_eq!(
                     p.head_out,

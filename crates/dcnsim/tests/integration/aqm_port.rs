@@ -41,7 +41,10 @@ fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::
     }
     let p = &sim.net.ports[ab.idx()];
     (
-        p.wire.iter().map(|(_, p)| (p.seq, p.ecn)).collect(),
+        p.wire
+            .iter()
+            .map(|&(_, h)| (sim.net.packets[h].seq, sim.net.packets[h].ecn))
+            .collect(),
         p.stats.clone(),
     )
 }

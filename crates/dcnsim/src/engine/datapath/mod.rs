@@ -14,7 +14,7 @@ pub mod l2;
 mod mq;
 
 use crate::base::ids::{AppId, FlowId, NodeId, PortId};
-use crate::base::packet::{Kind, Packet};
+use crate::base::packet::{Kind, Packet, PktRef};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{
@@ -223,21 +223,38 @@ impl Core {
     /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
     #[inline]
     pub(crate) fn enqueue_from(&mut self, pid: PortId, p: Packet, input: PortId) -> Enqueued {
+        let h = self.net.packets.put(p);
         let r = if self.net.ports[pid.idx()].mq.is_some() {
-            self.mq_enqueue(pid, p, input)
+            self.mq_enqueue(pid, h, input)
         } else {
-            self.fifo_enqueue(pid, p)
+            self.fifo_enqueue(pid, h)
         };
         debug_assert_eq!(self.net.ports[pid.idx()].conservation(), Ok(()));
         r
     }
 
-    /// `enqueue` on a single-FIFO port. An enqueue-side `Drop` takes effect before the
-    /// buffer check, a `Mark` only on a packet the buffer admits (a marked packet that is
-    /// then tail-dropped counts as a tail drop, not a mark).
-    fn fifo_enqueue(&mut self, pid: PortId, mut p: Packet) -> Enqueued {
+    /// [`Core::enqueue`] of packet `h`, already in `net.packets` (a switch forwarding what
+    /// arrived on a wire).
+    #[inline]
+    fn enqueue_stored(&mut self, pid: PortId, h: PktRef) -> Enqueued {
+        let r = if self.net.ports[pid.idx()].mq.is_some() {
+            self.mq_enqueue(pid, h, PortId::NONE)
+        } else {
+            self.fifo_enqueue(pid, h)
+        };
+        debug_assert_eq!(self.net.ports[pid.idx()].conservation(), Ok(()));
+        r
+    }
+
+    /// `enqueue` on a single-FIFO port of packet `h` (in `net.packets`; freed if dropped).
+    /// An enqueue-side `Drop` takes effect before the buffer check, a `Mark` only on a
+    /// packet the buffer admits (a marked packet that is then tail-dropped counts as a tail
+    /// drop, not a mark).
+    fn fifo_enqueue(&mut self, pid: PortId, h: PktRef) -> Enqueued {
         let now = self.now;
-        let port = &mut self.net.ports[pid.idx()];
+        let net = &mut self.net;
+        let port = &mut net.ports[pid.idx()];
+        let p = &mut net.packets[h];
         port.stats.arrived += 1;
         // The enqueue-side verdict, resolved for this packet (Pass or Mark past the drop).
         let mut v = Verdict::Pass;
@@ -245,31 +262,34 @@ impl Core {
             if port.aqm_at == AqmAt::Enqueue {
                 let q = port.queue.len() as u64;
                 let by = aqm_reason(&port.aqm);
-                v = resolve(port.aqm.decide(now, &p, q, port.queued_bytes), by, &p);
+                v = resolve(port.aqm.decide(now, p, q, port.queued_bytes), by, p);
                 if v == Verdict::Drop {
-                    apply_verdict(v, by, &mut p, &mut port.stats, None);
+                    apply_verdict(v, by, p, &mut port.stats, None);
+                    net.packets.free(h);
                     return Enqueued::Dropped(by.drop_reason());
                 }
             }
             if port.queue.is_empty() && port.may_start_data(now) {
                 // Straight to the wire: at dequeue the queue behind it is empty.
                 if port.aqm_at == AqmAt::Dequeue {
-                    v = port.aqm.decide(now, &p, 0, 0);
+                    v = port.aqm.decide(now, p, 0, 0);
                 }
                 let by = aqm_reason(&port.aqm);
-                if apply_verdict(v, by, &mut p, &mut port.stats, None) == Verdict::Drop {
+                if apply_verdict(v, by, p, &mut port.stats, None) == Verdict::Drop {
+                    net.packets.free(h);
                     return Enqueued::Dropped(by.drop_reason());
                 }
                 port.aqm.on_queue_empty(now + port.tx_time(p.size));
                 port.begin_service(
                     pid,
                     now,
-                    p,
+                    h,
                     false,
                     Fabric {
                         events: &mut self.events,
-                        nodes: &self.net.nodes,
-                        ecmp: &self.net.ecmp,
+                        nodes: &net.nodes,
+                        ecmp: &net.ecmp,
+                        packets: &net.packets,
                     },
                 );
                 return Enqueued::Started;
@@ -278,12 +298,13 @@ impl Core {
             port.begin_service(
                 pid,
                 now,
-                p,
+                h,
                 false,
                 Fabric {
                     events: &mut self.events,
-                    nodes: &self.net.nodes,
-                    ecmp: &self.net.ecmp,
+                    nodes: &net.nodes,
+                    ecmp: &net.ecmp,
+                    packets: &net.packets,
                 },
             );
             return Enqueued::Started;
@@ -292,14 +313,15 @@ impl Core {
             || port.queue.len() as u64 >= port.limit_pkts
         {
             port.stats.count_drop(DropReason::Tail, p.size);
+            net.packets.free(h);
             return Enqueued::Dropped(DropReason::Tail);
         }
         if v == Verdict::Mark {
-            apply_verdict(v, aqm_reason(&port.aqm), &mut p, &mut port.stats, None);
+            apply_verdict(v, aqm_reason(&port.aqm), p, &mut port.stats, None);
         }
         p.enq_time = now;
         port.queued_bytes += p.size as u64;
-        port.queue.push_back(p);
+        port.queue.push_back(h);
         if port.queued_bytes > port.stats.max_queue_bytes {
             port.stats.max_queue_bytes = port.queued_bytes;
         }
@@ -314,24 +336,27 @@ impl Core {
             return;
         }
         let now = self.now;
-        let port = &mut self.net.ports[pid.idx()];
+        let net = &mut self.net;
+        let port = &mut net.ports[pid.idx()];
         port.tx.fired();
         if port.mq.is_some() {
             let _ = self.mq_send_next(pid);
             return;
         }
-        while let Some(mut p) = port.queue.pop_front() {
+        while let Some(h) = port.queue.pop_front() {
             crate::base::packet::reuse_ring_from_the_start(&mut port.queue);
+            let p = &mut net.packets[h];
             port.queued_bytes -= p.size as u64;
             if let Some(m) = self.obs.queue_mean.as_mut() {
-                m.on_leave(pid, now, &p);
+                m.on_leave(pid, now, p);
             }
             if port.aqm_at != AqmAt::Off {
                 if port.aqm_at == AqmAt::Dequeue {
                     let q = port.queue.len() as u64;
-                    let v = port.aqm.decide(now, &p, q, port.queued_bytes);
+                    let v = port.aqm.decide(now, p, q, port.queued_bytes);
                     let by = aqm_reason(&port.aqm);
-                    if apply_verdict(v, by, &mut p, &mut port.stats, None) == Verdict::Drop {
+                    if apply_verdict(v, by, p, &mut port.stats, None) == Verdict::Drop {
+                        net.packets.free(h);
                         if port.queue.is_empty() {
                             port.aqm.on_queue_empty(now.max(port.tx.busy_until()));
                         }
@@ -347,12 +372,13 @@ impl Core {
             port.begin_service(
                 pid,
                 now,
-                p,
+                h,
                 more,
                 Fabric {
                     events: &mut self.events,
-                    nodes: &self.net.nodes,
-                    ecmp: &self.net.ecmp,
+                    nodes: &net.nodes,
+                    ecmp: &net.ecmp,
+                    packets: &net.packets,
                 },
             );
             break;
@@ -360,43 +386,54 @@ impl Core {
     }
 
     pub(crate) fn on_link_arrive(&mut self, pid: PortId) {
-        let port = &mut self.net.ports[pid.idx()];
-        let (_, p) = port
+        let net = &mut self.net;
+        let port = &mut net.ports[pid.idx()];
+        let (_, h) = port
             .wire
             .pop_front()
             .expect("arrival event with an empty wire");
         let out = port.head_out;
-        if let Some((next, np)) = port.wire.front() {
-            port.head_out = route_hint(&self.net.nodes, &self.net.ecmp, port.peer_node, np);
-            self.events.schedule(*next, Event::LinkArrive(pid));
+        if let Some(&(next, nh)) = port.wire.front() {
+            port.head_out = route_hint(&net.nodes, &net.ecmp, port.peer_node, &net.packets[nh]);
+            self.events.schedule(next, Event::LinkArrive(pid));
         } else {
             crate::base::packet::reuse_ring_from_the_start(&mut port.wire);
         }
         let node = port.peer_node;
-        self.receive(node, p, out, pid);
+        self.receive(node, h, out, pid);
     }
 
-    /// A packet has fully arrived at `node` over the wire of port `link` (of the upstream
+    /// Packet `h` has fully arrived at `node` over the wire of port `link` (of the upstream
     /// node); `out` is where a switch forwards it ([`route_hint`], computed when the packet
     /// became its wire's head).
     #[inline]
-    fn receive(&mut self, node: NodeId, p: Packet, out: PortId, link: PortId) {
-        debug_assert_eq!(out, route_hint(&self.net.nodes, &self.net.ecmp, node, &p));
-        if self.l2.is_some() && crate::engine::datapath::l2::receive(self, node, p, out, link) {
+    fn receive(&mut self, node: NodeId, h: PktRef, out: PortId, link: PortId) {
+        debug_assert_eq!(
+            out,
+            route_hint(&self.net.nodes, &self.net.ecmp, node, &self.net.packets[h])
+        );
+        if self.l2.is_some() {
+            let p = self.net.packets.take(h);
+            if !crate::engine::datapath::l2::receive(self, node, p, out, link) {
+                // Layer 2 handles every frame at a switch, so this is a host.
+                self.net.absorbed += 1;
+                self.host_receive(node, p);
+            }
             return;
         }
         let n = &self.net.nodes[node.idx()];
         match n.kind {
             NodeKind::Switch => {
                 if out != PortId::NONE {
-                    self.enqueue(out, p);
+                    self.enqueue_stored(out, h);
                 } else {
+                    self.net.packets.free(h);
                     self.net.unroutable += 1;
                 }
             }
             NodeKind::Host => {
                 self.net.absorbed += 1;
-                self.host_receive(node, p)
+                self.host_receive_stored(node, h)
             }
         }
     }
@@ -463,30 +500,71 @@ impl Core {
         }
     }
 
+    /// [`Core::host_receive`] of packet `h` in `net.packets`: a TCP segment or ACK is read
+    /// where it is and its slot freed before the transport's replies are sent (so the first
+    /// reply is written to the same slot, a line the cache holds); anything else is taken
+    /// out first.
+    #[inline]
+    fn host_receive_stored(&mut self, host: NodeId, h: PktRef) {
+        let now = self.now;
+        let p = &self.net.packets[h];
+        let (kind, fid) = (p.kind, p.flow);
+        match kind {
+            Kind::Data | Kind::Syn => {
+                let hs = &mut self.hosts;
+                let f = &mut hs.flows[fid.idx()];
+                f.on_segment(now, p, &mut hs.out);
+                self.net.packets.free(h);
+                self.after_segment(host, fid);
+            }
+            Kind::Ack | Kind::SynAck => {
+                if self.obs.samplers.seq.on {
+                    self.obs.samplers.seq.on_ack_received(now, p);
+                }
+                let hs = &mut self.hosts;
+                hs.flows[fid.idx()].on_ack(now, p, &mut hs.out);
+                self.net.packets.free(h);
+                self.flush_out(host);
+                self.sync_timers(fid);
+            }
+            _ => {
+                let p = self.net.packets.take(h);
+                self.host_receive(host, p);
+            }
+        }
+    }
+
+    /// After a flow's receiver took a segment: send its replies, arm its timers, and record
+    /// a finished transfer.
+    #[inline]
+    fn after_segment(&mut self, host: NodeId, fid: FlowId) {
+        let now = self.now;
+        let delivered = self.hosts.flows[fid.idx()].delivered();
+        self.flush_out(host);
+        self.sync_timers(fid);
+        let t = self.hosts.targets[fid.idx()];
+        if delivered >= t.target {
+            self.hosts.targets[fid.idx()].target = u64::MAX;
+            self.hosts.completions.push(Completion {
+                flow: fid,
+                bytes: t.bytes,
+                start: t.started,
+                end: now,
+            });
+            if t.app.is_some() {
+                self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
+            }
+        }
+    }
+
     fn host_receive(&mut self, host: NodeId, p: Packet) {
         let now = self.now;
         match p.kind {
             Kind::Data | Kind::Syn => {
                 let fid = p.flow;
                 let h = &mut self.hosts;
-                let f = &mut h.flows[fid.idx()];
-                f.on_segment(now, &p, &mut h.out);
-                let delivered = f.delivered();
-                self.flush_out(host);
-                self.sync_timers(fid);
-                let t = self.hosts.targets[fid.idx()];
-                if delivered >= t.target {
-                    self.hosts.targets[fid.idx()].target = u64::MAX;
-                    self.hosts.completions.push(Completion {
-                        flow: fid,
-                        bytes: t.bytes,
-                        start: t.started,
-                        end: now,
-                    });
-                    if t.app.is_some() {
-                        self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
-                    }
-                }
+                h.flows[fid.idx()].on_segment(now, &p, &mut h.out);
+                self.after_segment(host, fid);
             }
             Kind::Ack | Kind::SynAck => {
                 let fid = p.flow;

@@ -4,48 +4,55 @@
 //! The order of operations is documented in `engine/net/mq_port.rs`.
 
 use crate::base::ids::{Idx, PortId};
-use crate::base::packet::Packet;
+use crate::base::packet::{PacketArena, PktRef};
+use crate::engine::datapath::l2::L2;
 use crate::engine::datapath::Core;
+use crate::engine::net::mq_port::QueuedRef;
 use crate::engine::net::{
-    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, MarkReason,
+    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, MarkReason, Port,
 };
 use crate::model::aqm::{AqmAt, Verdict};
-use crate::model::mq::MultiQueue;
+use crate::model::mq::buffer::SharedPool;
 
 impl Core {
-    /// Offer a packet to a multi-queue port (see the module documentation for the order).
-    /// `input`: the switch port it arrived on, for the PAUSE/PFC accounting (`NONE`: none).
-    pub(crate) fn mq_enqueue(&mut self, pid: PortId, mut p: Packet, input: PortId) -> Enqueued {
+    /// Offer packet `h` (in `net.packets`; freed if dropped) to a multi-queue port (see the
+    /// module documentation for the order). `input`: the switch port it arrived on, for the
+    /// PAUSE/PFC accounting (`NONE`: none). The class queues hold [`QueuedRef`]s.
+    pub(crate) fn mq_enqueue(&mut self, pid: PortId, h: PktRef, input: PortId) -> Enqueued {
         let now = self.now;
-        let port = &mut self.net.ports[pid.idx()];
+        let net = &mut self.net;
+        let port = &mut net.ports[pid.idx()];
+        let p = &mut net.packets[h];
         port.stats.arrived += 1;
         let m = port.mq.as_mut().expect("multi-queue port");
         // The enqueue-side mark, applied once the buffer has admitted the packet.
         let mut mark: Option<MarkReason> = None;
         if port.aqm_at == AqmAt::Enqueue {
             let by = aqm_reason(&port.aqm);
-            let v = port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes());
-            match resolve(v, by, &p) {
+            let v = port.aqm.decide(now, p, m.mq.len() as u64, m.mq.bytes());
+            match resolve(v, by, p) {
                 Verdict::Pass => {}
                 Verdict::Mark => mark = Some(by),
                 Verdict::Drop => {
-                    apply_verdict(Verdict::Drop, by, &mut p, &mut port.stats, None);
+                    apply_verdict(Verdict::Drop, by, p, &mut port.stats, None);
+                    net.packets.free(h);
                     return Enqueued::Dropped(by.drop_reason());
                 }
             }
         }
-        let q = m.mq.classify(&p);
-        let (v, by) = m.enqueue_verdict(now, &p, q);
-        match resolve(v, by, &p) {
+        let q = m.mq.classify(p);
+        let (v, by) = m.enqueue_verdict(now, p, q);
+        match resolve(v, by, p) {
             Verdict::Pass => {}
             Verdict::Mark => mark = mark.or(Some(by)),
             Verdict::Drop => {
                 let qs = Some(&mut m.qstats[q].by);
-                apply_verdict(Verdict::Drop, by, &mut p, &mut port.stats, qs);
+                apply_verdict(Verdict::Drop, by, p, &mut port.stats, qs);
+                net.packets.free(h);
                 return Enqueued::Dropped(by.drop_reason());
             }
         }
-        let pool = m.pool.and_then(|i| self.net.pools.get_mut(i as usize));
+        let pool = m.pool.and_then(|i| net.pools.get_mut(i as usize));
         let cq = m.mq.queue(q);
         if !m
             .adm
@@ -53,6 +60,7 @@ impl Core {
         {
             port.stats.count_drop(DropReason::Buffer, p.size);
             m.qstats[q].by.drops[DropReason::Buffer as usize] += 1;
+            net.packets.free(h);
             return Enqueued::Dropped(DropReason::Buffer);
         }
         if let Some(pool) = pool {
@@ -60,14 +68,14 @@ impl Core {
         }
         if let Some(by) = mark {
             let qs = Some(&mut m.qstats[q].by);
-            apply_verdict(Verdict::Mark, by, &mut p, &mut port.stats, qs);
+            apply_verdict(Verdict::Mark, by, p, &mut port.stats, qs);
         }
         if let Some(l) = self.l2.as_mut() {
             // PAUSE/PFC input accounting (`engine/datapath/l2/pfc.rs`).
-            l.mq_arrival(now, port.node, pid, q, &p, input);
+            l.mq_arrival(now, port.node, pid, q, p, input);
         }
         p.enq_time = now;
-        if self.net.mq_pass_through
+        if net.mq_pass_through
             && self.l2.is_none()
             && m.mq.is_empty()
             && port.tx.idle(now)
@@ -81,30 +89,17 @@ impl Core {
             m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
             port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
             // (The dequeue-side AQM may still drop it: say so, as the queued path does.)
-            return match self.mq_transmit(pid, q, p) {
+            return match self.mq_transmit(pid, q, h) {
                 Ok(()) => Enqueued::Started,
                 Err(why) => Enqueued::Dropped(why),
             };
         }
-        let dropped = m.mq.enqueue(q, p);
+        let dropped = m.mq.enqueue(q, QueuedRef::new(h, p));
         if dropped > 0 {
-            // DRR `blimit` / SFQ `maxqueue` rules (the arrival or the longest flow's packets).
-            let uses_pool = m.pool.map(|i| i as usize);
-            let mut tmp = std::mem::take(&mut m.scratch);
-            tmp.extend(m.mq.take_dropped());
-            for d in tmp.drain(..) {
-                port.stats.count_drop(DropReason::SchedulerLimit, d.size);
-                let dq = class_or_bucket(&m.mq, &d);
-                m.qstats[dq].by.drops[DropReason::SchedulerLimit as usize] += 1;
-                if let Some(l) = self.l2.as_mut() {
-                    l.mq_left(now, port.node, pid, dq, &d);
-                }
-                if let Some(i) = uses_pool {
-                    self.net.pools[i].give_back(d.size);
-                }
-            }
-            m.scratch = tmp;
+            let l2 = self.l2.as_deref_mut();
+            scheduler_drops(now, pid, port, &mut net.packets, &mut net.pools, l2);
         }
+        let m = port.mq.as_mut().expect("multi-queue port");
         let qb = m.mq.queue(q).bytes();
         m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(qb);
         port.queued_bytes = m.mq.bytes();
@@ -142,46 +137,46 @@ impl Core {
         let now = self.now;
         let mut last_drop = None;
         loop {
-            let m = self.net.ports[pid.idx()]
-                .mq
-                .as_mut()
-                .expect("multi-queue port");
-            let Some((q, p)) = m.mq.dequeue(now) else {
-                self.net.ports[pid.idx()].queued_bytes = 0;
+            let port = &mut self.net.ports[pid.idx()];
+            let m = port.mq.as_mut().expect("multi-queue port");
+            let Some((q, e)) = m.mq.dequeue(now) else {
+                port.queued_bytes = 0;
                 return Err(last_drop);
             };
             if let Some(m) = self.obs.queue_mean.as_mut() {
-                m.on_leave(pid, now, &p);
+                m.on_leave(pid, now, &self.net.packets[e.h]);
             }
             if let Some(l) = self.l2.as_mut() {
                 // PAUSE/PFC input accounting (`engine/datapath/l2/pfc.rs`).
-                l.mq_left(now, self.net.ports[pid.idx()].node, pid, q, &p);
+                l.mq_left(now, port.node, pid, q, &self.net.packets[e.h]);
             }
-            match self.mq_transmit(pid, q, p) {
+            match self.mq_transmit(pid, q, e.h) {
                 Ok(()) => return Ok(()),
                 Err(why) => last_drop = Some(why),
             }
         }
     }
 
-    /// Packet `p` of queue `q` leaves the queues of port `pid` at `now` (already removed
+    /// Packet `h` of queue `q` leaves the queues of port `pid` at `now` (already removed
     /// from them): dequeue-side AQM, counters, and the start of its serialisation. `Err`
-    /// (the drop reason) when the dequeue-side AQM dropped it (the caller picks another
-    /// packet).
+    /// (the drop reason; the packet is freed) when the dequeue-side AQM dropped it (the
+    /// caller picks another packet).
     #[inline]
-    fn mq_transmit(&mut self, pid: PortId, q: usize, mut p: Packet) -> Result<(), DropReason> {
+    fn mq_transmit(&mut self, pid: PortId, q: usize, h: PktRef) -> Result<(), DropReason> {
         let now = self.now;
-        let port = &mut self.net.ports[pid.idx()];
+        let net = &mut self.net;
+        let port = &mut net.ports[pid.idx()];
+        let p = &mut net.packets[h];
         let m = port.mq.as_mut().expect("multi-queue port");
         if let Some(i) = m.pool {
-            self.net.pools[i.idx()].give_back(p.size);
+            net.pools[i.idx()].give_back(p.size);
         }
-        let (v, mut by) = m.dequeue_verdict(now, &p, q);
-        let mut v = resolve(v, by, &p);
+        let (v, mut by) = m.dequeue_verdict(now, p, q);
+        let mut v = resolve(v, by, p);
         if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
             let port_by = aqm_reason(&port.aqm);
-            let pv = port.aqm.decide(now, &p, m.mq.len() as u64, m.mq.bytes());
-            let pv = resolve(pv, port_by, &p);
+            let pv = port.aqm.decide(now, p, m.mq.len() as u64, m.mq.bytes());
+            let pv = resolve(pv, port_by, p);
             // A drop wins; a packet both mark is counted under the per-queue scheme.
             if pv == Verdict::Drop || (pv == Verdict::Mark && v == Verdict::Pass) {
                 (v, by) = (pv, port_by);
@@ -191,8 +186,9 @@ impl Core {
             port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
         }
         let qs = Some(&mut m.qstats[q].by);
-        if apply_verdict(v, by, &mut p, &mut port.stats, qs) == Verdict::Drop {
+        if apply_verdict(v, by, p, &mut port.stats, qs) == Verdict::Drop {
             port.queued_bytes = m.mq.bytes();
+            net.packets.free(h);
             return Err(by.drop_reason());
         }
         m.on_departure(now, q, p.size);
@@ -204,15 +200,41 @@ impl Core {
         let more = !m.mq.is_empty();
         let fabric = Fabric {
             events: &mut self.events,
-            nodes: &self.net.nodes,
-            ecmp: &self.net.ecmp,
+            nodes: &net.nodes,
+            ecmp: &net.ecmp,
+            packets: &net.packets,
         };
-        port.begin_service(pid, now, p, more, fabric);
+        port.begin_service(pid, now, h, more, fabric);
         Ok(())
     }
 }
 
-/// Queue index of a packet already classified by `mq` (for counting drops).
-fn class_or_bucket(mq: &MultiQueue, p: &Packet) -> usize {
-    mq.classify(p)
+/// Count and free the packets that DRR's `blimit` / SFQ's `maxqueue` rule just dropped at
+/// multi-queue port `port` (`pid`): the arrival or the longest flow's packets.
+fn scheduler_drops(
+    now: crate::base::units::SimTime,
+    pid: PortId,
+    port: &mut Port,
+    packets: &mut PacketArena,
+    pools: &mut [SharedPool],
+    mut l2: Option<&mut L2>,
+) {
+    let m = port.mq.as_mut().expect("multi-queue port");
+    let uses_pool = m.pool.map(|i| i as usize);
+    let mut tmp = std::mem::take(&mut m.scratch);
+    tmp.extend(m.mq.take_dropped());
+    for d in tmp.drain(..) {
+        port.stats.count_drop(DropReason::SchedulerLimit, d.size);
+        let dp = &packets[d.h];
+        let dq = m.mq.classify(dp);
+        m.qstats[dq].by.drops[DropReason::SchedulerLimit as usize] += 1;
+        if let Some(l) = l2.as_deref_mut() {
+            l.mq_left(now, port.node, pid, dq, dp);
+        }
+        if let Some(i) = uses_pool {
+            pools[i].give_back(d.size);
+        }
+        packets.free(d.h);
+    }
+    m.scratch = tmp;
 }

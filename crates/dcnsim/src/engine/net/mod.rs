@@ -26,7 +26,7 @@ pub(crate) mod switch_graph;
 
 use crate::base::alloc::{try_filled, AllocError};
 use crate::base::ids::{NodeId, PortId};
-use crate::base::packet::{Ecn, Packet};
+use crate::base::packet::{Ecn, Packet, PacketArena, PktRef};
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::ecmp::EcmpGroups;
@@ -302,6 +302,7 @@ pub struct Fabric<'a> {
     pub events: &'a mut EventQueue,
     pub nodes: &'a [Node],
     pub ecmp: &'a EcmpGroups,
+    pub packets: &'a PacketArena,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -477,8 +478,9 @@ pub fn port_name(nodes: &[Node], p: &Port) -> String {
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Port {
-    /// Packets in flight on the wire towards `peer_node`, with their arrival times.
-    pub wire: VecDeque<(SimTime, Packet)>,
+    /// Packets in flight on the wire towards `peer_node` (handles into
+    /// `Network::packets`), with their arrival times.
+    pub wire: VecDeque<(SimTime, PktRef)>,
     /// The transmitter: end of the frame in service, the one `PortTxDone` event.
     pub tx: Transmitter,
     /// Multi-queue egress (`engine/net/mq_port.rs`); `None` keeps the single FIFO below.
@@ -512,8 +514,9 @@ pub struct Port {
     pub stats: PortStats,
     /// Active queue management (`model/aqm.rs`).
     pub aqm: Aqm,
-    /// Egress queue (FIFO; its occupancy is `queued_bytes`).
-    pub queue: VecDeque<Packet>,
+    /// Egress queue (FIFO of handles into `Network::packets`; its occupancy is
+    /// `queued_bytes`).
+    pub queue: VecDeque<PktRef>,
     /// Buffer limit in bytes (u64::MAX: unlimited).
     pub limit_bytes: u64,
     /// Queue limit in packets, as a dummynet pipe's `queue N` (u64::MAX: unlimited).
@@ -607,20 +610,20 @@ impl Port {
         }
     }
 
-    /// Serve `p` (already out of the queues) from `now`: serialize it, put it on the wire,
-    /// schedule its arrival if it is the wire's head, and when `more` frames wait behind it
-    /// arm the transmit event for the end of its serialisation. Every transmission starts
-    /// here. (Always inlined, as the wiring it replaced: the serialisation itself,
-    /// `start_tx`, stays one out-of-line copy.)
+    /// Serve packet `h` (already out of the queues) from `now`: serialize it, put it on the
+    /// wire, schedule its arrival if it is the wire's head, and when `more` frames wait
+    /// behind it arm the transmit event for the end of its serialisation. Every
+    /// transmission starts here. (Always inlined, as the wiring it replaced: the
+    /// serialisation itself, `start_tx`, stays one out-of-line copy.)
     #[inline(always)]
-    pub fn begin_service(&mut self, pid: PortId, now: SimTime, p: Packet, more: bool, f: Fabric) {
+    pub fn begin_service(&mut self, pid: PortId, now: SimTime, h: PktRef, more: bool, f: Fabric) {
         debug_assert!(!self.tx.armed, "a port serves one frame at a time");
-        let arrive = self.start_tx(now, p);
+        let p = &f.packets[h];
+        let arrive = self.start_tx(now, h, p);
         if self.wire.len() == 1 {
             // Alone on the wire, so its head: note where the peer forwards it and schedule
             // its arrival (later frames are scheduled by `Core::on_link_arrive` in turn).
-            self.head_out =
-                crate::engine::net::route_hint(f.nodes, f.ecmp, self.peer_node, &self.wire[0].1);
+            self.head_out = crate::engine::net::route_hint(f.nodes, f.ecmp, self.peer_node, p);
             f.events.schedule(arrive, Event::LinkArrive(pid));
         }
         if more {
@@ -630,12 +633,13 @@ impl Port {
         }
     }
 
-    /// Start serializing `p` at `now`; returns the arrival time at the far end.
+    /// Start serializing packet `p` (handle `h`) at `now`; returns the arrival time at the
+    /// far end.
     #[inline]
-    fn start_tx(&mut self, now: SimTime, p: Packet) -> SimTime {
+    fn start_tx(&mut self, now: SimTime, h: PktRef, p: &Packet) -> SimTime {
         let end = now + self.tx_time(p.size);
         if let Some(c) = self.pcap.as_mut() {
-            c.record(now.0, &p);
+            c.record(now.0, p);
         }
         self.tx.busy_until = end;
         self.stats.tx_pkts += 1;
@@ -647,7 +651,7 @@ impl Port {
             s.on_tx(now, end);
         }
         let arrive = end + self.delay;
-        self.wire.push_back((arrive, p));
+        self.wire.push_back((arrive, h));
         arrive
     }
 }
@@ -1404,6 +1408,9 @@ pub(crate) fn route_hint(
 pub struct Network {
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
+    /// The packets on wires and in the ports' FIFO queues (`base/packet.rs`); the wires
+    /// and queues hold their handles.
+    pub packets: PacketArena,
     /// Switch-wide shared buffer pools (dynamic-threshold multi-queue ports, `engine/net/mq_port.rs`).
     pub pools: Vec<crate::model::mq::buffer::SharedPool>,
     /// ECMP groups named by switch route entries with `ecmp::ECMP_BIT` (`engine/net/ecmp.rs`).

@@ -30,7 +30,7 @@
 //! first (at enqueue the port's AQM, at dequeue the per-queue scheme). A drop by the
 //! port's AQM at enqueue happens before classification and is not counted on a queue.
 
-use crate::base::packet::Packet;
+use crate::base::packet::{Packet, PktRef};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::net::{aqm_reason, MarkReason, ReasonCounts};
@@ -39,7 +39,45 @@ use crate::model::mq::buffer::{Admission, BufferPolicy};
 use crate::model::mq::codel::Codel;
 use crate::model::mq::dqrate::DqRate;
 use crate::model::mq::tcn::{ProbTcn, Tcn};
-use crate::model::mq::MultiQueue;
+use crate::model::mq::{MultiQueue, Queued};
+
+/// What a class queue of a port holds for a packet waiting in `Network::packets`: its
+/// handle and the fields the schedulers read (24 bytes where the packet is 80).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuedRef {
+    pub enq_time: SimTime,
+    pub h: PktRef,
+    pub size: u32,
+    pub class: u8,
+}
+
+impl QueuedRef {
+    /// The entry for packet `p`, stored at `h` and stamped with its enqueue time.
+    #[inline]
+    pub fn new(h: PktRef, p: &Packet) -> QueuedRef {
+        QueuedRef {
+            enq_time: p.enq_time,
+            h,
+            size: p.size,
+            class: p.class,
+        }
+    }
+}
+
+impl Queued for QueuedRef {
+    #[inline]
+    fn size(&self) -> u32 {
+        self.size
+    }
+    #[inline]
+    fn class(&self) -> u8 {
+        self.class
+    }
+    #[inline]
+    fn enq_time(&self) -> SimTime {
+        self.enq_time
+    }
+}
 
 /// Per-queue marking scheme of a multi-queue port.
 #[derive(Clone, Debug)]
@@ -99,18 +137,18 @@ pub struct MqPort {
     /// Algorithm-1 estimators, one per queue (empty when not configured). Always fed at
     /// dequeue when present; used for marking by [`QueueMark::DqRate`].
     pub dqrate: Vec<DqRate>,
-    pub mq: MultiQueue,
+    pub mq: MultiQueue<QueuedRef>,
     /// Samples of the estimators: (time, queue, sample bps, avg bps), kept when
     /// `record_estimates` is set (Fig. 2).
     pub record_estimates: bool,
     pub estimates: Vec<(SimTime, u8, f64, f64)>,
     /// MQ-ECN round-time samples already recorded in `estimates`.
     pub mqecn_samples_seen: u64,
-    pub(crate) scratch: Vec<Packet>,
+    pub(crate) scratch: Vec<QueuedRef>,
 }
 
 impl MqPort {
-    pub fn new(mq: MultiQueue, adm: Admission, mark: QueueMark) -> MqPort {
+    pub fn new(mq: MultiQueue<QueuedRef>, adm: Admission, mark: QueueMark) -> MqPort {
         let n = mq.num_queues();
         MqPort {
             mq,
@@ -280,7 +318,9 @@ mod tests {
         });
         let mut p = pkt(0, 1500);
         p.enq_time = SimTime::ZERO;
-        m.mq.enqueue(0, p);
+        let mut arena = crate::base::packet::PacketArena::default();
+        let h = arena.put(p);
+        m.mq.enqueue(0, QueuedRef::new(h, &p));
         // queue 0 holds 1500 B: a second packet makes 3000 > 2000 → mark; queue 1 is empty.
         assert_eq!(
             m.enqueue_verdict(SimTime::ZERO, &pkt(0, 1500), 0),

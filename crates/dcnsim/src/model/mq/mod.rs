@@ -49,15 +49,42 @@ pub fn class_to_queue(class: u8, n: usize) -> usize {
     (class as usize).min(n.saturating_sub(1))
 }
 
+/// What a class queue stores: a packet, or what the engine keeps for one held elsewhere
+/// (`engine/net/mq_port.rs` `Queued`, a handle with the fields below). The schedulers and
+/// the queues read only these.
+pub trait Queued: Copy + std::fmt::Debug {
+    /// Bytes on the wire.
+    fn size(&self) -> u32;
+    /// Traffic class (802.1Qbb priority of a paused queue's head).
+    fn class(&self) -> u8;
+    /// When it entered the queue.
+    fn enq_time(&self) -> SimTime;
+}
+
+impl Queued for Packet {
+    #[inline]
+    fn size(&self) -> u32 {
+        self.size
+    }
+    #[inline]
+    fn class(&self) -> u8 {
+        self.class
+    }
+    #[inline]
+    fn enq_time(&self) -> SimTime {
+        self.enq_time
+    }
+}
+
 /// One FIFO with its byte and packet counts.
 #[derive(Clone, Debug)]
-pub struct ClassQueue {
-    pkts: VecDeque<Packet>,
+pub struct ClassQueue<T: Queued = Packet> {
+    pkts: VecDeque<T>,
     bytes: u64,
 }
 
-impl ClassQueue {
-    fn with_capacity(cap: usize) -> ClassQueue {
+impl<T: Queued> ClassQueue<T> {
+    fn with_capacity(cap: usize) -> ClassQueue<T> {
         ClassQueue {
             pkts: VecDeque::with_capacity(cap),
             bytes: 0,
@@ -79,23 +106,23 @@ impl ClassQueue {
     }
     /// The packet at the head, if any.
     #[inline]
-    pub fn head(&self) -> Option<&Packet> {
+    pub fn head(&self) -> Option<&T> {
         self.pkts.front()
     }
     /// Size of the head packet (0 when empty).
     #[inline]
     pub fn head_size(&self) -> u32 {
-        self.pkts.front().map_or(0, |p| p.size)
+        self.pkts.front().map_or(0, |p| p.size())
     }
     #[inline]
-    pub(crate) fn push(&mut self, p: Packet) {
-        self.bytes += p.size as u64;
+    pub(crate) fn push(&mut self, p: T) {
+        self.bytes += p.size() as u64;
         self.pkts.push_back(p);
     }
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<Packet> {
+    pub(crate) fn pop(&mut self) -> Option<T> {
         let p = self.pkts.pop_front()?;
-        self.bytes -= p.size as u64;
+        self.bytes -= p.size() as u64;
         crate::base::packet::reuse_ring_from_the_start(&mut self.pkts);
         Some(p)
     }
@@ -109,8 +136,8 @@ impl ClassQueue {
 /// packet touches; docs/performance.md); the rarely used MQ-ECN estimator is boxed.
 #[derive(Clone, Debug)]
 #[repr(C)]
-pub struct MultiQueue {
-    queues: Vec<ClassQueue>,
+pub struct MultiQueue<T: Queued = Packet> {
+    queues: Vec<ClassQueue<T>>,
     bytes: u64,
     pkts: usize,
     /// Optional MQ-ECN round-time estimator fed by the DWRR scheduler.
@@ -121,13 +148,13 @@ pub struct MultiQueue {
     paused_prios: u8,
     sched: Scheduler,
     /// Packets dropped by the scheduler's own limit (DRR/SFQ) since the last `take_dropped`.
-    dropped: Vec<Packet>,
+    dropped: Vec<T>,
 }
 
-impl MultiQueue {
+impl<T: Queued> MultiQueue<T> {
     /// `n` queues (for DRR/SFQ: hash buckets) scheduled by `cfg`; `capacity` is the initial
     /// packet capacity of each FIFO (0: allocated by its first packet). Errors on a bad configuration, never panics.
-    pub fn new(n: usize, cfg: &SchedConfig, capacity: usize) -> Result<MultiQueue, String> {
+    pub fn new(n: usize, cfg: &SchedConfig, capacity: usize) -> Result<MultiQueue<T>, String> {
         let sched = Scheduler::new(n, cfg)?;
         Ok(MultiQueue {
             queues: (0..n)
@@ -165,7 +192,7 @@ impl MultiQueue {
     pub fn num_queues(&self) -> usize {
         self.queues.len()
     }
-    pub fn queue(&self, i: usize) -> &ClassQueue {
+    pub fn queue(&self, i: usize) -> &ClassQueue<T> {
         &self.queues[i]
     }
     pub fn scheduler(&self) -> &Scheduler {
@@ -204,12 +231,12 @@ impl MultiQueue {
     }
 
     /// Enqueue `pkt` into queue `q` (an index ≥ N goes to the last queue). The arrival time
-    /// is `pkt.enq_time`. Returns how many packets the scheduler's own limit dropped (the
+    /// is `pkt.enq_time()`. Returns how many packets the scheduler's own limit dropped (the
     /// arriving one or others, ns-2 DRR/SFQ rules); they are kept for [`Self::take_dropped`].
-    pub fn enqueue(&mut self, q: usize, pkt: Packet) -> usize {
+    pub fn enqueue(&mut self, q: usize, pkt: T) -> usize {
         let n = self.queues.len();
         let q = q.min(n - 1);
-        let now = pkt.enq_time;
+        let now = pkt.enq_time();
         if self.pkts == 0 {
             if let Some(m) = self.mqecn.as_deref_mut() {
                 m.arrival_on_idle_port(now);
@@ -236,12 +263,12 @@ impl MultiQueue {
     }
 
     /// Packets dropped by DRR's `blimit` / SFQ's `maxqueue` rule since the last call.
-    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, Packet> {
+    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, T> {
         self.dropped.drain(..)
     }
 
     /// Pick and remove the next packet to transmit at time `now`.
-    pub fn dequeue(&mut self, now: SimTime) -> Option<(usize, Packet)> {
+    pub fn dequeue(&mut self, now: SimTime) -> Option<(usize, T)> {
         if self.pkts == 0 {
             return None;
         }
@@ -259,17 +286,13 @@ impl MultiQueue {
 
     /// Backlog accounting for a packet the scheduler handed out (and MQ-ECN's drain).
     #[inline]
-    fn account_dequeued(
-        &mut self,
-        now: SimTime,
-        r: Option<(usize, Packet)>,
-    ) -> Option<(usize, Packet)> {
+    fn account_dequeued(&mut self, now: SimTime, r: Option<(usize, T)>) -> Option<(usize, T)> {
         if let Some((_, p)) = &r {
-            self.bytes -= p.size as u64;
+            self.bytes -= p.size() as u64;
             self.pkts -= 1;
             if self.pkts == 0 {
                 if let Some(m) = self.mqecn.as_deref_mut() {
-                    m.last_packet_dequeued(now, p.size);
+                    m.last_packet_dequeued(now, p.size());
                 }
             }
         }
@@ -289,15 +312,15 @@ impl MultiQueue {
         let m = self.paused_prios;
         self.queues[i]
             .head()
-            .is_some_and(|p| m & (1u8 << crate::model::l2::class_priority(p.class)) != 0)
+            .is_some_and(|p| m & (1u8 << crate::model::l2::class_priority(p.class())) != 0)
     }
 
     /// `dequeue` with some priorities paused: queues whose head is paused are passed over.
-    fn dequeue_unpaused(&mut self, now: SimTime) -> Option<(usize, Packet)> {
+    fn dequeue_unpaused(&mut self, now: SimTime) -> Option<(usize, T)> {
         let m = self.paused_prios;
-        let eligible = |c: &ClassQueue| {
+        let eligible = |c: &ClassQueue<T>| {
             c.head()
-                .is_some_and(|p| m & (1u8 << crate::model::l2::class_priority(p.class)) == 0)
+                .is_some_and(|p| m & (1u8 << crate::model::l2::class_priority(p.class())) == 0)
         };
         let r = match self.mqecn.as_deref_mut() {
             Some(o) => self
@@ -368,7 +391,7 @@ mod tests {
         assert_eq!(class_to_queue(7, 8), 7);
         assert_eq!(class_to_queue(8, 8), 7);
         assert_eq!(class_to_queue(255, 8), 7);
-        let mq = MultiQueue::new(4, &SchedConfig::Sp, 8).unwrap();
+        let mq = MultiQueue::<Packet>::new(4, &SchedConfig::Sp, 8).unwrap();
         assert_eq!(mq.classify(&pkt(2, 100)), 2);
         assert_eq!(mq.classify(&pkt(9, 100)), 3);
     }
@@ -377,7 +400,7 @@ mod tests {
     /// ring `DEFAULT_QUEUE_CAPACITY` slots (the standard library's first growth).
     #[test]
     fn rings_are_allocated_by_the_first_packet() {
-        let mut mq = MultiQueue::new(32, &SchedConfig::Sp, 0).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(32, &SchedConfig::Sp, 0).unwrap();
         assert!((0..32).all(|q| mq.queues[q].pkts.capacity() == 0));
         mq.enqueue(5, pkt(5, 100));
         assert_eq!(mq.queues[5].pkts.capacity(), DEFAULT_QUEUE_CAPACITY);
@@ -386,7 +409,7 @@ mod tests {
 
     #[test]
     fn counts_bytes_and_packets() {
-        let mut mq = MultiQueue::new(3, &SchedConfig::Sp, 2).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(3, &SchedConfig::Sp, 2).unwrap();
         assert!(mq.dequeue(SimTime::ZERO).is_none());
         for (c, s) in [(0u8, 100u32), (1, 200), (2, 300), (7, 400)] {
             assert_eq!(mq.enqueue(c as usize, pkt(c, s)), 0);
@@ -406,11 +429,15 @@ mod tests {
 
     #[test]
     fn bad_configs_are_errors_not_panics() {
-        assert!(MultiQueue::new(0, &SchedConfig::Sp, 8).is_err());
-        assert!(MultiQueue::new(33, &SchedConfig::Sp, 8).is_err());
-        assert!(MultiQueue::new(2, &SchedConfig::Dwrr { quanta: vec![1500] }, 8).is_err());
-        assert!(MultiQueue::new(2, &SchedConfig::Dwrr { quanta: vec![0, 1] }, 8).is_err());
-        assert!(MultiQueue::new(
+        assert!(MultiQueue::<Packet>::new(0, &SchedConfig::Sp, 8).is_err());
+        assert!(MultiQueue::<Packet>::new(33, &SchedConfig::Sp, 8).is_err());
+        assert!(
+            MultiQueue::<Packet>::new(2, &SchedConfig::Dwrr { quanta: vec![1500] }, 8).is_err()
+        );
+        assert!(
+            MultiQueue::<Packet>::new(2, &SchedConfig::Dwrr { quanta: vec![0, 1] }, 8).is_err()
+        );
+        assert!(MultiQueue::<Packet>::new(
             2,
             &SchedConfig::Wfq {
                 weights: vec![1.0, f64::NAN]
@@ -418,7 +445,7 @@ mod tests {
             8
         )
         .is_err());
-        assert!(MultiQueue::new(
+        assert!(MultiQueue::<Packet>::new(
             2,
             &SchedConfig::Wrr {
                 weights: vec![1, 0]
@@ -426,7 +453,7 @@ mod tests {
             8
         )
         .is_err());
-        assert!(MultiQueue::new(
+        assert!(MultiQueue::<Packet>::new(
             3,
             &SchedConfig::SpDwrr {
                 strict: 3,
@@ -435,7 +462,7 @@ mod tests {
             8
         )
         .is_err());
-        assert!(MultiQueue::new(
+        assert!(MultiQueue::<Packet>::new(
             2000,
             &SchedConfig::Sfq {
                 maxqueue: 40,

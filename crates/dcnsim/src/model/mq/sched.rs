@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use super::{ClassQueue, MAX_BUCKETS, MAX_CLASS_QUEUES};
+use super::{ClassQueue, Queued, MAX_BUCKETS, MAX_CLASS_QUEUES};
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 
@@ -242,9 +242,9 @@ impl Dwrr {
         self.qs[q].deficit
     }
 
-    fn on_push<O: RoundObserver>(
+    fn on_push<T: Queued, O: RoundObserver>(
         &mut self,
-        queues: &[ClassQueue],
+        queues: &[ClassQueue<T>],
         q: usize,
         now: SimTime,
         obs: &mut O,
@@ -373,21 +373,21 @@ impl Scheduler {
 
     /// Store `pkt` in queue `q` (already range-checked) and update the scheduler; drops by
     /// DRR/SFQ's own limits go to `dropped`. Returns the net change of (bytes, packets) held.
-    pub(crate) fn enqueue<O: RoundObserver>(
+    pub(crate) fn enqueue<T: Queued, O: RoundObserver>(
         &mut self,
-        queues: &mut [ClassQueue],
+        queues: &mut [ClassQueue<T>],
         q: usize,
-        pkt: Packet,
+        pkt: T,
         now: SimTime,
-        dropped: &mut Vec<Packet>,
+        dropped: &mut Vec<T>,
         obs: &mut O,
     ) -> (i64, isize) {
-        let size = pkt.size as i64;
+        let size = pkt.size() as i64;
         match self {
             Scheduler::Sp => queues[q].push(pkt),
             Scheduler::Wfq(w) => {
                 if q >= w.strict && queues[q].is_empty() {
-                    let f = w.vt + pkt.size as f64 / w.weights[q];
+                    let f = w.vt + pkt.size() as f64 / w.weights[q];
                     w.finish[q] = f;
                     w.vt = f;
                 }
@@ -419,8 +419,8 @@ impl Scheduler {
                         }
                     }
                     let Some(p) = queues[best].pop() else { break };
-                    total -= p.size as u64;
-                    db -= p.size as i64;
+                    total -= p.size() as u64;
+                    db -= p.size() as i64;
                     dp -= 1;
                     dropped.push(p);
                     if queues[best].is_empty() {
@@ -463,14 +463,14 @@ impl Scheduler {
     }
 
     /// Remove the next packet to send. The caller guarantees some queue is non-empty.
-    pub(crate) fn dequeue<O: RoundObserver>(
+    pub(crate) fn dequeue<T: Queued, O: RoundObserver>(
         &mut self,
-        queues: &mut [ClassQueue],
+        queues: &mut [ClassQueue<T>],
         now: SimTime,
         obs: &mut O,
-    ) -> Option<(usize, Packet)> {
+    ) -> Option<(usize, T)> {
         // Every queue eligible: the general picker with its skip branches compiled out.
-        self.dequeue_eligible(queues, now, obs, &|_: &ClassQueue| true)
+        self.dequeue_eligible(queues, now, obs, &|_: &ClassQueue<T>| true)
     }
 }
 
@@ -484,8 +484,8 @@ impl Scheduler {
 // queue is served ahead until its tag catches up with the virtual time (documented in
 // docs/design.md). Wiring: `MultiQueue::dequeue` with paused priorities set, `engine/datapath/l2/pfc.rs`.
 
-fn first_eligible<F: Fn(&ClassQueue) -> bool>(
-    queues: &[ClassQueue],
+fn first_eligible<T: Queued, F: Fn(&ClassQueue<T>) -> bool>(
+    queues: &[ClassQueue<T>],
     upto: usize,
     eligible: &F,
 ) -> Option<usize> {
@@ -495,13 +495,13 @@ fn first_eligible<F: Fn(&ClassQueue) -> bool>(
 }
 
 impl Dwrr {
-    fn dequeue_eligible<O: RoundObserver, F: Fn(&ClassQueue) -> bool>(
+    fn dequeue_eligible<T: Queued, O: RoundObserver, F: Fn(&ClassQueue<T>) -> bool>(
         &mut self,
-        queues: &mut [ClassQueue],
+        queues: &mut [ClassQueue<T>],
         now: SimTime,
         obs: &mut O,
         eligible: &F,
-    ) -> Option<(usize, Packet)> {
+    ) -> Option<(usize, T)> {
         if let Some(q) = first_eligible(queues, self.strict, eligible) {
             return queues[q].pop().map(|p| (q, p));
         }
@@ -538,7 +538,7 @@ impl Dwrr {
                     st.deficit = 0;
                     st.turn = false;
                     self.active.pop_front();
-                    obs.emptied(q, now, p.size);
+                    obs.emptied(q, now, p.size());
                 }
                 return Some((q, p));
             }
@@ -552,10 +552,10 @@ impl Dwrr {
 
 /// Rotate an active list to its first eligible queue (moving skipped ones to the back);
 /// `None` when no active queue is eligible.
-fn rotate_to_eligible<F: Fn(&ClassQueue) -> bool>(
+fn rotate_to_eligible<T: Queued, F: Fn(&ClassQueue<T>) -> bool>(
     active: &mut VecDeque<u16>,
     turn: Option<&mut [bool]>,
-    queues: &[ClassQueue],
+    queues: &[ClassQueue<T>],
     eligible: &F,
 ) -> Option<usize> {
     let mut turn = turn;
@@ -576,13 +576,13 @@ fn rotate_to_eligible<F: Fn(&ClassQueue) -> bool>(
 impl Scheduler {
     /// As [`Scheduler::dequeue`], but only queues for which `eligible` holds (non-empty
     /// queues whose head may start) are served; `None` when no queue is eligible.
-    pub(crate) fn dequeue_eligible<O: RoundObserver, F: Fn(&ClassQueue) -> bool>(
+    pub(crate) fn dequeue_eligible<T: Queued, O: RoundObserver, F: Fn(&ClassQueue<T>) -> bool>(
         &mut self,
-        queues: &mut [ClassQueue],
+        queues: &mut [ClassQueue<T>],
         now: SimTime,
         obs: &mut O,
         eligible: &F,
-    ) -> Option<(usize, Packet)> {
+    ) -> Option<(usize, T)> {
         match self {
             Scheduler::Sp => {
                 let q = first_eligible(queues, queues.len(), eligible)?;
@@ -606,7 +606,7 @@ impl Scheduler {
                 let p = queues[best].pop()?;
                 match queues[best].head() {
                     Some(h) => {
-                        w.finish[best] += h.size as f64 / w.weights[best];
+                        w.finish[best] += h.size() as f64 / w.weights[best];
                         if w.vt < w.finish[best] {
                             w.vt = w.finish[best];
                         }
@@ -694,7 +694,7 @@ mod tests {
 
     #[test]
     fn sp_starves_lower_queues_while_higher_backlogged() {
-        let mut mq = MultiQueue::new(3, &SchedConfig::Sp, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(3, &SchedConfig::Sp, 8).unwrap();
         let served = run_saturated(&mut mq, &[0, 1, 2], 10_000, |_, _, _| {});
         assert!(served[0] > 0);
         assert_eq!(served[1], 0);
@@ -712,7 +712,7 @@ mod tests {
         let cfg = SchedConfig::Dwrr {
             quanta: vec![1500, 3000],
         };
-        let mut mq = MultiQueue::new(2, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         let mut last_q = usize::MAX;
         let mut boundaries = 0;
         let served = run_saturated(&mut mq, &[0, 1], 200_000, |q, size, s| {
@@ -737,7 +737,7 @@ mod tests {
         let cfg = SchedConfig::Dwrr {
             quanta: vec![1500; 3],
         };
-        let mut mq = MultiQueue::new(3, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(3, &cfg, 8).unwrap();
         // Queue 0: 1500 B packets, queue 1: 64 B, queue 2: 700 B.
         let sizes = [1500u32, 64, 700];
         let mut served = [0u64; 3];
@@ -760,7 +760,7 @@ mod tests {
         let cfg = SchedConfig::Wfq {
             weights: vec![1.0, 3.0],
         };
-        let mut mq = MultiQueue::new(2, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         let served = run_saturated(&mut mq, &[0, 1], 200_000, |_, _, s| {
             // Normalised service B_i / w_i stays within one max packet (1500 B) of the
             // constant offset set at activation: queue 1's first tag starts from
@@ -777,7 +777,7 @@ mod tests {
         let cfg = SchedConfig::Wfq {
             weights: vec![DEFAULT_WFQ_WEIGHT; 2],
         };
-        let mut mq = MultiQueue::new(2, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         for _ in 0..4 {
             mq.enqueue(0, pkt(0, 1500));
             mq.enqueue(1, pkt(1, 1500));
@@ -795,7 +795,7 @@ mod tests {
         let cfg = SchedConfig::Wrr {
             weights: vec![1, 3],
         };
-        let mut mq = MultiQueue::new(2, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         let mut order = vec![];
         let mut pk = [0u64; 2];
         run_saturated(&mut mq, &[0, 1], 40_000, |q, _, _| {
@@ -820,7 +820,7 @@ mod tests {
                 weights: vec![1.0, 1.0],
             },
         ] {
-            let mut mq = MultiQueue::new(3, &cfg, 8).unwrap();
+            let mut mq = MultiQueue::<Packet>::new(3, &cfg, 8).unwrap();
             let s = run_saturated(&mut mq, &[0, 1, 2], 5000, |_, _, _| {});
             assert_eq!((s[1], s[2]), (0, 0), "{cfg:?}");
             let s = run_saturated(&mut mq, &[1, 2], 100_000, |_, _, s| {
@@ -857,7 +857,7 @@ mod tests {
             blimit: 1 << 40,
             key: FlowKey::Src,
         };
-        let mut mq = MultiQueue::new(DEFAULT_DRR_BUCKETS, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_DRR_BUCKETS, &cfg, 8).unwrap();
         let flows = distinct_flows(4, |p| flow_bucket(p, FlowKey::Src, DEFAULT_DRR_BUCKETS));
         let sizes = [1500u32, 64, 576, 1040];
         let mut served = [0u64; 4];
@@ -885,7 +885,7 @@ mod tests {
             blimit: 10_000,
             key: FlowKey::Src,
         };
-        let mut mq = MultiQueue::new(8, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(8, &cfg, 8).unwrap();
         let f = distinct_flows(2, |p| flow_bucket(p, FlowKey::Src, 8));
         for i in 0..5u64 {
             let mut p = pkt_flow(0, 1500, f[0], 0);
@@ -912,7 +912,7 @@ mod tests {
             maxqueue: 1000,
             limit: SfqLimit::Ns2,
         };
-        let mut mq = MultiQueue::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
         let f = distinct_flows(3, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
         // Flow 0 holds 5 packets, flow 1 2 packets, flow 2 3 packets (different sizes).
         for (i, n) in [5, 2, 3].iter().enumerate() {
@@ -937,7 +937,7 @@ mod tests {
             maxqueue: DEFAULT_SFQ_MAXQUEUE,
             limit: SfqLimit::Ns2,
         };
-        let mut mq = MultiQueue::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
         let f = distinct_flows(10, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
         // Each flow in turn offers 50 packets with no departures. Hand-computed from
         // used ≥ left>>1, (left < 16 and used > 40/16 = 2), left ≤ 0: flow 1 stops at
@@ -966,7 +966,7 @@ mod tests {
             maxqueue: 40,
             limit: SfqLimit::HardPartition { flows: 4 },
         };
-        let mut mq = MultiQueue::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
         let f = distinct_flows(5, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
         let mut admitted = vec![];
         for &src in &f {
@@ -1036,7 +1036,7 @@ mod tests {
             },
         ];
         for cfg in cfgs {
-            let mut mq = MultiQueue::new(3, &cfg, 8).unwrap();
+            let mut mq = MultiQueue::<Packet>::new(3, &cfg, 8).unwrap();
             // Priority 0 (queue 0, strict for SP) paused: queues 1 and 2 share the link.
             let s = serve_paused(&mut mq, &[0, 1, 2], 0b001, 600);
             assert_eq!(s[0], 0, "{cfg:?}");
@@ -1059,7 +1059,7 @@ mod tests {
             assert!(s[0] > 0, "{cfg:?}");
         }
         // SFQ / DRR buckets: the head's priority decides (class 1 paused, class 0 flows on).
-        let mut mq = MultiQueue::new(
+        let mut mq = MultiQueue::<Packet>::new(
             16,
             &SchedConfig::Sfq {
                 maxqueue: 1000,

@@ -258,12 +258,14 @@ fn send_control(sim: &mut Core, pid: PortId, mut p: Packet) {
     let port = &mut sim.net.ports[pid.idx()];
     port.stats.arrived += 1;
     if port.queue.is_empty() && port.tx.idle(now) {
+        let h = sim.net.packets.put(p);
         let fabric = Fabric {
             events: &mut sim.events,
             nodes: &sim.net.nodes,
             ecmp: &sim.net.ecmp,
+            packets: &sim.net.packets,
         };
-        port.begin_service(pid, now, p, false, fabric);
+        port.begin_service(pid, now, h, false, fabric);
         return;
     }
     p.enq_time = now;
@@ -271,7 +273,8 @@ fn send_control(sim: &mut Core, pid: PortId, mut p: Packet) {
         port.queued_bytes += p.size as u64;
     }
     let k = l2s.ctrl_front[pid.idx()] as usize;
-    port.queue.insert(k.min(port.queue.len()), p);
+    let h = sim.net.packets.put(p);
+    port.queue.insert(k.min(port.queue.len()), h);
     l2s.ctrl_front[pid.idx()] += 1;
     if !port.tx.armed() {
         port.tx.arm(&mut sim.events, pid, now);
@@ -324,7 +327,7 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: PortId) -> bool {
     }
     let head = match port.queue.front() {
         None => return false,
-        Some(h) => *h,
+        Some(&h) => sim.net.packets[h],
     };
     if is_control(head.kind) {
         l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);

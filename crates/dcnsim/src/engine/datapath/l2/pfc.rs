@@ -207,6 +207,7 @@ pub(crate) fn mq_tx(sim: &mut Core, pid: PortId) {
                 events: &mut sim.events,
                 nodes: &sim.net.nodes,
                 ecmp: &sim.net.ecmp,
+                packets: &sim.net.packets,
             };
             port.begin_service(pid, now, c, more, fabric);
             return;
