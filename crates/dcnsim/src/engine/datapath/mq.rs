@@ -94,7 +94,7 @@ impl Core {
                 Err(why) => Enqueued::Dropped(why),
             };
         }
-        let dropped = m.mq.enqueue(q, QueuedRef::new(h, p));
+        let dropped = m.mq.enqueue_at(q, QueuedRef::new(h, p), now);
         if dropped > 0 {
             let l2 = self.l2.as_deref_mut();
             scheduler_drops(now, pid, port, &mut net.packets, &mut net.pools, l2);

@@ -57,8 +57,6 @@ pub trait Queued: Copy + std::fmt::Debug {
     fn size(&self) -> u32;
     /// Traffic class (802.1Qbb priority of a paused queue's head).
     fn class(&self) -> u8;
-    /// When it entered the queue.
-    fn enq_time(&self) -> SimTime;
 }
 
 impl Queued for Packet {
@@ -69,10 +67,6 @@ impl Queued for Packet {
     #[inline]
     fn class(&self) -> u8 {
         self.class
-    }
-    #[inline]
-    fn enq_time(&self) -> SimTime {
-        self.enq_time
     }
 }
 
@@ -230,13 +224,12 @@ impl<T: Queued> MultiQueue<T> {
         }
     }
 
-    /// Enqueue `pkt` into queue `q` (an index ≥ N goes to the last queue). The arrival time
-    /// is `pkt.enq_time()`. Returns how many packets the scheduler's own limit dropped (the
-    /// arriving one or others, ns-2 DRR/SFQ rules); they are kept for [`Self::take_dropped`].
-    pub fn enqueue(&mut self, q: usize, pkt: T) -> usize {
+    /// Enqueue `pkt`, arriving at `now`, into queue `q` (an index ≥ N goes to the last
+    /// queue). Returns how many packets the scheduler's own limit dropped (the arriving one
+    /// or others, ns-2 DRR/SFQ rules); they are kept for [`Self::take_dropped`].
+    pub fn enqueue_at(&mut self, q: usize, pkt: T, now: SimTime) -> usize {
         let n = self.queues.len();
         let q = q.min(n - 1);
-        let now = pkt.enq_time();
         if self.pkts == 0 {
             if let Some(m) = self.mqecn.as_deref_mut() {
                 m.arrival_on_idle_port(now);
@@ -334,6 +327,13 @@ impl<T: Queued> MultiQueue<T> {
             ),
         };
         self.account_dequeued(now, r)
+    }
+}
+
+impl MultiQueue<Packet> {
+    /// [`MultiQueue::enqueue_at`] the packet's own `enq_time`.
+    pub fn enqueue(&mut self, q: usize, pkt: Packet) -> usize {
+        self.enqueue_at(q, pkt, pkt.enq_time)
     }
 }
 
