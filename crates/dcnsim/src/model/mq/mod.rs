@@ -37,7 +37,7 @@ pub const MAX_BUCKETS: usize = 1024;
 /// the largest backlog it has seen touches fewer cache lines than a large preallocated one
 /// (64 → 4 was about 3 % faster on the 144-host fabric; docs/performance.md). The scenario
 /// builder creates queues with capacity 0, so a ring is allocated by its first packet (the
-/// standard library's first growth of a ring of 80-byte packets is to 4: tested) and a
+/// standard library's first growth of a ring of packets or 12-byte entries is to 4: tested) and a
 /// port's 32 queues cost no ring until used ([robust]: a 5 000-spine fabric with 32 queues
 /// per port is checked without allocating 1.2 GB of empty rings).
 pub const DEFAULT_QUEUE_CAPACITY: usize = 4;
@@ -405,6 +405,22 @@ mod tests {
         mq.enqueue(5, pkt(5, 100));
         assert_eq!(mq.queues[5].pkts.capacity(), DEFAULT_QUEUE_CAPACITY);
         assert_eq!(mq.queues[4].pkts.capacity(), 0);
+        // The same for entries of 12 bytes, as the engine's `QueuedRef`.
+        #[derive(Clone, Copy, Debug)]
+        struct Entry(#[allow(dead_code)] u32, u32, u8);
+        impl Queued for Entry {
+            fn size(&self) -> u32 {
+                self.1
+            }
+            fn class(&self) -> u8 {
+                self.2
+            }
+        }
+        assert_eq!(std::mem::size_of::<Entry>(), 12);
+        let mut mq = MultiQueue::<Entry>::new(8, &SchedConfig::Sp, 0).unwrap();
+        mq.enqueue_at(3, Entry(0, 100, 3), SimTime::ZERO);
+        assert_eq!(mq.queues[3].pkts.capacity(), DEFAULT_QUEUE_CAPACITY);
+        assert_eq!((mq.len(), mq.bytes()), (1, 100));
     }
 
     #[test]
