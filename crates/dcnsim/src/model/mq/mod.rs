@@ -3,14 +3,14 @@
 //! marking schemes of §5.1–5.3 and seed 002 (Bai et al., *Enabling ECN over Generic Packet
 //! Scheduling*, CoNEXT'16) §3.3 Algorithm 1).
 //!
-//! Pure building blocks, not yet wired into `net`/`sim`:
-//! - [`MultiQueue`]: N preallocated FIFO queues of [`Packet`] with byte/packet counts and a
-//!   [`sched::Scheduler`] chosen by [`sched::SchedConfig`].
+//! Pure building blocks (the engine wires them into ports: `engine/net/mq_port.rs`):
+//! - [`MultiQueue`]: N FIFO queues of [`Packet`]s or of anything [`Queued`] (the engine's
+//!   12-byte handles), byte/packet counts and a [`sched::Scheduler`] by [`sched::SchedConfig`].
 //! - [`buffer`]: buffer admission (complete sharing, static per-queue, dynamic threshold).
 //! - [`tcn`], [`codel`], [`mqecn`], [`dqrate`]: marking / dropping decisions.
 //!
-//! Time convention: [`MultiQueue::enqueue`] takes the arrival time from `Packet::enq_time`,
-//! which the caller stamps before enqueueing (every AQM here reads sojourn times from it).
+//! Time convention: [`MultiQueue::enqueue_at`] takes the arrival time (`enqueue`, of a
+//! `Packet`, its `enq_time`); the AQMs here read sojourn times from the packet's `enq_time`.
 //! No allocation per packet once warm: rings start small and a `VecDeque` only grows (by
 //! doubling) when a queue exceeds its capacity, so each ring settles at its largest backlog.
 
