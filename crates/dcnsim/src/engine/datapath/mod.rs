@@ -224,21 +224,15 @@ impl Core {
     #[inline]
     pub(crate) fn enqueue_from(&mut self, pid: PortId, p: Packet, input: PortId) -> Enqueued {
         let h = self.net.packets.put(p);
-        let r = if self.net.ports[pid.idx()].mq.is_some() {
-            self.mq_enqueue(pid, h, input)
-        } else {
-            self.fifo_enqueue(pid, h)
-        };
-        debug_assert_eq!(self.net.ports[pid.idx()].conservation(), Ok(()));
-        r
+        self.enqueue_stored(pid, h, input)
     }
 
-    /// [`Core::enqueue`] of packet `h`, already in `net.packets` (a switch forwarding what
-    /// arrived on a wire).
+    /// [`Core::enqueue_from`] of packet `h`, already in `net.packets` (a switch forwarding
+    /// what arrived on a wire).
     #[inline]
-    fn enqueue_stored(&mut self, pid: PortId, h: PktRef) -> Enqueued {
+    fn enqueue_stored(&mut self, pid: PortId, h: PktRef, input: PortId) -> Enqueued {
         let r = if self.net.ports[pid.idx()].mq.is_some() {
-            self.mq_enqueue(pid, h, PortId::NONE)
+            self.mq_enqueue(pid, h, input)
         } else {
             self.fifo_enqueue(pid, h)
         };
@@ -417,7 +411,8 @@ impl Core {
             if !crate::engine::datapath::l2::receive(self, node, p, out, link) {
                 // Layer 2 handles every frame at a switch, so this is a host.
                 self.net.absorbed += 1;
-                self.host_receive(node, p);
+                let h = self.net.packets.put(p);
+                self.host_receive(node, h);
             }
             return;
         }
@@ -425,7 +420,7 @@ impl Core {
         match n.kind {
             NodeKind::Switch => {
                 if out != PortId::NONE {
-                    self.enqueue_stored(out, h);
+                    self.enqueue_stored(out, h, PortId::NONE);
                 } else {
                     self.net.packets.free(h);
                     self.net.unroutable += 1;
@@ -433,7 +428,7 @@ impl Core {
             }
             NodeKind::Host => {
                 self.net.absorbed += 1;
-                self.host_receive_stored(node, h)
+                self.host_receive(node, h)
             }
         }
     }
@@ -500,20 +495,18 @@ impl Core {
         }
     }
 
-    /// [`Core::host_receive`] of packet `h` in `net.packets`: a TCP segment or ACK is read
-    /// where it is and its slot freed before the transport's replies are sent (so the first
-    /// reply is written to the same slot, a line the cache holds); anything else is taken
-    /// out first.
+    /// Host `host` absorbs packet `h` (in `net.packets`, whose slot is freed): a TCP segment
+    /// or ACK is read where it is and its slot freed before the transport's replies are sent
+    /// (so the first reply is written to the same slot, a line the cache holds).
     #[inline]
-    fn host_receive_stored(&mut self, host: NodeId, h: PktRef) {
+    fn host_receive(&mut self, host: NodeId, h: PktRef) {
         let now = self.now;
         let p = &self.net.packets[h];
         let (kind, fid) = (p.kind, p.flow);
         match kind {
             Kind::Data | Kind::Syn => {
                 let hs = &mut self.hosts;
-                let f = &mut hs.flows[fid.idx()];
-                f.on_segment(now, p, &mut hs.out);
+                hs.flows[fid.idx()].on_segment(now, p, &mut hs.out);
                 self.net.packets.free(h);
                 self.after_segment(host, fid);
             }
@@ -527,10 +520,36 @@ impl Core {
                 self.flush_out(host);
                 self.sync_timers(fid);
             }
-            _ => {
-                let p = self.net.packets.take(h);
-                self.host_receive(host, p);
+            Kind::Udp | Kind::Cnm | Kind::Pause => self.host_receive_other(host, h),
+        }
+    }
+
+    /// [`Core::host_receive`] of a datagram or a layer-2 frame (out of the TCP path).
+    #[cold]
+    #[inline(never)]
+    fn host_receive_other(&mut self, host: NodeId, h: PktRef) {
+        let p = self.net.packets.take(h);
+        match p.kind {
+            Kind::Udp
+                if p.flags
+                    & (crate::base::packet::flags::PING_REQ
+                        | crate::base::packet::flags::PING_REPLY)
+                    != 0 =>
+            {
+                self.ping_receive(host, p);
             }
+            Kind::Udp => {
+                // A UDP datagram carries its application in the flow field.
+                let app = AppId(p.flow.0);
+                if self.l2.is_some() {
+                    l2::on_udp_delivered(self, app, p.payload);
+                }
+                let ev = AppEvent::UdpReceived(p.payload as u64);
+                self.hosts.app_calls.push((app, ev));
+            }
+            // TCP is read in place by `host_receive`; a CNM or PAUSE frame that reaches a
+            // host's transport (layer 2 off) is absorbed.
+            _ => {}
         }
     }
 
@@ -553,45 +572,6 @@ impl Core {
             });
             if t.app.is_some() {
                 self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
-            }
-        }
-    }
-
-    fn host_receive(&mut self, host: NodeId, p: Packet) {
-        let now = self.now;
-        match p.kind {
-            Kind::Data | Kind::Syn => {
-                let fid = p.flow;
-                let h = &mut self.hosts;
-                h.flows[fid.idx()].on_segment(now, &p, &mut h.out);
-                self.after_segment(host, fid);
-            }
-            Kind::Ack | Kind::SynAck => {
-                let fid = p.flow;
-                if self.obs.samplers.seq.on {
-                    self.obs.samplers.seq.on_ack_received(now, &p);
-                }
-                let h = &mut self.hosts;
-                h.flows[fid.idx()].on_ack(now, &p, &mut h.out);
-                self.flush_out(host);
-                self.sync_timers(fid);
-            }
-            Kind::Udp
-                if p.flags
-                    & (crate::base::packet::flags::PING_REQ
-                        | crate::base::packet::flags::PING_REPLY)
-                    != 0 =>
-            {
-                self.ping_receive(host, p);
-            }
-            Kind::Cnm | Kind::Pause => {}
-            Kind::Udp => {
-                if self.l2.is_some() {
-                    l2::on_udp_delivered(self, AppId(p.flow.0), p.payload);
-                }
-                let ev = AppEvent::UdpReceived(p.payload as u64);
-                // A UDP datagram carries its application in the flow field.
-                self.hosts.app_calls.push((AppId(p.flow.0), ev));
             }
         }
     }

@@ -7,9 +7,9 @@ use crate::base::ids::{Idx, PortId};
 use crate::base::packet::{PacketArena, PktRef};
 use crate::engine::datapath::l2::L2;
 use crate::engine::datapath::Core;
-use crate::engine::net::mq_port::QueuedRef;
+use crate::engine::net::mq_port::{MqPort, QueuedRef};
 use crate::engine::net::{
-    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, MarkReason, Port,
+    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, MarkReason, PortStats,
 };
 use crate::model::aqm::{AqmAt, Verdict};
 use crate::model::mq::buffer::SharedPool;
@@ -97,9 +97,9 @@ impl Core {
         let dropped = m.mq.enqueue_at(q, QueuedRef::new(h, p), now);
         if dropped > 0 {
             let l2 = self.l2.as_deref_mut();
-            scheduler_drops(now, pid, port, &mut net.packets, &mut net.pools, l2);
+            let at = (now, pid, port.node);
+            scheduler_drops(at, m, &mut port.stats, &mut net.packets, &mut net.pools, l2);
         }
-        let m = port.mq.as_mut().expect("multi-queue port");
         let qb = m.mq.queue(q).bytes();
         m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(qb);
         port.queued_bytes = m.mq.bytes();
@@ -210,26 +210,30 @@ impl Core {
 }
 
 /// Count and free the packets that DRR's `blimit` / SFQ's `maxqueue` rule just dropped at
-/// multi-queue port `port` (`pid`): the arrival or the longest flow's packets.
+/// the multi-queue port `m` (`pid` of node `node`, counters `stats`) at `now`: the arrival
+/// or the longest flow's packets.
 fn scheduler_drops(
-    now: crate::base::units::SimTime,
-    pid: PortId,
-    port: &mut Port,
+    (now, pid, node): (
+        crate::base::units::SimTime,
+        PortId,
+        crate::base::ids::NodeId,
+    ),
+    m: &mut MqPort,
+    stats: &mut PortStats,
     packets: &mut PacketArena,
     pools: &mut [SharedPool],
     mut l2: Option<&mut L2>,
 ) {
-    let m = port.mq.as_mut().expect("multi-queue port");
     let uses_pool = m.pool.map(|i| i as usize);
     let mut tmp = std::mem::take(&mut m.scratch);
     tmp.extend(m.mq.take_dropped());
     for d in tmp.drain(..) {
-        port.stats.count_drop(DropReason::SchedulerLimit, d.size);
+        stats.count_drop(DropReason::SchedulerLimit, d.size);
         let dp = &packets[d.h];
         let dq = m.mq.classify(dp);
         m.qstats[dq].by.drops[DropReason::SchedulerLimit as usize] += 1;
         if let Some(l) = l2.as_deref_mut() {
-            l.mq_left(now, port.node, pid, dq, dp);
+            l.mq_left(now, node, pid, dq, dp);
         }
         if let Some(i) = uses_pool {
             pools[i].give_back(d.size);
