@@ -289,6 +289,12 @@ const BUCKETS: usize = 4096;
 const MIN_BUCKETS: usize = 64;
 /// The narrowest bucket [`EventQueue::set_horizon`] picks: 2⁸ ps = 0.26 ns.
 const MIN_SHIFT: u32 = 8;
+/// Schedules between two reviews of the calendar's geometry (`EventQueue::checkpoint`).
+const REVIEW_EVERY: u64 = 1 << 13;
+/// Reviews whose calendar sizes are averaged before the calendar is resized.
+const REVIEWS_PER_DECISION: u32 = 16;
+/// Buckets per key held that the reviews aim at (within a factor of two either way).
+const BUCKETS_PER_KEY: u64 = 16;
 /// Keys a bucket holds (two cache lines); a ninth key for the same bucket goes to the heap.
 const BUCKET_KEYS: usize = 8;
 
@@ -461,6 +467,18 @@ pub struct EventQueue {
     slab: Vec<RawEvent>,
     free: Vec<u32>,
     seq: u64,
+    /// The sequence number at which a schedule takes the cold path first
+    /// ([`Self::checkpoint`]: renumbering at `SEQ_LIMIT`, a review of the calendar's
+    /// geometry every [`REVIEW_EVERY`] schedules). The hot path compares `seq` with it as it
+    /// compared with `SEQ_LIMIT` before, so the reviews cost it nothing.
+    check_at: u64,
+    /// What the reviews need: the span that `set_horizon` was given (0: never set, no
+    /// reviews), its bucket count (the most a review grows to), and the co-residency seen so
+    /// far (`Calendar::co_residency`, summed over the reviews since the last decision).
+    span: u64,
+    max_buckets: usize,
+    seen: u64,
+    reviews: u32,
     /// Keys pending (staged, calendar and heap).
     len: usize,
     pub popped: u64,
@@ -483,6 +501,11 @@ impl EventQueue {
             slab: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             seq: 0,
+            check_at: REVIEW_EVERY,
+            span: 0,
+            max_buckets: BUCKETS,
+            seen: 0,
+            reviews: 0,
             len: 0,
             popped: 0,
             peak_len: 0,
@@ -508,7 +531,7 @@ impl EventQueue {
     /// registers.
     #[inline(never)]
     fn push_inline(&mut self, at: u64, payload: u64) {
-        if !self.has_staged || self.seq == SEQ_LIMIT {
+        if !self.has_staged || self.seq >= self.check_at {
             return self.push_payload(at, payload);
         }
         let mut key = self.next_key(at, payload);
@@ -534,8 +557,8 @@ impl EventQueue {
     #[cold]
     #[inline(never)]
     fn push_payload(&mut self, at: u64, payload: u64) {
-        if self.seq == SEQ_LIMIT {
-            self.renumber();
+        if self.seq >= self.check_at {
+            self.checkpoint();
         }
         let key = self.next_key(at, payload);
         if !self.has_staged {
@@ -707,10 +730,23 @@ impl EventQueue {
     /// buckets, so that fewer events share one and overflow into the heap. Order is
     /// unchanged: pending keys are put back where the new geometry says, and every
     /// structure keeps the exact (time, scheduling order).
+    ///
+    /// That count is a ceiling: while the calendar runs, [`Self::checkpoint`] halves it
+    /// when its keys rarely share a bucket and doubles it back when they crowd
+    /// (`review_geometry`).
     pub fn set_horizon(&mut self, span: SimTime, buckets: usize) {
         let buckets = buckets.clamp(MIN_BUCKETS, BUCKETS).next_power_of_two();
+        self.span = span.0;
+        self.max_buckets = buckets;
+        self.regeometry(buckets);
+    }
+
+    /// Put the calendar on `buckets` buckets (a power of two in `MIN_BUCKETS..=BUCKETS`) of
+    /// the narrowest width that covers `self.span`, and the stored keys back where the new
+    /// geometry says (the order is unchanged).
+    fn regeometry(&mut self, buckets: usize) {
         let mut shift = MIN_SHIFT;
-        while shift < 40 && ((buckets as u64) << shift) < span.0 {
+        while shift < 40 && ((buckets as u64) << shift) < self.span {
             shift += 1;
         }
         if shift == self.cal.shift && buckets == self.cal.buckets() {
@@ -722,6 +758,46 @@ impl EventQueue {
         self.cal.reshape(buckets, shift, now >> shift);
         for k in keys {
             self.store(k);
+        }
+    }
+
+    /// The cold part of a schedule whose sequence number reached `check_at`: renumber the
+    /// keys if the counter is at its limit, else review the calendar's geometry; then set
+    /// the next checkpoint.
+    #[cold]
+    #[inline(never)]
+    fn checkpoint(&mut self) {
+        if self.seq >= SEQ_LIMIT {
+            self.renumber();
+        } else if self.span > 0 {
+            self.review_geometry();
+        }
+        self.check_at = (self.seq + REVIEW_EVERY).min(SEQ_LIMIT);
+    }
+
+    /// Every [`REVIEWS_PER_DECISION`] reviews, resize the calendar by the keys it held at
+    /// the reviews (their mean, `k`): halve it while it has more than twice
+    /// [`BUCKETS_PER_KEY`] · k buckets, double it (up to the `set_horizon` count) while it
+    /// has fewer than half as many. The count that `set_horizon` gets is right for a network
+    /// whose ports are all busy; a star's senders take turns, and there a smaller calendar
+    /// holds the same keys on fewer cache lines (docs/performance.md, "A calendar that sizes
+    /// itself"). The width doubles as the count halves, so the calendar spans what it
+    /// spanned; the order of events is the same whatever the geometry, and outputs do not
+    /// depend on these reviews.
+    fn review_geometry(&mut self) {
+        self.seen += self.cal.len as u64;
+        self.reviews += 1;
+        if self.reviews < REVIEWS_PER_DECISION {
+            return;
+        }
+        // Buckets the keys want: BUCKETS_PER_KEY times their mean count.
+        let want = self.seen * BUCKETS_PER_KEY / REVIEWS_PER_DECISION as u64;
+        (self.seen, self.reviews) = (0, 0);
+        let b = self.cal.buckets();
+        if b as u64 > 2 * want && b > MIN_BUCKETS {
+            self.regeometry(b / 2);
+        } else if (b as u64) < want / 2 && b < self.max_buckets {
+            self.regeometry(b * 2);
         }
     }
 
@@ -1009,6 +1085,98 @@ mod tests {
         assert_eq!(q.pop(), Some((SimTime(247 * w), ev(1))));
         assert_eq!(q.pop(), Some((SimTime(373 * w), ev(2))));
         assert_eq!(q.pop(), None);
+    }
+
+    /// Keep `pending` events pending through `schedules` schedules (each pop is followed
+    /// by schedules at `now` plus up to `span` until that many wait again), and check
+    /// every pop against a reference ordered by (time, scheduling order).
+    fn churn(
+        q: &mut EventQueue,
+        reference: &mut std::collections::BTreeMap<(u64, u64), u32>,
+        (pending, schedules, span): (usize, u64, u64),
+        next: &mut u64,
+        rng: &mut crate::base::rng::Rng,
+    ) {
+        let mut now = q.peek_time().map_or(0, |t| t.0);
+        let end = *next + schedules;
+        while *next < end {
+            while reference.len() < pending {
+                let t = now + rng.below(span);
+                q.schedule(SimTime(t), Event::PortTxDone(PortId(*next as u32)));
+                reference.insert((t, *next), *next as u32);
+                *next += 1;
+            }
+            let ((t, _), i) = reference.pop_first().unwrap();
+            assert_eq!(q.pop(), Some((SimTime(t), Event::PortTxDone(PortId(i)))));
+            now = t;
+        }
+    }
+
+    #[test]
+    fn the_calendar_shrinks_to_the_keys_it_holds_and_grows_back_in_order() {
+        // A network sized for 1 024 buckets over 26.2 µs that keeps 4 events pending, 3 in
+        // the calendar (the next one is held apart): the reviews (every 8 192 schedules, a
+        // decision per 16) halve the calendar while it has more than 2 · 16 · 3 = 96
+        // buckets, widening them so that it spans as much, down to 64. With 300 pending it
+        // doubles back, but not past the 1 024 it was given. Every pop meanwhile is the
+        // reference's.
+        let span = 26_200_000;
+        let mut q = EventQueue::new();
+        q.set_horizon(SimTime(span), 1024);
+        assert_eq!((q.cal.buckets(), q.cal.shift), (1024, 15));
+        let (mut reference, mut next) = (std::collections::BTreeMap::new(), 0);
+        let mut rng = crate::base::rng::Rng::new(7, 0);
+        let per_decision = REVIEW_EVERY * REVIEWS_PER_DECISION as u64;
+        churn(
+            &mut q,
+            &mut reference,
+            (4, per_decision - 10, span),
+            &mut next,
+            &mut rng,
+        );
+        assert_eq!(q.cal.buckets(), 1024, "no decision before 16 reviews");
+        churn(
+            &mut q,
+            &mut reference,
+            (4, 6 * per_decision, span),
+            &mut next,
+            &mut rng,
+        );
+        assert_eq!((q.cal.buckets(), q.cal.shift), (64, 19));
+        churn(
+            &mut q,
+            &mut reference,
+            (300, 6 * per_decision, span),
+            &mut next,
+            &mut rng,
+        );
+        assert_eq!((q.cal.buckets(), q.cal.shift), (1024, 15));
+        assert_eq!(
+            q.cal.len + q.heap.len + 1,
+            299,
+            "299 wait, one of them staged"
+        );
+        while let Some(((t, _), i)) = reference.pop_first() {
+            assert_eq!(q.pop(), Some((SimTime(t), Event::PortTxDone(PortId(i)))));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn a_queue_without_a_horizon_keeps_its_geometry() {
+        // `EventQueue::new` alone (tests, tools): no span to keep, so no reviews.
+        let mut q = EventQueue::new();
+        let (mut reference, mut next) = (std::collections::BTreeMap::new(), 0);
+        let mut rng = crate::base::rng::Rng::new(3, 0);
+        let per_decision = REVIEW_EVERY * REVIEWS_PER_DECISION as u64;
+        churn(
+            &mut q,
+            &mut reference,
+            (4, 2 * per_decision, 1 << 20),
+            &mut next,
+            &mut rng,
+        );
+        assert_eq!((q.cal.buckets(), q.cal.shift), (BUCKETS, BUCKET_SHIFT));
     }
 
     #[test]
