@@ -37,8 +37,8 @@
 //! (`Port::begin_service` puts it on the wire); a busy one queues it, and its
 //! `net::Transmitter` keeps one pending `PortTxDone` event while anything waits. When the
 //! packet becomes the head of its wire, the engine computes where the next switch will forward it
-//! (`engine::net::route_hint`, from the routes of `engine::net` and the ECMP groups of
-//! `engine::net::ecmp`) and schedules one `LinkArrive` for the wire. On arrival at the switch,
+//! (`engine::net::routing::Routing::hint`, from the dense routes of `engine::net::routing`
+//! and the ECMP groups of `engine::net::ecmp`) and schedules one `LinkArrive` for the wire. On arrival at the switch,
 //! `Core::receive` hands it to the layer-2 glue first when layer 2 is configured (QCN
 //! sampling, PAUSE/PFC thresholds, `engine::datapath::l2`), then enqueues it at the egress
 //! port: the port's AQM or multi-queue model decides pass, mark or drop, the byte limit or

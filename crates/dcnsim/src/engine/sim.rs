@@ -57,6 +57,7 @@ impl Sim {
                 events: EventQueue::new(),
                 net: Network {
                     nodes: Vec::new(),
+                    routing: Default::default(),
                     ports: Vec::new(),
                     packets: crate::base::packet::PacketArena::default(),
                     pools: Vec::new(),

@@ -262,7 +262,7 @@ pub(super) fn host(ctx: &Ctx, sim: &Sim, name: &str, key: &str) -> Result<NodeId
 }
 
 fn reachable(sim: &Sim, src: NodeId, dst: NodeId) -> bool {
-    crate::engine::net::route(&sim.net.nodes, src, dst) != PortId::NONE
+    sim.net.routing.route(src, dst) != PortId::NONE
 }
 
 /// A required `src` or `dst` key of app `ai` of kind `kind`, resolved to a host.

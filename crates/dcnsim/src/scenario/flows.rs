@@ -272,7 +272,7 @@ fn add_schedule(
     (pairs, transfers): Transfers,
 ) -> Result<(), ScenarioError> {
     for &(s, d) in &pairs {
-        if crate::engine::net::route(&sim.net.nodes, s, d) == PortId::NONE || s == d {
+        if sim.net.routing.route(s, d) == PortId::NONE || s == d {
             return Err(err(
                 file,
                 text,

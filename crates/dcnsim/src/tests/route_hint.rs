@@ -1,7 +1,7 @@
 //! Whole-scenario tests of the engine's route hint (`engine/net/mod.rs`): scenario text in, result tables out.
 
 use crate::base::ids::NodeId;
-use crate::engine::net::route_hint;
+use crate::engine::net::routing::Routing;
 
 /// `Port::head_out` must always be where the peer forwards the wire's head packet (the
 /// arrival uses it instead of a route lookup). Leaf-spine with ECMP and flows between
@@ -26,7 +26,7 @@ fn head_out_is_the_route_of_every_wire_head() {
         for p in &sim.net.ports {
             if let Some(&(_, head)) = p.wire.front() {
                 let head = &sim.net.packets[head];
-                let want = route_hint(&sim.net.nodes, &sim.net.ecmp, p.peer_node, head);
+                let want = sim.net.routing.hint(&sim.net.ecmp, p.peer_node, head);
                 assert_eq!(
                     p.head_out,
                     want,
@@ -36,11 +36,9 @@ fn head_out_is_the_route_of_every_wire_head() {
                 checked += 1;
                 let n = &sim.net.nodes[p.peer_node.idx()];
                 if n.kind == crate::engine::net::NodeKind::Switch
-                    && crate::engine::net::ecmp::EcmpGroups::is_group(crate::engine::net::route(
-                        &sim.net.nodes,
-                        p.peer_node,
-                        head.dst,
-                    ))
+                    && crate::engine::net::ecmp::EcmpGroups::is_group(
+                        sim.net.routing.route(p.peer_node, head.dst),
+                    )
                 {
                     via_group += 1;
                 }
@@ -56,12 +54,14 @@ fn head_out_is_the_route_of_every_wire_head() {
     );
 }
 
-/// Route entries of every (node, destination) pair as `engine::net::route` reports them.
-fn all_routes(nodes: &[crate::engine::net::Node]) -> Vec<crate::base::ids::PortId> {
+/// Route entries of every (node, destination) pair as `Routing::route` reports them, once
+/// the nodes' routes are moved into a routing.
+fn all_routes(nodes: &mut [crate::engine::net::Node]) -> Vec<crate::base::ids::PortId> {
     let n = nodes.len() as u32;
+    let r = Routing::index(nodes).unwrap();
     (0..n)
         .flat_map(|u| (0..n).map(move |d| (NodeId(u), NodeId(d))))
-        .map(|(u, d)| crate::engine::net::route(nodes, u, d))
+        .map(|(u, d)| r.route(u, d))
         .collect()
 }
 
@@ -116,7 +116,7 @@ fn routes_by_edge_equal_routes_by_destination() {
                 .all(|n| n.route.is_empty() && n.uplink.is_some()),
             "{topo}: hosts keep tables"
         );
-        let (a, b) = (all_routes(&fast), all_routes(&general));
+        let (a, b) = (all_routes(&mut fast), all_routes(&mut general));
         assert!(
             b.iter().filter(|p| p.is_some()).count() > 10,
             "{topo}: no routes"
@@ -132,9 +132,9 @@ fn routes_by_edge_equal_routes_by_destination() {
 fn ecmp_by_edge_equals_ecmp_by_destination() {
     use crate::base::ids::PortId;
     use crate::engine::net::ecmp::EcmpGroups;
-    use crate::engine::net::{route, routes_by_destination, Node, NodeKind};
-    fn hops(nodes: &[Node], g: &EcmpGroups, u: NodeId, d: NodeId) -> Vec<PortId> {
-        let e = route(nodes, u, d);
+    use crate::engine::net::{routes_by_destination, NodeKind};
+    fn hops(r: &Routing, g: &EcmpGroups, u: NodeId, d: NodeId) -> Vec<PortId> {
+        let e = r.route(u, d);
         if EcmpGroups::is_group(e) {
             let (a, n) = g.groups[(e.0 & !crate::engine::net::ecmp::ECMP_BIT) as usize];
             g.members[a as usize..(a + n) as usize].to_vec()
@@ -155,6 +155,7 @@ fn ecmp_by_edge_equals_ecmp_by_destination() {
         let mut general = fast.clone();
         routes_by_destination(&mut general, &sim.net.ports).unwrap();
         let g2 = EcmpGroups::build(&mut general, &sim.net.ports).unwrap();
+        let general = Routing::index(&mut general).unwrap();
         let n = fast.len() as u32;
         let mut groups = 0;
         for u in (0..n)
@@ -165,7 +166,8 @@ fn ecmp_by_edge_equals_ecmp_by_destination() {
                 .map(NodeId)
                 .filter(|d| fast[d.idx()].kind == NodeKind::Host)
             {
-                let (a, b) = (hops(fast, &sim.net.ecmp, u, d), hops(&general, &g2, u, d));
+                let a = hops(&sim.net.routing, &sim.net.ecmp, u, d);
+                let b = hops(&general, &g2, u, d);
                 assert_eq!(a, b, "{h}x{l}x{s}: switch {u:?} to {d:?}");
                 groups += usize::from(a.len() > 1);
             }
@@ -188,9 +190,8 @@ fn ecmp_by_edge_equals_ecmp_by_destination() {
 fn fattree_has_the_papers_wiring_and_up_down_paths() {
     use crate::base::ids::PortId;
     use crate::engine::net::ecmp::{EcmpGroups, ECMP_BIT};
-    use crate::engine::net::{route, Node};
-    fn hops(nodes: &[Node], g: &EcmpGroups, u: NodeId, d: NodeId) -> Vec<PortId> {
-        let e = route(nodes, u, d);
+    fn hops(r: &Routing, g: &EcmpGroups, u: NodeId, d: NodeId) -> Vec<PortId> {
+        let e = r.route(u, d);
         if EcmpGroups::is_group(e) {
             let (a, n) = g.groups[(e.0 & !ECMP_BIT) as usize];
             g.members[a as usize..(a + n) as usize].to_vec()
@@ -267,7 +268,7 @@ fn fattree_has_the_papers_wiring_and_up_down_paths() {
         // Path diversity toward the last host (pod k - 1) from pod 0 and inside its pod.
         let g = &sim.net.ecmp;
         let dst = id(&format!("host{}", k * k * k / 4));
-        let width = |from: &str| hops(nodes, g, id(from), dst).len();
+        let width = |from: &str| hops(&sim.net.routing, g, id(from), dst).len();
         if k > 2 {
             assert_eq!(width("edge1"), half, "k = {k}: edge up");
             assert_eq!(width("agg1"), half, "k = {k}: aggregation up");
@@ -279,12 +280,14 @@ fn fattree_has_the_papers_wiring_and_up_down_paths() {
         let mut general = nodes.clone();
         crate::engine::net::routes_by_destination(&mut general, ports).unwrap();
         let g2 = EcmpGroups::build(&mut general, ports).unwrap();
+        let general = Routing::index(&mut general).unwrap();
         for u in (0..nodes.len() as u32).map(NodeId) {
             for d in (0..nodes.len() as u32).map(NodeId) {
                 if nodes[d.idx()].kind == crate::engine::net::NodeKind::Host
                     && nodes[u.idx()].kind == crate::engine::net::NodeKind::Switch
                 {
-                    assert_eq!(hops(nodes, g, u, d), hops(&general, &g2, u, d), "k = {k}");
+                    let fast = hops(&sim.net.routing, g, u, d);
+                    assert_eq!(fast, hops(&general, &g2, u, d), "k = {k}");
                 }
             }
         }

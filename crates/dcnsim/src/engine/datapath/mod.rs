@@ -18,8 +18,7 @@ use crate::base::packet::{Kind, Packet, PktRef};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{
-    apply_verdict, aqm_reason, resolve, route_hint, DropReason, Enqueued, Fabric, Network, Node,
-    NodeKind, Port,
+    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, Network, Node, NodeKind, Port,
 };
 use crate::engine::observe::{Observers, SampleKind};
 use crate::model::aqm::{AqmAt, Verdict};
@@ -135,10 +134,14 @@ impl Core {
         (pa, pb)
     }
 
-    /// Compute every node's routes (`net::compute_routes`); an `AllocError` when the tables
-    /// cannot be allocated.
+    /// Compute every node's routes (`net::compute_routes`) and move them into the dense
+    /// `Network::routing` that packets read; an `AllocError` when the tables cannot be
+    /// allocated.
     pub fn finalize_routes(&mut self) -> Result<(), crate::base::alloc::AllocError> {
-        crate::engine::net::compute_routes(&mut self.net.nodes, &self.net.ports)
+        let net = &mut self.net;
+        crate::engine::net::compute_routes(&mut net.nodes, &net.ports)?;
+        net.routing = crate::engine::net::routing::Routing::index(&mut net.nodes)?;
+        Ok(())
     }
 
     /// As `finalize_routes`, and ECMP groups wherever a switch has several next hops
@@ -146,6 +149,7 @@ impl Core {
     pub fn finalize_routes_ecmp(&mut self) -> Result<(), crate::base::alloc::AllocError> {
         let net = &mut self.net;
         net.ecmp = crate::engine::net::compute_routes_ecmp(&mut net.nodes, &net.ports)?;
+        net.routing = crate::engine::net::routing::Routing::index(&mut net.nodes)?;
         Ok(())
     }
 
@@ -281,7 +285,7 @@ impl Core {
                     false,
                     Fabric {
                         events: &mut self.events,
-                        nodes: &net.nodes,
+                        routing: &net.routing,
                         ecmp: &net.ecmp,
                         packets: &net.packets,
                     },
@@ -296,7 +300,7 @@ impl Core {
                 false,
                 Fabric {
                     events: &mut self.events,
-                    nodes: &net.nodes,
+                    routing: &net.routing,
                     ecmp: &net.ecmp,
                     packets: &net.packets,
                 },
@@ -370,7 +374,7 @@ impl Core {
                 more,
                 Fabric {
                     events: &mut self.events,
-                    nodes: &net.nodes,
+                    routing: &net.routing,
                     ecmp: &net.ecmp,
                     packets: &net.packets,
                 },
@@ -388,7 +392,9 @@ impl Core {
             .expect("arrival event with an empty wire");
         let out = port.head_out;
         if let Some(&(next, nh)) = port.wire.front() {
-            port.head_out = route_hint(&net.nodes, &net.ecmp, port.peer_node, &net.packets[nh]);
+            port.head_out = net
+                .routing
+                .hint(&net.ecmp, port.peer_node, &net.packets[nh]);
             self.events.schedule(next, Event::LinkArrive(pid));
         } else {
             crate::base::packet::reuse_ring_from_the_start(&mut port.wire);
@@ -398,13 +404,15 @@ impl Core {
     }
 
     /// Packet `h` has fully arrived at `node` over the wire of port `link` (of the upstream
-    /// node); `out` is where a switch forwards it ([`route_hint`], computed when the packet
+    /// node); `out` is where a switch forwards it (`Routing::hint`, computed when the packet
     /// became its wire's head).
     #[inline]
     fn receive(&mut self, node: NodeId, h: PktRef, out: PortId, link: PortId) {
         debug_assert_eq!(
             out,
-            route_hint(&self.net.nodes, &self.net.ecmp, node, &self.net.packets[h])
+            self.net
+                .routing
+                .hint(&self.net.ecmp, node, &self.net.packets[h])
         );
         if self.l2.is_some() {
             let p = self.net.packets.take(h);
@@ -416,9 +424,8 @@ impl Core {
             }
             return;
         }
-        let n = &self.net.nodes[node.idx()];
-        match n.kind {
-            NodeKind::Switch => {
+        match self.net.routing.kind(node) {
+            Some(NodeKind::Switch) => {
                 if out != PortId::NONE {
                     self.enqueue_stored(out, h, PortId::NONE);
                 } else {
@@ -426,7 +433,7 @@ impl Core {
                     self.net.unroutable += 1;
                 }
             }
-            NodeKind::Host => {
+            _ => {
                 self.net.absorbed += 1;
                 self.host_receive(node, h)
             }
@@ -448,7 +455,7 @@ impl Core {
         if self.l2.is_some() && crate::engine::datapath::l2::host_send(self, host, &p) {
             return;
         }
-        let out = crate::engine::net::route(&self.net.nodes, host, p.dst);
+        let out = self.net.routing.route(host, p.dst);
         if out != PortId::NONE {
             self.enqueue(out, p);
         } else {

@@ -22,6 +22,7 @@
 
 pub mod ecmp;
 pub mod mq_port;
+pub mod routing;
 pub(crate) mod switch_graph;
 
 use crate::base::alloc::{try_filled, AllocError};
@@ -300,7 +301,7 @@ impl Transmitter {
 /// and its next transmit event) and the routes (where the peer forwards the frame).
 pub struct Fabric<'a> {
     pub events: &'a mut EventQueue,
-    pub nodes: &'a [Node],
+    pub routing: &'a routing::Routing,
     pub ecmp: &'a EcmpGroups,
     pub packets: &'a PacketArena,
 }
@@ -317,7 +318,9 @@ pub struct Node {
     pub kind: NodeKind,
     pub ports: Vec<PortId>,
     /// Output port towards each destination host, indexed by node id (`PortId::NONE`:
-    /// none). Empty for a host whose one link goes to a switch: see `uplink` and [`route`].
+    /// none). Empty for a host whose one link goes to a switch: see `uplink` and
+    /// `Routing::route`. Moved into `Network::routing` (and emptied here) when the
+    /// simulation finalizes its routes.
     /// With `by_edge` set, a switch's table is indexed by the destination's edge column
     /// instead (see `edge_col`).
     pub route: Vec<PortId>,
@@ -352,44 +355,6 @@ impl Node {
             edge_col: u32::MAX,
             down: PortId::NONE,
         }
-    }
-}
-
-/// The output port `node` uses towards host `dst` (`PortId::NONE`: none): the node's route
-/// entry, or for a host on one switch link, that link when `dst` is another host of the
-/// same switch fabric. A switch's entry may name an ECMP group (`ecmp::ECMP_BIT`).
-#[inline]
-pub fn route(nodes: &[Node], node: NodeId, dst: NodeId) -> PortId {
-    let n = &nodes[node.idx()];
-    if n.uplink.is_some() {
-        let d = &nodes[dst.idx()];
-        if dst != node && d.kind == NodeKind::Host && d.fabric == n.fabric {
-            n.uplink
-        } else {
-            PortId::NONE
-        }
-    } else {
-        table_entry(nodes, n, node, dst)
-    }
-}
-
-/// Switch (or general-way host) `n` = `node`'s table entry towards `dst`: by the
-/// destination's edge column for a `by_edge` switch (its own hosts through their ports),
-/// else by node id. `NONE`: no route.
-#[inline]
-fn table_entry(nodes: &[Node], n: &Node, node: NodeId, dst: NodeId) -> PortId {
-    if n.by_edge {
-        let d = &nodes[dst.idx()];
-        if d.edge == node {
-            d.down
-        } else {
-            n.route
-                .get(d.edge_col as usize)
-                .copied()
-                .unwrap_or(PortId::NONE)
-        }
-    } else {
-        n.route.get(dst.idx()).copied().unwrap_or(PortId::NONE)
     }
 }
 
@@ -623,7 +588,7 @@ impl Port {
         if self.wire.len() == 1 {
             // Alone on the wire, so its head: note where the peer forwards it and schedule
             // its arrival (later frames are scheduled by `Core::on_link_arrive` in turn).
-            self.head_out = crate::engine::net::route_hint(f.nodes, f.ecmp, self.peer_node, p);
+            self.head_out = f.routing.hint(f.ecmp, self.peer_node, p);
             f.events.schedule(arrive, Event::LinkArrive(pid));
         }
         if more {
@@ -1380,33 +1345,13 @@ mod verdict_tests {
     }
 }
 
-/// Where switch `node` forwards `p`: its route entry, resolved by the ECMP hash when the
-/// entry is a group; `PortId::NONE` when `node` is a host or has no route. Routes are static and
-/// the hash is a pure function of the packet and the switch, so this may be computed any
-/// time before the packet arrives.
-#[inline]
-pub(crate) fn route_hint(
-    nodes: &[Node],
-    ecmp: &crate::engine::net::ecmp::EcmpGroups,
-    node: NodeId,
-    p: &Packet,
-) -> PortId {
-    let n = &nodes[node.idx()];
-    if n.kind != NodeKind::Switch {
-        return PortId::NONE;
-    }
-    let out = table_entry(nodes, n, node, p.dst);
-    if crate::engine::net::ecmp::EcmpGroups::is_group(out) {
-        ecmp.pick(out, p, node)
-    } else {
-        out
-    }
-}
-
-/// The network: nodes with their route tables, ports (queues, transmitters, wires), the
-/// switches' shared buffer pools, ECMP groups, and the packet counters of the whole fabric.
+/// The network: nodes, their routing, ports (queues, transmitters, wires), the switches'
+/// shared buffer pools, ECMP groups, and the packet counters of the whole fabric.
 pub struct Network {
     pub nodes: Vec<Node>,
+    /// The nodes' routes, dense (`engine/net/routing.rs`): empty until the simulation
+    /// finalizes its routes (`Core::finalize_routes`), which moves them here.
+    pub routing: routing::Routing,
     pub ports: Vec<Port>,
     /// The packets on wires and in the ports' FIFO queues (`base/packet.rs`); the wires
     /// and queues hold their handles.

@@ -69,7 +69,7 @@ pub struct Limiter {
 
 /// Line rate of the NIC port `src` uses towards `dst` (the RP's initial rate and cap).
 pub(crate) fn nic_rate(sim: &Core, src: NodeId, dst: NodeId) -> RateBps {
-    match crate::engine::net::route(&sim.net.nodes, src, dst) {
+    match sim.net.routing.route(src, dst) {
         PortId::NONE => RateBps(1),
         nic => sim.net.ports[nic.idx()].rate,
     }
@@ -261,7 +261,7 @@ fn send_control(sim: &mut Core, pid: PortId, mut p: Packet) {
         let h = sim.net.packets.put(p);
         let fabric = Fabric {
             events: &mut sim.events,
-            nodes: &sim.net.nodes,
+            routing: &sim.net.routing,
             ecmp: &sim.net.ecmp,
             packets: &sim.net.packets,
         };
@@ -356,10 +356,10 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: PortId) -> bool {
 
 /// A frame fully arrived at `node` (with L2 on) over the wire of port `link` (of the
 /// upstream node; `NONE`: none). Returns true when handled here. `out` is where a switch
-/// forwards the frame (`net::route_hint`, ECMP resolved), computed when the frame became
+/// forwards the frame (`Routing::hint`, ECMP resolved), computed when the frame became
 /// its wire's head.
 pub(crate) fn receive(sim: &mut Core, node: NodeId, p: Packet, out: PortId, link: PortId) -> bool {
-    let is_switch = sim.net.nodes[node.idx()].kind == NodeKind::Switch;
+    let is_switch = sim.net.routing.kind(node) == Some(NodeKind::Switch);
     match p.kind {
         Kind::Pause => {
             on_pause_frame(sim, p, link);
@@ -434,7 +434,7 @@ fn switch_forward(sim: &mut Core, node: NodeId, p: Packet, out: PortId, input: P
             l2s.cnm_sent += 1;
             l2s.cnm_port[oi] += 1;
             let cnm = Packet::cnm(&p, node, CNM_FRAME_BYTES, c.q, now);
-            let back = crate::engine::net::route(&sim.net.nodes, node, p.src);
+            let back = sim.net.routing.route(node, p.src);
             if back != PortId::NONE {
                 send_control(sim, back, cnm);
             }
@@ -664,7 +664,7 @@ fn on_release(sim: &mut Core, idx: u32) {
         let p = rl.fifo.pop_front().expect("head");
         rl.on_release(now, size, &mut l2s.rng);
         let host = rl.host;
-        let out = crate::engine::net::route(&sim.net.nodes, host, p.dst);
+        let out = sim.net.routing.route(host, p.dst);
         if out != PortId::NONE {
             sim.enqueue(out, p);
         } else {

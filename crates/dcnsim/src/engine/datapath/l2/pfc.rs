@@ -205,7 +205,7 @@ pub(crate) fn mq_tx(sim: &mut Core, pid: PortId) {
             let more = !port.queue.is_empty() || port.mq.as_ref().is_some_and(|m| !m.mq.is_empty());
             let fabric = Fabric {
                 events: &mut sim.events,
-                nodes: &sim.net.nodes,
+                routing: &sim.net.routing,
                 ecmp: &sim.net.ecmp,
                 packets: &sim.net.packets,
             };
