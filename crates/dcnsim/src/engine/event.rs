@@ -1087,28 +1087,59 @@ mod tests {
         assert_eq!(q.pop(), None);
     }
 
-    /// Keep `pending` events pending through `schedules` schedules (each pop is followed
-    /// by schedules at `now` plus up to `span` until that many wait again), and check
-    /// every pop against a reference ordered by (time, scheduling order).
-    fn churn(
-        q: &mut EventQueue,
-        reference: &mut std::collections::BTreeMap<(u64, u64), u32>,
-        (pending, schedules, span): (usize, u64, u64),
-        next: &mut u64,
-        rng: &mut crate::base::rng::Rng,
-    ) {
-        let mut now = q.peek_time().map_or(0, |t| t.0);
-        let end = *next + schedules;
-        while *next < end {
-            while reference.len() < pending {
-                let t = now + rng.below(span);
-                q.schedule(SimTime(t), Event::PortTxDone(PortId(*next as u32)));
-                reference.insert((t, *next), *next as u32);
-                *next += 1;
+    /// A queue kept busy with near events, checked against a reference ordered by (time,
+    /// scheduling order) at every pop.
+    struct Churn {
+        q: EventQueue,
+        reference: std::collections::BTreeMap<(u64, u64), u32>,
+        next: u64,
+        rng: crate::base::rng::Rng,
+        span: u64,
+    }
+
+    impl Churn {
+        fn new(q: EventQueue, seed: u64, span: u64) -> Churn {
+            Churn {
+                q,
+                reference: Default::default(),
+                next: 0,
+                rng: crate::base::rng::Rng::new(seed, 0),
+                span,
             }
-            let ((t, _), i) = reference.pop_first().unwrap();
-            assert_eq!(q.pop(), Some((SimTime(t), Event::PortTxDone(PortId(i)))));
-            now = t;
+        }
+
+        /// `schedules` more schedules, each pop followed by schedules at `now` plus up to
+        /// `span` until `pending` events wait again.
+        fn run(&mut self, pending: usize, schedules: u64) {
+            let mut now = self.q.peek_time().map_or(0, |t| t.0);
+            let end = self.next + schedules;
+            while self.next < end {
+                while self.reference.len() < pending {
+                    let t = now + self.rng.below(self.span);
+                    let i = self.next as u32;
+                    self.q.schedule(SimTime(t), Event::PortTxDone(PortId(i)));
+                    self.reference.insert((t, self.next), i);
+                    self.next += 1;
+                }
+                now = self.pop_one();
+            }
+        }
+
+        /// Pop the reference's first event from the queue too; its time.
+        fn pop_one(&mut self) -> u64 {
+            let ((t, _), i) = self.reference.pop_first().unwrap();
+            assert_eq!(
+                self.q.pop(),
+                Some((SimTime(t), Event::PortTxDone(PortId(i))))
+            );
+            t
+        }
+
+        fn drain(&mut self) {
+            while !self.reference.is_empty() {
+                self.pop_one();
+            }
+            assert_eq!(self.q.pop(), None);
         }
     }
 
@@ -1124,59 +1155,26 @@ mod tests {
         let mut q = EventQueue::new();
         q.set_horizon(SimTime(span), 1024);
         assert_eq!((q.cal.buckets(), q.cal.shift), (1024, 15));
-        let (mut reference, mut next) = (std::collections::BTreeMap::new(), 0);
-        let mut rng = crate::base::rng::Rng::new(7, 0);
+        let mut c = Churn::new(q, 7, span);
         let per_decision = REVIEW_EVERY * REVIEWS_PER_DECISION as u64;
-        churn(
-            &mut q,
-            &mut reference,
-            (4, per_decision - 10, span),
-            &mut next,
-            &mut rng,
-        );
-        assert_eq!(q.cal.buckets(), 1024, "no decision before 16 reviews");
-        churn(
-            &mut q,
-            &mut reference,
-            (4, 6 * per_decision, span),
-            &mut next,
-            &mut rng,
-        );
-        assert_eq!((q.cal.buckets(), q.cal.shift), (64, 19));
-        churn(
-            &mut q,
-            &mut reference,
-            (300, 6 * per_decision, span),
-            &mut next,
-            &mut rng,
-        );
-        assert_eq!((q.cal.buckets(), q.cal.shift), (1024, 15));
-        assert_eq!(
-            q.cal.len + q.heap.len + 1,
-            299,
-            "299 wait, one of them staged"
-        );
-        while let Some(((t, _), i)) = reference.pop_first() {
-            assert_eq!(q.pop(), Some((SimTime(t), Event::PortTxDone(PortId(i)))));
-        }
-        assert_eq!(q.pop(), None);
+        c.run(4, per_decision - 10);
+        assert_eq!(c.q.cal.buckets(), 1024, "no decision before 16 reviews");
+        c.run(4, 6 * per_decision);
+        assert_eq!((c.q.cal.buckets(), c.q.cal.shift), (64, 19));
+        c.run(300, 6 * per_decision);
+        assert_eq!((c.q.cal.buckets(), c.q.cal.shift), (1024, 15));
+        let stored = c.q.cal.len + c.q.heap.len;
+        assert_eq!(stored, 298, "299 wait, one of them staged");
+        c.drain();
     }
 
     #[test]
     fn a_queue_without_a_horizon_keeps_its_geometry() {
         // `EventQueue::new` alone (tests, tools): no span to keep, so no reviews.
-        let mut q = EventQueue::new();
-        let (mut reference, mut next) = (std::collections::BTreeMap::new(), 0);
-        let mut rng = crate::base::rng::Rng::new(3, 0);
-        let per_decision = REVIEW_EVERY * REVIEWS_PER_DECISION as u64;
-        churn(
-            &mut q,
-            &mut reference,
-            (4, 2 * per_decision, 1 << 20),
-            &mut next,
-            &mut rng,
-        );
-        assert_eq!((q.cal.buckets(), q.cal.shift), (BUCKETS, BUCKET_SHIFT));
+        let mut c = Churn::new(EventQueue::new(), 3, 1 << 20);
+        c.run(4, 2 * REVIEW_EVERY * REVIEWS_PER_DECISION as u64);
+        assert_eq!((c.q.cal.buckets(), c.q.cal.shift), (BUCKETS, BUCKET_SHIFT));
+        c.drain();
     }
 
     #[test]
