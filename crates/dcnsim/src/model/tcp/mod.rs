@@ -1245,17 +1245,21 @@ impl TcpFlow {
         0
     }
 
-    /// Bytes of [a, b) not on the scoreboard.
+    /// Bytes of [a, b) not on the scoreboard. Its ranges are sorted and disjoint, so only
+    /// those from the first that ends above `a` to the last that starts below `b` overlap
+    /// [a, b): found by bisection, the rest are not visited (under the fabrics' losses a
+    /// scoreboard holds hundreds of ranges, and `SetPipe` asks on every ACK).
     fn unsacked(&self, a: u64, b: u64) -> u64 {
         if a >= b {
             return 0;
         }
+        let v = &self.snd.sb().sacked;
         let mut n = b - a;
-        for &(s, e) in &self.snd.sb().sacked {
-            let (lo, hi) = (s.max(a), e.min(b));
-            if lo < hi {
-                n -= hi - lo;
+        for &(s, e) in &v[v.partition_point(|r| r.1 <= a)..] {
+            if s >= b {
+                break;
             }
+            n -= e.min(b) - s.max(a);
         }
         n
     }
@@ -1272,10 +1276,9 @@ impl TcpFlow {
     /// The first unSACKed sequence at or above `x` (below `snd_max`), and the length of the
     /// segment starting there (up to one MSS, not into SACKed data).
     fn first_unsacked(&self, mut x: u64) -> Option<(u64, u64)> {
-        for &(s, e) in &self.snd.sb().sacked {
-            if e <= x {
-                continue;
-            }
+        // Ranges that end at or below `x` do not matter: skipped by bisection.
+        let v = &self.snd.sb().sacked;
+        for &(s, e) in &v[v.partition_point(|r| r.1 <= x)..] {
             if s <= x {
                 x = e;
                 continue;

@@ -1841,3 +1841,40 @@ fn insert_range_keeps_the_covered_octets_as_sorted_disjoint_runs() {
         }
     }
 }
+
+/// `unsacked` and `first_unsacked` skip the scoreboard's ranges below their start by
+/// bisection and stop past their end: against scans of every range, on random scoreboards
+/// (the runs `insert_range` builds) and every start and end in a small sequence space.
+#[test]
+fn scoreboard_queries_by_bisection_match_full_scans() {
+    const SPACE: u64 = 60;
+    let mut rng = crate::base::rng::Rng::new(11, 0);
+    let (mut f, _) = sender_established(100 * MSS);
+    std::sync::Arc::make_mut(&mut f.cfg).mss = 4;
+    f.snd.snd_max = SPACE - 5;
+    for _round in 0..200 {
+        let mut v: Vec<(u64, u64)> = Vec::new();
+        for _ in 0..rng.below(12) {
+            let s = rng.below(SPACE - 1);
+            super::insert_range(&mut v, s, s + 1 + rng.below((SPACE - s).min(6)));
+        }
+        let covered = |x: u64| v.iter().any(|&(s, e)| s <= x && x < e);
+        f.snd.sb_mut().sacked = v.clone();
+        for a in 0..SPACE {
+            for b in 0..SPACE {
+                let want = (a..b).filter(|&x| !covered(x)).count() as u64;
+                assert_eq!(f.unsacked(a, b), want, "[{a}, {b}) in {v:?}");
+            }
+            // The first octet at or above `a` not covered, below snd_max, and the segment
+            // from it: up to one MSS, not into covered octets or past snd_max.
+            let want = (a..f.snd.snd_max).find(|&x| !covered(x)).map(|x| {
+                let end = (x..f.snd.snd_max)
+                    .take(4)
+                    .take_while(|&y| !covered(y))
+                    .count() as u64;
+                (x, end)
+            });
+            assert_eq!(f.first_unsacked(a), want, "from {a} in {v:?}");
+        }
+    }
+}
