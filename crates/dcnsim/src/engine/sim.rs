@@ -28,8 +28,12 @@ pub struct Sim {
     pub core: Core,
     pub apps: Vec<App>,
     /// Whether the event loop prefetches the next event's memory (`prefetch_for`): set by
-    /// [`Sim::start`] when the per-packet state outgrows the L2 cache ([`prefetch_pays`]).
+    /// [`Sim::start`] when the per-packet state outgrows the L2 cache ([`prefetch_pays`]),
+    /// and reviewed as the run goes ([`Sim::review_prefetch`]).
     pub prefetch: bool,
+    /// What [`Sim::review_prefetch`] compares the state with: the L2 cache's bytes (`None`:
+    /// unknown), or no review at all when `DCNSIM_PREFETCH` forced the choice.
+    pub prefetch_review: Option<Option<u64>>,
 }
 
 impl std::ops::Deref for Sim {
@@ -73,6 +77,7 @@ impl Sim {
             },
             apps: Vec::new(),
             prefetch: true,
+            prefetch_review: None,
         }
     }
 }
@@ -300,7 +305,9 @@ impl Sim {
         let ports = self.net.ports.len();
         self.core.events.set_horizon(SimTime(hop), 4 * ports);
         let forced = std::env::var("DCNSIM_PREFETCH").ok();
-        self.prefetch = prefetch_choice(forced.as_deref(), self.state_bytes(), l2_cache_bytes());
+        let l2 = l2_cache_bytes();
+        self.prefetch = prefetch_choice(forced.as_deref(), self.state_bytes(), l2);
+        self.prefetch_review = prefetch_forced(forced.as_deref()).is_none().then_some(l2);
         crate::engine::datapath::l2::start(self);
         for i in 0..self.apps.len() {
             self.app_event(AppId(i as u32), AppEvent::Start);
@@ -331,24 +338,42 @@ impl Sim {
 
     /// As `run`; `watch` also gets the number of events done so far.
     pub fn run_watched(&mut self, watch: &mut dyn FnMut(f64, u64) -> bool) -> bool {
-        let finished = if self.prefetch {
-            self.run_events::<true>(watch)
-        } else {
-            self.run_events::<false>(watch)
-        };
-        if !finished {
-            return false;
+        loop {
+            let ran = if self.prefetch {
+                self.run_events::<true>(watch)
+            } else {
+                self.run_events::<false>(watch)
+            };
+            match ran {
+                Ran::Finished => break,
+                Ran::Stopped => return false,
+                // The choice changed: go on in the other copy of the loop.
+                Ran::Switch => continue,
+            }
         }
         self.finish_run();
         true
     }
 
+    /// Review the prefetch choice against the state as it is now (`DCNSIM_PREFETCH` unset):
+    /// a workload opens its flows as messages come, so a fabric that starts with its state
+    /// inside the L2 cache can outgrow it within the first simulated milliseconds. Returns
+    /// whether the choice changed. The event loop calls it about every million events;
+    /// prefetching is a hint, so no result depends on it.
+    pub fn review_prefetch(&mut self) -> bool {
+        let Some(l2) = self.prefetch_review else {
+            return false;
+        };
+        let want = prefetch_pays(self.state_bytes(), l2);
+        let changed = want != self.prefetch;
+        self.prefetch = want;
+        changed
+    }
+
     /// The event loop, in two copies: with `PREFETCH`, the memory of the next event is
-    /// requested while the current one runs. False when `watch` stopped the run.
-    fn run_events<const PREFETCH: bool>(
-        &mut self,
-        watch: &mut dyn FnMut(f64, u64) -> bool,
-    ) -> bool {
+    /// requested while the current one runs. Every 2²⁰ events it reports progress to
+    /// `watch` and reviews the prefetch choice, and returns to switch copies if it changed.
+    fn run_events<const PREFETCH: bool>(&mut self, watch: &mut dyn FnMut(f64, u64) -> bool) -> Ran {
         let end = self.end;
         let mut budget: u32 = 1 << 20;
         while let Some((t, r)) = self.events.pop_raw() {
@@ -367,11 +392,14 @@ impl Sim {
                 budget = 1 << 20;
                 let f = t.as_secs_f64() / end.as_secs_f64().max(1e-12);
                 if !watch(f, self.events.popped) {
-                    return false;
+                    return Ran::Stopped;
+                }
+                if self.review_prefetch() {
+                    return Ran::Switch;
                 }
             }
         }
-        true
+        Ran::Finished
     }
 
     /// The end of a run that reached its end time (or ran out of events).
@@ -412,16 +440,31 @@ pub fn prefetch_pays(state: u64, l2: Option<u64>) -> bool {
     l2.is_none_or(|l2| state > l2)
 }
 
+/// How a copy of the event loop ended.
+enum Ran {
+    /// At the end time, or out of events.
+    Finished,
+    /// `watch` asked to stop.
+    Stopped,
+    /// The prefetch choice changed ([`Sim::review_prefetch`]): run the other copy.
+    Switch,
+}
+
+/// The choice `DCNSIM_PREFETCH` forces: "on" or "off"; anything else or unset: none.
+pub fn prefetch_forced(forced: Option<&str>) -> Option<bool> {
+    match forced {
+        Some("on") => Some(true),
+        Some("off") => Some(false),
+        _ => None,
+    }
+}
+
 /// The event loop's choice: `forced` is the environment's `DCNSIM_PREFETCH`, "on" or "off"
 /// to force it (profile training runs every scenario both ways, `scripts/pgo-train.sh`, so
 /// that both copies of the loop are trained whatever the training machine's L2; a user can
 /// pin it too), anything else or unset: [`prefetch_pays`].
 pub fn prefetch_choice(forced: Option<&str>, state: u64, l2: Option<u64>) -> bool {
-    match forced {
-        Some("on") => true,
-        Some("off") => false,
-        _ => prefetch_pays(state, l2),
-    }
+    prefetch_forced(forced).unwrap_or_else(|| prefetch_pays(state, l2))
 }
 
 /// The L2 cache of the CPU this process runs on, from Linux's sysfs (`cpu0/cache/index*/`:

@@ -2,7 +2,7 @@
 //! the decision out. Prefetching is a hint and changes no result; what is checked here is
 //! the decision itself and its inputs.
 
-use crate::engine::sim::{parse_cache_size, prefetch_choice, prefetch_pays, Sim};
+use crate::engine::sim::{parse_cache_size, prefetch_choice, prefetch_forced, prefetch_pays, Sim};
 
 fn built(text: &str) -> Sim {
     super::build_sim(text).1
@@ -36,6 +36,48 @@ fn the_environment_may_force_the_choice() {
     assert!(!prefetch_choice(Some("off"), big, l2));
     assert!(!prefetch_choice(None, small, l2) && prefetch_choice(None, big, l2));
     assert!(!prefetch_choice(Some("auto"), small, l2) && prefetch_choice(Some(""), big, l2));
+    // Forced: no review during the run.
+    assert_eq!(prefetch_forced(Some("on")), Some(true));
+    assert_eq!(prefetch_forced(Some("off")), Some(false));
+    assert_eq!(prefetch_forced(Some("auto")), None);
+    assert_eq!(prefetch_forced(None), None);
+}
+
+/// The choice follows the state as it grows: a fabric whose workload opens flows as
+/// messages come starts inside the L2 cache and outgrows it (the 144-host `tcn-fig10` does
+/// within its first simulated milliseconds: 9 % faster over its 1 s cut with the prefetch,
+/// docs/performance.md). `review_prefetch` switches it on once the flows opened since the
+/// start pass the cache's size, reports the change once, and never acts when the
+/// environment forced the choice.
+#[test]
+fn the_choice_is_reviewed_as_flows_open() {
+    let mut fabric = built(include_str!("../../../../scenarios/tcn-fig10.toml"));
+    fabric.start();
+    let start = fabric.state_bytes();
+    // An L2 a little larger than the state at the start, and no forcing.
+    let l2 = start + (64 << 10);
+    fabric.prefetch_review = Some(Some(l2));
+    fabric.prefetch = prefetch_pays(start, Some(l2));
+    assert!(!fabric.prefetch);
+    assert!(!fabric.review_prefetch() && !fabric.prefetch);
+    let per_flow = std::mem::size_of::<crate::model::tcp::TcpFlow>() as u64;
+    // No flow is open at the start; any flow's state weighs the same.
+    assert!(fabric.hosts.flows.is_empty());
+    let star = built(include_str!("../../../../scenarios/bench-incast.toml"));
+    let template = star.hosts.flows[0].clone();
+    for _ in 0..(64 << 10) / per_flow {
+        fabric.add_flow(template.clone(), crate::base::ids::AppId::NONE);
+    }
+    // Exactly the L2's size: not larger yet.
+    assert!(fabric.state_bytes() <= l2);
+    assert!(!fabric.review_prefetch());
+    fabric.add_flow(template.clone(), crate::base::ids::AppId::NONE);
+    assert!(fabric.review_prefetch() && fabric.prefetch);
+    assert!(!fabric.review_prefetch() && fabric.prefetch);
+    // Forced off (DCNSIM_PREFETCH=off): the state does not matter.
+    fabric.prefetch_review = None;
+    fabric.prefetch = false;
+    assert!(!fabric.review_prefetch() && !fabric.prefetch);
 }
 
 /// The state estimate grows with ports, multi-queue state, flows and the calendar: an
