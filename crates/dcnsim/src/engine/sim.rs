@@ -97,9 +97,9 @@ impl Sim {
             return;
         };
         if kind == 1 {
-            if let Some(&(_, h)) = port.wire.front() {
+            if let Some(e) = port.wire.front() {
                 // The arriving packet's slot (80 bytes, on one or two lines).
-                let at = self.net.packets.addr(h);
+                let at = self.net.packets.addr(e.h);
                 prefetch(at);
                 prefetch(at.wrapping_add(79));
             }

@@ -386,16 +386,16 @@ impl Core {
     pub(crate) fn on_link_arrive(&mut self, pid: PortId) {
         let net = &mut self.net;
         let port = &mut net.ports[pid.idx()];
-        let (_, h) = port
+        let h = port
             .wire
             .pop_front()
-            .expect("arrival event with an empty wire");
+            .expect("arrival event with an empty wire")
+            .h;
         let out = port.head_out;
-        if let Some(&(next, nh)) = port.wire.front() {
-            port.head_out = net
-                .routing
-                .hint(&net.ecmp, port.peer_node, &net.packets[nh]);
-            self.events.schedule(next, Event::LinkArrive(pid));
+        if let Some(&next) = port.wire.front() {
+            // Its route was looked up when it left: the packet itself is not read here.
+            port.head_out = next.out;
+            self.events.schedule(next.at, Event::LinkArrive(pid));
         } else {
             crate::base::packet::reuse_ring_from_the_start(&mut port.wire);
         }

@@ -443,9 +443,8 @@ pub fn port_name(nodes: &[Node], p: &Port) -> String {
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Port {
-    /// Packets in flight on the wire towards `peer_node` (handles into
-    /// `Network::packets`), with their arrival times.
-    pub wire: VecDeque<(SimTime, PktRef)>,
+    /// Packets in flight on the wire towards `peer_node`, in order of arrival.
+    pub wire: VecDeque<InFlight>,
     /// The transmitter: end of the frame in service, the one `PortTxDone` event.
     pub tx: Transmitter,
     /// Multi-queue egress (`engine/net/mq_port.rs`); `None` keeps the single FIFO below.
@@ -487,6 +486,18 @@ pub struct Port {
     /// Queue limit in packets, as a dummynet pipe's `queue N` (u64::MAX: unlimited).
     pub limit_pkts: u64,
     pub peer_port: PortId,
+}
+
+/// A packet in flight on a wire: its arrival time, its handle in `Network::packets`, and
+/// the port the peer switch will forward it to (`Routing::hint`; `NONE` when the peer is a
+/// host). The route is looked up when the packet leaves, while the packet is in the cache,
+/// not when it becomes the wire's head tens of microseconds later (docs/performance.md,
+/// "Routes looked up at departure"). 16 bytes, as the pair it replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    pub at: SimTime,
+    pub h: PktRef,
+    pub out: PortId,
 }
 
 /// The bytes of a [`Port`] that a packet hop reads and writes: from its start to the end
@@ -584,11 +595,12 @@ impl Port {
     pub fn begin_service(&mut self, pid: PortId, now: SimTime, h: PktRef, more: bool, f: Fabric) {
         debug_assert!(!self.tx.armed, "a port serves one frame at a time");
         let p = &f.packets[h];
-        let arrive = self.start_tx(now, h, p);
+        let out = f.routing.hint(f.ecmp, self.peer_node, p);
+        let arrive = self.start_tx(now, h, p, out);
         if self.wire.len() == 1 {
             // Alone on the wire, so its head: note where the peer forwards it and schedule
             // its arrival (later frames are scheduled by `Core::on_link_arrive` in turn).
-            self.head_out = f.routing.hint(f.ecmp, self.peer_node, p);
+            self.head_out = out;
             f.events.schedule(arrive, Event::LinkArrive(pid));
         }
         if more {
@@ -598,10 +610,10 @@ impl Port {
         }
     }
 
-    /// Start serializing packet `p` (handle `h`) at `now`; returns the arrival time at the
-    /// far end.
+    /// Start serializing packet `p` (handle `h`, forwarded to `out` by the peer) at `now`;
+    /// returns the arrival time at the far end.
     #[inline]
-    fn start_tx(&mut self, now: SimTime, h: PktRef, p: &Packet) -> SimTime {
+    fn start_tx(&mut self, now: SimTime, h: PktRef, p: &Packet, out: PortId) -> SimTime {
         let end = now + self.tx_time(p.size);
         if let Some(c) = self.pcap.as_mut() {
             c.record(now.0, p);
@@ -616,7 +628,7 @@ impl Port {
             s.on_tx(now, end);
         }
         let arrive = end + self.delay;
-        self.wire.push_back((arrive, h));
+        self.wire.push_back(InFlight { at: arrive, h, out });
         arrive
     }
 }
