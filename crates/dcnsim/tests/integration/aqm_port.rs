@@ -43,7 +43,7 @@ fn offer(aqm: Aqm, at: AqmAt, ecn: &[Ecn]) -> (Vec<(u64, Ecn)>, dcnsim::engine::
     (
         p.wire
             .iter()
-            .map(|&(_, h)| (sim.net.packets[h].seq, sim.net.packets[h].ecn))
+            .map(|e| (sim.net.packets[e.h].seq, sim.net.packets[e.h].ecn))
             .collect(),
         p.stats.clone(),
     )

@@ -99,11 +99,11 @@ fn queue_is_fifo_and_keeps_one_pending_tx_event() {
     }
     // One PortTxDone and one LinkArrive pending, whatever the backlog.
     assert_eq!(sim.events.len(), 2);
-    let back = sim.net.ports[ab.idx()].wire.back().unwrap().1;
+    let back = sim.net.ports[ab.idx()].wire.back().unwrap().h;
     let mut order = vec![sim.net.packets[back].seq];
     while sim.step().is_some() {
-        if let Some(&(_, h)) = sim.net.ports[ab.idx()].wire.back() {
-            let p = sim.net.packets[h];
+        if let Some(e) = sim.net.ports[ab.idx()].wire.back() {
+            let p = sim.net.packets[e.h];
             if order.last() != Some(&p.seq) {
                 order.push(p.seq);
             }
