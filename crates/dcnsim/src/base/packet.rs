@@ -258,6 +258,11 @@ impl Packet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PktRef(u32);
 
+impl PktRef {
+    /// A handle that names no packet (its slot's address is only ever prefetched).
+    pub const NONE: PktRef = PktRef(u32::MAX);
+}
+
 /// The packets in the network, each in one slot from the moment a host or a switch hands
 /// it to a port until a host absorbs it or a port drops it; queues and wires move handles
 /// ([`PktRef`]). A freed slot is the next one given out (a stack of free slots), so a

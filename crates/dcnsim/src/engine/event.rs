@@ -457,11 +457,14 @@ impl Calendar {
 /// its slot; `PAYLOAD_BITS`). The smallest key is kept apart (`staged`): the caller can see the next
 /// event ([`EventQueue::peek_raw`]) while it handles the current one, and prefetch.
 pub struct EventQueue {
-    /// The smallest pending key, held outside the calendar and the heap (valid iff
-    /// `has_staged`; then it is the minimum of everything pending). Knowing the next event
-    /// one event ahead lets `Sim::run` prefetch the memory it will touch.
-    staged: Key,
-    has_staged: bool,
+    /// The two smallest pending keys, held outside the calendar and the heap, smallest
+    /// first (the first `staged_n` are valid; they are the minima of everything pending).
+    /// Knowing the next two events lets `Sim::run` prefetch the memory they will touch in
+    /// two steps: the second event's port now, and through that port, already in the
+    /// cache, the next event's packet (docs/performance.md, "Prefetching two events
+    /// ahead").
+    staged: [Key; 2],
+    staged_n: u8,
     cal: Calendar,
     heap: Heap,
     slab: Vec<RawEvent>,
@@ -494,8 +497,8 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            staged: Key::default(),
-            has_staged: false,
+            staged: [Key::default(); 2],
+            staged_n: 0,
             cal: Calendar::new(BUCKETS, BUCKET_SHIFT),
             heap: Heap::new(),
             slab: Vec::with_capacity(1024),
@@ -531,14 +534,26 @@ impl EventQueue {
     /// registers.
     #[inline(never)]
     fn push_inline(&mut self, at: u64, payload: u64) {
-        if !self.has_staged || self.seq >= self.check_at {
+        if self.staged_n < 2 || self.seq >= self.check_at {
             return self.push_payload(at, payload);
         }
-        let mut key = self.next_key(at, payload);
-        if key.before(self.staged) {
-            key = std::mem::replace(&mut self.staged, key);
-        }
+        let key = self.next_key(at, payload);
+        let key = self.stage(key);
         self.store(key);
+    }
+
+    /// With two keys staged: put `key` in its place among them and return the largest of
+    /// the three (the one to store).
+    #[inline(always)]
+    fn stage(&mut self, key: Key) -> Key {
+        if !key.before(self.staged[1]) {
+            return key;
+        }
+        let mut second = key;
+        if key.before(self.staged[0]) {
+            second = std::mem::replace(&mut self.staged[0], key);
+        }
+        std::mem::replace(&mut self.staged[1], second)
     }
 
     /// Any event: [`Self::push_payload`] of its payload, which points to the slab when the
@@ -561,15 +576,24 @@ impl EventQueue {
             self.checkpoint();
         }
         let key = self.next_key(at, payload);
-        if !self.has_staged {
-            // Nothing pending: the new key is the minimum.
-            self.staged = key;
-            self.has_staged = true;
-        } else if key.before(self.staged) {
-            let s = std::mem::replace(&mut self.staged, key);
-            self.store(s);
-        } else {
-            self.store(key);
+        match self.staged_n {
+            0 => {
+                // Nothing pending: the new key is the minimum.
+                self.staged[0] = key;
+                self.staged_n = 1;
+            }
+            1 => {
+                // Nothing stored: the two keys are the two smallest.
+                self.staged[1] = key;
+                if key.before(self.staged[0]) {
+                    self.staged.swap(0, 1);
+                }
+                self.staged_n = 2;
+            }
+            _ => {
+                let k = self.stage(key);
+                self.store(k);
+            }
         }
     }
 
@@ -661,19 +685,24 @@ impl EventQueue {
     /// the enum).
     #[inline]
     pub fn pop_raw(&mut self) -> Option<(SimTime, RawEvent)> {
-        if !self.has_staged {
+        if self.staged_n == 0 {
             return None;
         }
-        let top = self.staged;
+        let top = self.staged[0];
         // The calendar starts at the slot of the event being popped, the simulation's new
         // `now`: no pending key is earlier, and every key scheduled while it is handled
         // (at `now` or later) finds its bucket. Starting it at the next event's slot
         // instead (as before) sent every key due between the two to the heap: on a 10 Gb/s
         // star where eight senders run in step, nearly every key.
         self.cal.base = self.cal.base.max(top.time >> self.cal.shift);
-        match self.take_min() {
-            Some(k) => self.staged = k,
-            None => self.has_staged = false,
+        self.staged[0] = self.staged[1];
+        if self.staged_n == 2 {
+            match self.take_min() {
+                Some(k) => self.staged[1] = k,
+                None => self.staged_n = 1,
+            }
+        } else {
+            self.staged_n = 0;
         }
         let ev = self.event_of(top);
         if let Some(slot) = top.slab_slot() {
@@ -688,17 +717,23 @@ impl EventQueue {
     /// (for prefetching; it stays pending).
     #[inline(always)]
     pub fn peek_raw(&self) -> Option<RawEvent> {
-        self.has_staged.then(|| self.event_of(self.staged))
+        (self.staged_n > 0).then(|| self.event_of(self.staged[0]))
+    }
+
+    /// The event after that one, likewise (for prefetching two events ahead).
+    #[inline(always)]
+    pub fn peek2_raw(&self) -> Option<RawEvent> {
+        (self.staged_n > 1).then(|| self.event_of(self.staged[1]))
     }
 
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.has_staged.then_some(SimTime(self.staged.time))
+        (self.staged_n > 0).then_some(SimTime(self.staged[0].time))
     }
 
     pub fn len(&self) -> usize {
         debug_assert_eq!(
             self.len,
-            self.cal.len + self.heap.len + self.has_staged as usize
+            self.cal.len + self.heap.len + self.staged_n as usize
         );
         self.len
     }
@@ -807,10 +842,8 @@ impl EventQueue {
     #[inline(never)]
     fn renumber(&mut self) {
         let mut keys = Vec::with_capacity(self.len());
-        if self.has_staged {
-            keys.push(self.staged);
-            self.has_staged = false;
-        }
+        keys.extend_from_slice(&self.staged[..self.staged_n as usize]);
+        self.staged_n = 0;
         self.drain_stored(&mut keys);
         // The sequence numbers 0..n must fit their 24 bits (the limit the slab's 24-bit
         // slots set before).
@@ -824,12 +857,11 @@ impl EventQueue {
             k.tag = ((i as u64) << PAYLOAD_BITS) | (k.tag & PAYLOAD_MASK);
         }
         self.seq = keys.len() as u64;
-        let mut keys = keys.into_iter();
-        if let Some(first) = keys.next() {
-            self.staged = first;
-            self.has_staged = true;
-        }
-        for k in keys {
+        // The sorted keys: the first two are staged, the rest stored.
+        let n = keys.len().min(2);
+        self.staged[..n].copy_from_slice(&keys[..n]);
+        self.staged_n = n as u8;
+        for &k in &keys[n..] {
             self.store(k);
         }
     }
@@ -1040,12 +1072,12 @@ mod tests {
 
     #[test]
     fn keys_between_the_popped_and_the_staged_event_go_to_the_calendar_in_order() {
-        // After the pop of slot 10 stages S (slot 20), K (slot 12) takes S's place as the
-        // next event and K2 (slot 15) lies between the two; F, one slot short of a full lap
-        // after S, shares a bucket index just below S's. The calendar must not start past
-        // K2, nor scan F's bucket before S's. K2 and S are near events and belong in the
-        // calendar (F, beyond its span, in the heap): when the calendar started at the
-        // staged event's slot, K2 (behind that start) went to the heap.
+        // After the pop of slot 10 stages S (slot 20), K (slot 12) and K2 (slot 15) take
+        // the two staged places before it, and K3 (slot 17) lies between them and S; F,
+        // one slot short of a full lap after S, shares a bucket index just below S's. The
+        // calendar must not start past K3, nor scan F's bucket before S's. K3 and S are
+        // near events and belong in the calendar (F, beyond its span, in the heap): when
+        // the calendar started at the staged event's slot, such keys went to the heap.
         let at = |slot: u64| SimTime(slot << BUCKET_SHIFT);
         let mut q = EventQueue::new();
         q.schedule(at(10), Event::PortTxDone(PortId(0)));
@@ -1053,8 +1085,13 @@ mod tests {
         assert_eq!(q.pop().unwrap(), (at(10), Event::PortTxDone(PortId(0))));
         q.schedule(at(12), Event::PortTxDone(PortId(2)));
         q.schedule(at(15), Event::PortTxDone(PortId(3)));
+        q.schedule(at(17), Event::PortTxDone(PortId(5)));
         q.schedule(at(20 + BUCKETS as u64 - 1), Event::PortTxDone(PortId(4)));
         assert_eq!(q.peek_time(), Some(at(12)));
+        assert_eq!(
+            q.peek2_raw().map(Event::decode),
+            Some(Event::PortTxDone(PortId(3)))
+        );
         assert_eq!((q.cal.len, q.heap.len), (2, 1));
         assert_eq!(
             q.heap.peek().map(|k| k.time),
@@ -1062,7 +1099,7 @@ mod tests {
         );
         let got: Vec<(u64, u32)> = drain_samples(&mut q);
         let slots: Vec<(u64, u32)> = got.iter().map(|&(t, i)| (t >> BUCKET_SHIFT, i)).collect();
-        assert_eq!(slots, vec![(12, 2), (15, 3), (20, 1), (4115, 4)]);
+        assert_eq!(slots, vec![(12, 2), (15, 3), (17, 5), (20, 1), (4115, 4)]);
     }
 
     #[test]
@@ -1078,11 +1115,14 @@ mod tests {
         let ev = |i| Event::PortTxDone(PortId(i));
         q.schedule(SimTime(246 * w), ev(0));
         q.schedule(SimTime(247 * w), ev(1));
+        q.schedule(SimTime(247 * w), ev(3));
         assert_eq!(q.pop(), Some((SimTime(246 * w), ev(0))));
         // The calendar starts at slot 246 (bucket 118); slot 373 is its last (bucket 117).
+        // (The two events of slot 247 are the staged ones.)
         q.schedule(SimTime(373 * w), ev(2));
         assert_eq!((q.cal.len, q.heap.len), (1, 0));
         assert_eq!(q.pop(), Some((SimTime(247 * w), ev(1))));
+        assert_eq!(q.pop(), Some((SimTime(247 * w), ev(3))));
         assert_eq!(q.pop(), Some((SimTime(373 * w), ev(2))));
         assert_eq!(q.pop(), None);
     }
@@ -1164,7 +1204,7 @@ mod tests {
         c.run(300, 6 * per_decision);
         assert_eq!((c.q.cal.buckets(), c.q.cal.shift), (1024, 15));
         let stored = c.q.cal.len + c.q.heap.len;
-        assert_eq!(stored, 298, "299 wait, one of them staged");
+        assert_eq!(stored, 297, "299 wait, two of them staged");
         c.drain();
     }
 

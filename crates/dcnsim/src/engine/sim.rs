@@ -97,11 +97,15 @@ impl Sim {
             return;
         };
         if kind == 1 {
-            if let Some(e) = port.wire.front() {
-                // The arriving packet's slot (80 bytes, on one or two lines).
-                let at = self.net.packets.addr(e.h);
+            if !port.wire.is_empty() {
+                // The arriving packet's slot (80 bytes, on one or two lines), and its wire
+                // entry (by address: the entry is not read here).
+                let at = self.net.packets.addr(port.head_h);
                 prefetch(at);
                 prefetch(at.wrapping_add(79));
+                if let Some(e) = port.wire.front() {
+                    prefetch(e as *const _ as *const u8);
+                }
             }
             if let Some(o) = self.net.ports.get(port.head_out.idx()) {
                 // The output port's hot part (three lines) and its multi-queue state.
@@ -120,6 +124,26 @@ impl Sim {
             }
         } else if let Some(m) = port.mq.as_deref() {
             prefetch(m as *const _ as *const u8);
+        }
+    }
+
+    /// The first step of prefetching the event after next (`n`): its port's hot lines, so
+    /// that [`Self::prefetch_for`], one event later, reads the port from the cache and
+    /// loads what it points to (the wire's head packet, the output port) without waiting.
+    #[inline(always)]
+    fn prefetch_port_of(&self, n: crate::engine::event::RawEvent) {
+        if n.head & 0xff > 1 {
+            return;
+        }
+        if let Some(port) = self.net.ports.get(n.a as usize) {
+            let base = port as *const Port as *const u8;
+            let hot = crate::engine::net::PORT_HOT_BYTES;
+            let mut off = 0;
+            while off < hot {
+                prefetch(base.wrapping_add(off));
+                off += 64;
+            }
+            prefetch(base.wrapping_add(hot - 1));
         }
     }
 
@@ -384,6 +408,9 @@ impl Sim {
             if PREFETCH {
                 if let Some(n) = self.events.peek_raw() {
                     self.prefetch_for(n);
+                }
+                if let Some(n) = self.events.peek2_raw() {
+                    self.prefetch_port_of(n);
                 }
             }
             self.dispatch_raw(r.head, r.a, r.b);

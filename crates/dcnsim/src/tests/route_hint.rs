@@ -4,8 +4,8 @@ use crate::base::ids::NodeId;
 use crate::engine::net::routing::Routing;
 
 /// Every packet in flight must carry where the peer forwards it (`InFlight::out`, looked
-/// up at departure), and `Port::head_out` must be the head's (the arrival uses it instead of
-/// a route lookup). Leaf-spine with ECMP and flows between
+/// up at departure), and `Port::head_out` and `Port::head_h` must be the head's (the arrival
+/// uses the first instead of a route lookup, the event loop's prefetch the second). Leaf-spine with ECMP and flows between
 /// every pair of leaves' hosts, both ways; checked for every port before every event.
 #[test]
 fn head_out_is_the_route_of_every_wire_head() {
@@ -28,9 +28,9 @@ fn head_out_is_the_route_of_every_wire_head() {
         let depth = if step % 8 == 0 { usize::MAX } else { 1 };
         for p in &sim.net.ports {
             // Every packet in flight carries the route looked up when it left, and the
-            // head's is the port's `head_out`.
+            // head's is the port's `head_out`, its handle the port's `head_h`.
             if let Some(e) = p.wire.front() {
-                assert_eq!(p.head_out, e.out);
+                assert_eq!((p.head_out, p.head_h), (e.out, e.h));
             }
             for e in p.wire.iter().take(depth) {
                 let head = &sim.net.packets[e.h];

@@ -395,6 +395,7 @@ impl Core {
         if let Some(&next) = port.wire.front() {
             // Its route was looked up when it left: the packet itself is not read here.
             port.head_out = next.out;
+            port.head_h = next.h;
             self.events.schedule(next.at, Event::LinkArrive(pid));
         } else {
             crate::base::packet::reuse_ring_from_the_start(&mut port.wire);
