@@ -41,3 +41,23 @@ def test_the_build_script_pins_the_htsim_commit_the_docs_report() -> None:
     docs = (REPO / "docs" / "performance.md").read_text()
     assert f"Broadcom/csg-htsim at {pinned.group(1)[:7]}" in docs
     assert '"$HERE/htsim_star_incast.cpp"' in script
+
+
+def test_engine_paths_are_checked_before_any_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    # Each simulator runs in its own temporary directory, so a relative engine path is
+    # made absolute first; one that names no program is a one-line error, not a traceback.
+    peers = load_peers()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["peers.py", "--engine", "target/release/dcnsim-engine"])
+    assert peers.main() == 2
+    err = capsys.readouterr().err.strip()
+    engine = tmp_path / "target" / "release" / "dcnsim-engine"
+    assert err == f"peers: --engine {engine}: not built (cargo build --release)"
+    engine = tmp_path / "engine"
+    engine.write_text("#!/bin/sh\n")
+    engine.chmod(0o755)
+    monkeypatch.setattr(
+        "sys.argv", ["peers.py", "--engine", "engine", "--base-engine", "old/engine"])
+    assert peers.main() == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"peers: --base-engine {tmp_path}/old/engine: no such program"

@@ -22,6 +22,21 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// [`prefetch`] the lines of a port that a packet hop reads (`PORT_HOT_BYTES`: three, or
+/// four when the port does not start a line).
+#[inline(always)]
+fn prefetch_port(port: &Port) {
+    let base = port as *const Port as *const u8;
+    let hot = crate::engine::net::PORT_HOT_BYTES;
+    let mut off = 0;
+    while off < hot {
+        prefetch(base.wrapping_add(off));
+        off += 64;
+    }
+    // A port need not start a line: its last hot byte may be on one more.
+    prefetch(base.wrapping_add(hot - 1));
+}
+
 /// The simulation: the [`Core`] and the applications that drive it. `Sim` dereferences to
 /// its core, so `sim.net.ports` or `sim.now` read the same through either.
 pub struct Sim {
@@ -108,16 +123,8 @@ impl Sim {
                 }
             }
             if let Some(o) = self.net.ports.get(port.head_out.idx()) {
-                // The output port's hot part (three lines) and its multi-queue state.
-                let base = o as *const Port as *const u8;
-                let hot = crate::engine::net::PORT_HOT_BYTES;
-                let mut off = 0;
-                while off < hot {
-                    prefetch(base.wrapping_add(off));
-                    off += 64;
-                }
-                // A port need not start a line: its last hot byte may be on one more.
-                prefetch(base.wrapping_add(hot - 1));
+                // The output port's hot part and its multi-queue state.
+                prefetch_port(o);
                 if let Some(m) = o.mq.as_deref() {
                     prefetch(m as *const _ as *const u8);
                 }
@@ -136,14 +143,7 @@ impl Sim {
             return;
         }
         if let Some(port) = self.net.ports.get(n.a as usize) {
-            let base = port as *const Port as *const u8;
-            let hot = crate::engine::net::PORT_HOT_BYTES;
-            let mut off = 0;
-            while off < hot {
-                prefetch(base.wrapping_add(off));
-                off += 64;
-            }
-            prefetch(base.wrapping_add(hot - 1));
+            prefetch_port(port);
         }
     }
 
