@@ -161,13 +161,12 @@ def main() -> int:
     if not os.access(a.engine, os.X_OK):
         print(f"peers: --engine {a.engine}: not built (cargo build --release)", file=sys.stderr)
         return 2
+    sims.append(("dcnsim", lambda c, t: dcnsim_cmd(a.engine, c, t)))
     if a.base_engine:
         a.base_engine = os.path.abspath(a.base_engine)
         if not os.access(a.base_engine, os.X_OK):
             print(f"peers: --base-engine {a.base_engine}: no such program", file=sys.stderr)
             return 2
-    sims.append(("dcnsim", lambda c, t: dcnsim_cmd(a.engine, c, t)))
-    if a.base_engine:
         sims.append(("dcnsim@base", lambda c, t: dcnsim_cmd(a.base_engine, c, t)))
     ns = shutil.which(a.ns)
     if ns:

@@ -454,15 +454,16 @@ impl Calendar {
 /// order; later events, and the rare ninth event in one bucket, wait in a 4-ary heap. A pop
 /// takes the smaller of the two candidates' keys. An event travels inside its key, except
 /// an `App` event with its argument, which waits in a slab that never moves (the key names
-/// its slot; `PAYLOAD_BITS`). The smallest key is kept apart (`staged`): the caller can see the next
-/// event ([`EventQueue::peek_raw`]) while it handles the current one, and prefetch.
+/// its slot; `PAYLOAD_BITS`). The two smallest keys are kept apart (`staged`): the caller
+/// can see the next two events ([`EventQueue::peek_raw`], [`EventQueue::peek2_raw`]) while
+/// it handles the current one, and prefetch.
 pub struct EventQueue {
     /// The two smallest pending keys, held outside the calendar and the heap, smallest
     /// first (the first `staged_n` are valid; they are the minima of everything pending).
     /// Knowing the next two events lets `Sim::run` prefetch the memory they will touch in
     /// two steps: the second event's port now, and through that port, already in the
-    /// cache, the next event's packet (docs/performance.md, "Prefetching two events
-    /// ahead").
+    /// cache, the next event's packet (docs/performance.md, 21st session: "prefetching two
+    /// events ahead").
     staged: [Key; 2],
     staged_n: u8,
     cal: Calendar,

@@ -112,15 +112,13 @@ impl Sim {
             return;
         };
         if kind == 1 {
-            if !port.wire.is_empty() {
-                // The arriving packet's slot (80 bytes, on one or two lines), and its wire
-                // entry (by address: the entry is not read here).
+            if let Some(e) = port.wire.front() {
+                // The arriving packet's slot (80 bytes, on one or two lines), through the
+                // port's copy of its handle, and its wire entry (by address: not read here).
                 let at = self.net.packets.addr(port.head_h);
                 prefetch(at);
                 prefetch(at.wrapping_add(79));
-                if let Some(e) = port.wire.front() {
-                    prefetch(e as *const _ as *const u8);
-                }
+                prefetch(e as *const _ as *const u8);
             }
             if let Some(o) = self.net.ports.get(port.head_out.idx()) {
                 // The output port's hot part and its multi-queue state.

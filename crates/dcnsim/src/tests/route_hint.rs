@@ -4,9 +4,10 @@ use crate::base::ids::NodeId;
 use crate::engine::net::routing::Routing;
 
 /// Every packet in flight must carry where the peer forwards it (`InFlight::out`, looked
-/// up at departure), and `Port::head_out` and `Port::head_h` must be the head's (the arrival
-/// uses the first instead of a route lookup, the event loop's prefetch the second). Leaf-spine with ECMP and flows between
-/// every pair of leaves' hosts, both ways; checked for every port before every event.
+/// up at departure), and `Port::head_out` and `Port::head_h` must be the head's (the
+/// arrival uses the first instead of a route lookup, the event loop's prefetch the second).
+/// Leaf-spine with ECMP and flows between every pair of leaves' hosts, both ways; checked
+/// for every port before every event.
 #[test]
 fn head_out_is_the_route_of_every_wire_head() {
     let mut text = String::from(
