@@ -93,7 +93,8 @@ pub enum QueueMark {
     DqRate,
 }
 
-/// Per-queue counters of a multi-queue port.
+/// Per-queue counters of a multi-queue port, as the result tables read them
+/// ([`MqPort::queue_stats`]): the class queue's tally and the port's drops and marks of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueStats {
     pub tx_pkts: u64,
@@ -127,7 +128,9 @@ pub struct MqPort {
     /// Index of the switch's shared pool in `Network::pools` (dynamic threshold only).
     pub pool: Option<u32>,
     pub adm: Admission,
-    pub qstats: Vec<QueueStats>,
+    /// Per queue, its drops and CE marks by reason (what it sent, and its largest backlog,
+    /// are counted in the class queue itself: `ClassQueue::tally`).
+    pub qby: Vec<ReasonCounts>,
     /// Algorithm-1 estimators, one per queue (empty when not configured). Always fed at
     /// dequeue when present; used for marking by [`QueueMark::DqRate`].
     pub dqrate: Vec<DqRate>,
@@ -153,8 +156,20 @@ impl MqPort {
             record_estimates: false,
             estimates: Vec::new(),
             mqecn_samples_seen: 0,
-            qstats: vec![QueueStats::default(); n],
+            qby: vec![ReasonCounts::default(); n],
             scratch: Vec::with_capacity(4),
+        }
+    }
+
+    /// Queue `q`'s counters.
+    pub fn queue_stats(&self, q: usize) -> QueueStats {
+        let t = self.mq.queue(q).tally;
+        QueueStats {
+            tx_pkts: t.tx_pkts,
+            tx_bytes: t.tx_bytes,
+            tx_payload: t.tx_payload,
+            max_bytes: t.max_bytes,
+            by: self.qby[q],
         }
     }
 
@@ -265,7 +280,7 @@ mod tests {
     use crate::model::mq::SchedConfig;
 
     fn port(mark: QueueMark) -> MqPort {
-        let mq = MultiQueue::new(2, &SchedConfig::Sp, 8).unwrap();
+        let mq = MultiQueue::new(2, &SchedConfig::Sp).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit: 10_000 }, 2).unwrap();
         MqPort::new(mq, adm, mark)
     }
