@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Time two engine builds side by side: parallel pairs with the cores swapped.
+
+    scripts/ab-pairs.py [--pairs N] [--reps R] [--json] BASE NEW [ARG ...]
+
+Each pair runs BASE and NEW at the same time, each pinned to its own CPU (the first two CPUs
+this process may use), each running its command R times in a row with the same ARGs, and
+reads each side's CPU time (user + system, from the kernel's accounting of the finished
+processes). The next pair swaps the CPUs. A pair's ratio is NEW / BASE; two consecutive
+pairs (one each way round) combine into their geometric mean, which cancels a difference
+between the two CPUs; the result is the geometric mean of those and its standard error.
+
+Why this way (docs/performance.md, 22nd session): on a shared machine, runs one after
+another drift by more than the effects measured (the same binary 5.8-8.3 s on one cut);
+two runs at the same time see the same drift. They also share the last-level cache and
+memory bandwidth, so a memory-bound cut runs slower than alone: compare ratios, never
+absolute times. With one CPU the pairs run one after the other, order alternating.
+
+Prints one line per pair, then the summary; with --json, one JSON object instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+
+
+def cpus() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return []
+
+
+def run_side(cmd: list[str], reps: int, cpu: int | None, out: dict, key: str) -> None:
+    """Run `cmd` `reps` times on `cpu` (None: anywhere); store its CPU seconds in out[key]."""
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+    total = 0.0
+    for _ in range(reps):
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, preexec_fn=pin)
+        _, status, use = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            out[key] = RuntimeError(f"{cmd[0]} exited with status {p.returncode}")
+            return
+        total += use.ru_utime + use.ru_stime
+    out[key] = total
+
+
+def one_pair(base: list[str], new: list[str], reps: int, i: int, where: list[int]) -> dict:
+    """Pair `i`: both sides at once on two CPUs (swapped on odd i), or one after the other."""
+    out: dict = {}
+    if len(where) >= 2:
+        ca, cb = (where[0], where[1]) if i % 2 == 0 else (where[1], where[0])
+        ts = [threading.Thread(target=run_side, args=(base, reps, ca, out, "base")),
+              threading.Thread(target=run_side, args=(new, reps, cb, out, "new"))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        out["cpus"] = [ca, cb]
+    else:
+        order = [("base", base), ("new", new)] if i % 2 == 0 else [("new", new), ("base", base)]
+        for key, cmd in order:
+            run_side(cmd, reps, None, out, key)
+        out["cpus"] = None
+    for key in ("base", "new"):
+        if isinstance(out[key], Exception):
+            raise out[key]
+    out["ratio"] = out["new"] / out["base"]
+    return out
+
+
+def summarise(ratios: list[float]) -> dict:
+    """Geometric mean of the swapped pairs' geometric means, and its standard error."""
+    pairs = [math.sqrt(ratios[k] * ratios[k + 1]) for k in range(0, len(ratios) - 1, 2)]
+    if not pairs:
+        pairs = ratios[:]
+    logs = [math.log(x) for x in pairs]
+    mean = sum(logs) / len(logs)
+    se = (math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1) / len(logs))
+          if len(logs) > 1 else float("nan"))
+    return {"geomean": math.exp(mean), "se": se, "swapped_pairs": [round(x, 4) for x in pairs]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=int, default=8, help="pairs to run (default 8; even)")
+    ap.add_argument("--reps", type=int, default=1, help="runs per side in a pair (default 1)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("base", help="the base build's executable")
+    ap.add_argument("new", help="the new build's executable")
+    ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments for both")
+    a = ap.parse_args(argv)
+    if a.pairs < 1 or a.reps < 1:
+        print("ab-pairs: --pairs and --reps must be at least 1", file=sys.stderr)
+        return 2
+    for exe in (a.base, a.new):
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            print(f"ab-pairs: {exe}: not an executable file", file=sys.stderr)
+            return 2
+    args = a.args[1:] if a.args[:1] == ["--"] else a.args
+    base, new = [os.path.abspath(a.base), *args], [os.path.abspath(a.new), *args]
+    where = cpus()
+    runs = []
+    for i in range(a.pairs):
+        try:
+            r = one_pair(base, new, a.reps, i, where)
+        except (RuntimeError, OSError) as e:
+            print(f"ab-pairs: {e}", file=sys.stderr)
+            return 1
+        runs.append(r)
+        if not a.json:
+            on = f"cpus {r['cpus'][0]}/{r['cpus'][1]}" if r["cpus"] else "one after the other"
+            print(f"pair {i + 1} ({on}): base {r['base']:.3f} s, new {r['new']:.3f} s, "
+                  f"new/base {r['ratio']:.4f}", flush=True)
+    s = summarise([r["ratio"] for r in runs])
+    if a.json:
+        print(json.dumps({"pairs": runs, **s}))
+    else:
+        print(f"new/base: geometric mean {s['geomean']:.4f} ± {s['se']:.4f} (standard error) "
+              f"over {len(s['swapped_pairs'])} swapped pairs {s['swapped_pairs']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
