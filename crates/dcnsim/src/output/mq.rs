@@ -18,8 +18,7 @@ pub fn result_tables(sim: &Sim) -> Vec<Table> {
     for p in &sim.net.ports {
         let Some(m) = p.mq.as_ref() else { continue };
         let name = crate::engine::net::port_name(&sim.net.nodes, p);
-        for i in 0..m.mq.num_queues() {
-            let s = m.queue_stats(i);
+        for (i, s) in m.qstats.iter().enumerate() {
             port.push(name.clone());
             queue.push(i as i64);
             cols[0].push(s.tx_pkts as i64);
@@ -28,7 +27,7 @@ pub fn result_tables(sim: &Sim) -> Vec<Table> {
             cols[3].push(s.drops() as i64);
             cols[4].push(s.marks() as i64);
             cols[5].push(s.max_bytes as i64);
-            reasons.push(s.by);
+            reasons.push(&s.by);
         }
         for &(t, q, sample, avg) in &m.estimates {
             et.push(t.as_secs_f64());
@@ -51,7 +50,7 @@ pub fn result_tables(sim: &Sim) -> Vec<Table> {
         .i64("drops", d)
         .i64("marks", e)
         .i64("max_bytes", f);
-    super::reason_columns(&mut t, reasons.iter());
+    super::reason_columns(&mut t, reasons.into_iter());
     out.push(t);
     if !et.is_empty() {
         est.f64("time_s", et)

@@ -353,7 +353,8 @@ fn build_port(
         }
         _ => None,
     };
-    let mut mq: MultiQueue<QueuedRef> = MultiQueue::new(n, &cfg).map_err(|e| fail("count", e))?;
+    let mut mq: MultiQueue<QueuedRef> =
+        MultiQueue::new(n, &cfg, 0).map_err(|e| fail("count", e))?;
     let policy = buffer_policy(q, n, sim.net.ports[pid.idx()].limit_bytes, &fail)?;
     let dynamic = matches!(policy, BufferPolicy::DynamicThreshold { .. });
     let adm = Admission::new(policy, n).map_err(|e| fail("buffer", e))?;

@@ -50,7 +50,7 @@ impl Core {
             Verdict::Pass => {}
             Verdict::Mark => mark = mark.or(Some(by)),
             Verdict::Drop => {
-                let qs = Some(&mut m.qby[q]);
+                let qs = Some(&mut m.qstats[q].by);
                 apply_verdict(Verdict::Drop, by, p, &mut port.stats, qs);
                 net.packets.free(h);
                 return Enqueued::Dropped(by.drop_reason());
@@ -63,7 +63,7 @@ impl Core {
             .admit(q, p.size, cq.bytes(), m.mq.bytes(), pool.as_deref())
         {
             port.stats.count_drop(DropReason::Buffer, p.size);
-            m.qby[q].drops[DropReason::Buffer as usize] += 1;
+            m.qstats[q].by.drops[DropReason::Buffer as usize] += 1;
             net.packets.free(h);
             return Enqueued::Dropped(DropReason::Buffer);
         }
@@ -71,7 +71,7 @@ impl Core {
             pool.take(p.size);
         }
         if let Some(by) = mark {
-            let qs = Some(&mut m.qby[q]);
+            let qs = Some(&mut m.qstats[q].by);
             apply_verdict(Verdict::Mark, by, p, &mut port.stats, qs);
         }
         if let Some(l) = self.l2.as_mut() {
@@ -90,8 +90,7 @@ impl Core {
             // the stored-then-dequeued packet would leave (a backlog of `p.size` for an
             // instant); `tests::pass_through_matches_the_queued_path` checks identity.
             let size = p.size as u64;
-            let t = m.mq.tally_mut(q);
-            t.max_bytes = t.max_bytes.max(size);
+            m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
             port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
             // (The dequeue-side AQM may still drop it: say so, as the queued path does.)
             return match self.mq_transmit(pid, q, h) {
@@ -106,8 +105,7 @@ impl Core {
             scheduler_drops(at, m, &mut port.stats, &mut net.packets, &mut net.pools, l2);
         }
         let qb = m.mq.queue(q).bytes();
-        let t = m.mq.tally_mut(q);
-        t.max_bytes = t.max_bytes.max(qb);
+        m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(qb);
         port.queued_bytes = m.mq.bytes();
         port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(port.queued_bytes);
         let outcome = if dropped > 0 {
@@ -191,14 +189,14 @@ impl Core {
         if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
             port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
         }
-        let qs = Some(&mut m.qby[q]);
+        let qs = Some(&mut m.qstats[q].by);
         if apply_verdict(v, by, p, &mut port.stats, qs) == Verdict::Drop {
             port.queued_bytes = m.mq.bytes();
             net.packets.free(h);
             return Err(by.drop_reason());
         }
         m.on_departure(now, q, p.size);
-        let s = m.mq.tally_mut(q);
+        let s = &mut m.qstats[q];
         s.tx_pkts += 1;
         s.tx_bytes += p.size as u64;
         s.tx_payload += p.payload as u64;
@@ -237,7 +235,7 @@ fn scheduler_drops(
         stats.count_drop(DropReason::SchedulerLimit, d.size);
         let dp = &packets[d.h];
         let dq = m.mq.classify(dp);
-        m.qby[dq].drops[DropReason::SchedulerLimit as usize] += 1;
+        m.qstats[dq].by.drops[DropReason::SchedulerLimit as usize] += 1;
         if let Some(l) = l2.as_deref_mut() {
             l.mq_left(now, node, pid, dq, dp);
         }

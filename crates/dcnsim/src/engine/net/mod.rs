@@ -982,7 +982,7 @@ mod transmitter_tests {
     }
 
     fn make_multi_queue(sim: &mut Sim, pid: PortId, limit: u64) {
-        let mq = MultiQueue::new(2, &SchedConfig::Sp).unwrap();
+        let mq = MultiQueue::new(2, &SchedConfig::Sp, 8).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit }, 2).unwrap();
         sim.net.ports[pid.idx()].mq = Some(Box::new(MqPort::new(mq, adm, QueueMark::None)));
     }
@@ -1209,7 +1209,7 @@ mod verdict_tests {
 
     fn multi_queue(sim: &mut Sim, pid: PortId, sched: SchedConfig, limit: u64, mark: QueueMark) {
         let n = 2;
-        let mq = MultiQueue::new(n, &sched).unwrap();
+        let mq = MultiQueue::new(n, &sched, 8).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit }, n).unwrap();
         sim.net.ports[pid.idx()].mq = Some(Box::new(MqPort::new(mq, adm, mark)));
     }
@@ -1297,7 +1297,7 @@ mod verdict_tests {
         let st = offer_and_drain(&mut sim, ab, 6, Ecn::NotEct);
         assert_eq!(st.by.drops[DropReason::Buffer as usize], 3);
         assert!(only(&st.by.drops, DropReason::Buffer as usize));
-        let q = sim.net.ports[ab.idx()].mq.as_ref().unwrap().queue_stats(0);
+        let q = &sim.net.ports[ab.idx()].mq.as_ref().unwrap().qstats[0];
         assert_eq!(q.by.drops[DropReason::Buffer as usize], 3);
     }
 
@@ -1359,7 +1359,7 @@ mod verdict_tests {
             assert_eq!(st.by.marks[MarkReason::Tcn as usize], want, "{ecn:?}");
             assert_eq!(st.marks(), want);
             assert_eq!(st.drops(), 0);
-            let q = sim.net.ports[ab.idx()].mq.as_ref().unwrap().queue_stats(0);
+            let q = &sim.net.ports[ab.idx()].mq.as_ref().unwrap().qstats[0];
             assert_eq!(q.marks(), want);
         }
     }

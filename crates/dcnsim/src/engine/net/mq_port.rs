@@ -93,8 +93,7 @@ pub enum QueueMark {
     DqRate,
 }
 
-/// Per-queue counters of a multi-queue port, as the result tables read them
-/// ([`MqPort::queue_stats`]): the class queue's tally and the port's drops and marks of it.
+/// Per-queue counters of a multi-queue port.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueStats {
     pub tx_pkts: u64,
@@ -128,9 +127,7 @@ pub struct MqPort {
     /// Index of the switch's shared pool in `Network::pools` (dynamic threshold only).
     pub pool: Option<u32>,
     pub adm: Admission,
-    /// Per queue, its drops and CE marks by reason (what it sent, and its largest backlog,
-    /// are counted in the class queue itself: `ClassQueue::tally`).
-    pub qby: Vec<ReasonCounts>,
+    pub qstats: Vec<QueueStats>,
     /// Algorithm-1 estimators, one per queue (empty when not configured). Always fed at
     /// dequeue when present; used for marking by [`QueueMark::DqRate`].
     pub dqrate: Vec<DqRate>,
@@ -156,20 +153,8 @@ impl MqPort {
             record_estimates: false,
             estimates: Vec::new(),
             mqecn_samples_seen: 0,
-            qby: vec![ReasonCounts::default(); n],
+            qstats: vec![QueueStats::default(); n],
             scratch: Vec::with_capacity(4),
-        }
-    }
-
-    /// Queue `q`'s counters.
-    pub fn queue_stats(&self, q: usize) -> QueueStats {
-        let t = self.mq.queue(q).tally;
-        QueueStats {
-            tx_pkts: t.tx_pkts,
-            tx_bytes: t.tx_bytes,
-            tx_payload: t.tx_payload,
-            max_bytes: t.max_bytes,
-            by: self.qby[q],
         }
     }
 
@@ -280,7 +265,7 @@ mod tests {
     use crate::model::mq::SchedConfig;
 
     fn port(mark: QueueMark) -> MqPort {
-        let mq = MultiQueue::new(2, &SchedConfig::Sp).unwrap();
+        let mq = MultiQueue::new(2, &SchedConfig::Sp, 8).unwrap();
         let adm = Admission::new(BufferPolicy::CompleteSharing { limit: 10_000 }, 2).unwrap();
         MqPort::new(mq, adm, mark)
     }

@@ -216,7 +216,7 @@ mod tests {
         let sched = SchedConfig::Dwrr {
             quanta: vec![18_000, 18_000],
         };
-        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &sched).unwrap();
+        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &sched, 128).unwrap();
         let mut d = DqRate::new(cfg(thresh, false)).unwrap();
         let tx = DEFAULT_INITIAL_RATE.tx_time(1500);
         let mut now = SimTime::ZERO;

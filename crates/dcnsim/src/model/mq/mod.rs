@@ -11,17 +11,17 @@
 //!
 //! Time convention: [`MultiQueue::enqueue_at`] takes the arrival time (`enqueue`, of a
 //! `Packet`, its `enq_time`); the AQMs here read sojourn times from the packet's `enq_time`.
-//! No allocation per packet once warm: a class queue's ring ([`ring::Ring`]) is allocated
-//! by its first packet and only grows (by doubling) when the queue exceeds it, so each ring
-//! settles at its largest backlog.
+//! No allocation per packet once warm: rings start small and a `VecDeque` only grows (by
+//! doubling) when a queue exceeds its capacity, so each ring settles at its largest backlog.
 
 pub mod buffer;
 pub mod codel;
 pub mod dqrate;
 pub mod mqecn;
-pub mod ring;
 pub mod sched;
 pub mod tcn;
+
+use std::collections::VecDeque;
 
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
@@ -32,13 +32,14 @@ pub use sched::{FlowKey, RoundObserver, SchedConfig, Scheduler, SfqLimit};
 pub const MAX_CLASS_QUEUES: usize = 32;
 /// Most hash buckets for the flow-hashing schedulers (DRR, SFQ).
 pub const MAX_BUCKETS: usize = 1024;
-/// Slots (packets) a class FIFO's ring allocates for its first packet; rings double beyond
-/// it when needed. Small on purpose: a ring cycles through all its slots, so a ring sized
-/// for the largest backlog it has seen touches fewer cache lines than a large preallocated
-/// one (64 → 4 was about 3 % faster on the 144-host fabric; docs/performance.md). A queue
-/// holds no ring until its first packet, so a port's 32 queues cost no ring until used
-/// ([robust]: a 5 000-spine fabric with 32 queues per port is checked without allocating
-/// 1.2 GB of empty rings).
+/// Capacity (packets) of a class FIFO's ring once it has held a packet; rings grow beyond
+/// it if needed. Small on purpose: a ring cycles through all its slots, so a ring sized for
+/// the largest backlog it has seen touches fewer cache lines than a large preallocated one
+/// (64 → 4 was about 3 % faster on the 144-host fabric; docs/performance.md). The scenario
+/// builder creates queues with capacity 0, so a ring is allocated by its first packet (the
+/// standard library's first growth of a ring of packets or 12-byte entries is to 4: tested) and a
+/// port's 32 queues cost no ring until used ([robust]: a 5 000-spine fabric with 32 queues
+/// per port is checked without allocating 1.2 GB of empty rings).
 pub const DEFAULT_QUEUE_CAPACITY: usize = 4;
 
 /// Map a packet's class field to a queue index: values ≥ `n` go to the last queue, as
@@ -69,42 +70,20 @@ impl Queued for Packet {
     }
 }
 
-/// What a class queue has sent, and its largest backlog: counted by the engine, which
-/// owns the port (`engine/datapath/mq.rs`), and kept beside the queue's own counts so that
-/// a packet's enqueue or dequeue writes them on the line it reads anyway.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueTally {
-    pub tx_pkts: u64,
-    pub tx_bytes: u64,
-    /// Payload bytes transmitted (the queue's goodput, retransmissions included).
-    pub tx_payload: u64,
-    /// The largest backlog in bytes.
-    pub max_bytes: u64,
-}
-
-/// One FIFO with its byte and packet counts and its [`QueueTally`]: one cache line
-/// (`align(64)`), which a packet's enqueue and dequeue at this queue read and write. Before
-/// the 22nd session the counters sat in a per-port vector of their own, one more line
-/// per packet hop (docs/performance.md).
+/// One FIFO with its byte and packet counts.
 #[derive(Clone, Debug)]
-#[repr(C, align(64))]
 pub struct ClassQueue<T: Queued = Packet> {
-    pkts: ring::Ring<T>,
+    pkts: VecDeque<T>,
     bytes: u64,
-    pub tally: QueueTally,
-}
-
-impl<T: Queued> Default for ClassQueue<T> {
-    fn default() -> Self {
-        ClassQueue {
-            pkts: ring::Ring::default(),
-            bytes: 0,
-            tally: QueueTally::default(),
-        }
-    }
 }
 
 impl<T: Queued> ClassQueue<T> {
+    fn with_capacity(cap: usize) -> ClassQueue<T> {
+        ClassQueue {
+            pkts: VecDeque::with_capacity(cap),
+            bytes: 0,
+        }
+    }
     /// Packets waiting.
     #[inline]
     pub fn len(&self) -> usize {
@@ -138,6 +117,7 @@ impl<T: Queued> ClassQueue<T> {
     pub(crate) fn pop(&mut self) -> Option<T> {
         let p = self.pkts.pop_front()?;
         self.bytes -= p.size() as u64;
+        crate::base::packet::reuse_ring_from_the_start(&mut self.pkts);
         Some(p)
     }
 }
@@ -166,12 +146,14 @@ pub struct MultiQueue<T: Queued = Packet> {
 }
 
 impl<T: Queued> MultiQueue<T> {
-    /// `n` queues (for DRR/SFQ: hash buckets) scheduled by `cfg`, each with no ring until
-    /// its first packet (`ring::Ring`). Errors on a bad configuration, never panics.
-    pub fn new(n: usize, cfg: &SchedConfig) -> Result<MultiQueue<T>, String> {
+    /// `n` queues (for DRR/SFQ: hash buckets) scheduled by `cfg`; `capacity` is the initial
+    /// packet capacity of each FIFO (0: allocated by its first packet). Errors on a bad configuration, never panics.
+    pub fn new(n: usize, cfg: &SchedConfig, capacity: usize) -> Result<MultiQueue<T>, String> {
         let sched = Scheduler::new(n, cfg)?;
         Ok(MultiQueue {
-            queues: (0..n).map(|_| ClassQueue::default()).collect(),
+            queues: (0..n)
+                .map(|_| ClassQueue::with_capacity(capacity))
+                .collect(),
             sched,
             bytes: 0,
             pkts: 0,
@@ -206,11 +188,6 @@ impl<T: Queued> MultiQueue<T> {
     }
     pub fn queue(&self, i: usize) -> &ClassQueue<T> {
         &self.queues[i]
-    }
-    /// Queue `i`'s counters, for the engine to count a departure or a backlog.
-    #[inline]
-    pub fn tally_mut(&mut self, i: usize) -> &mut QueueTally {
-        &mut self.queues[i].tally
     }
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched
@@ -395,18 +372,6 @@ mod tests {
     use super::testutil::pkt;
     use super::*;
 
-    /// An entry of 12 bytes, as the engine's `QueuedRef`: a handle, a size and a class.
-    #[derive(Clone, Copy, Debug)]
-    struct Entry(#[allow(dead_code)] u32, u32, u8);
-    impl Queued for Entry {
-        fn size(&self) -> u32 {
-            self.1
-        }
-        fn class(&self) -> u8 {
-            self.2
-        }
-    }
-
     #[test]
     fn the_fields_every_packet_reads_lead_the_struct() {
         // Queues, backlog, the MQ-ECN test, the pause mask and the scheduler's variant lie
@@ -426,60 +391,41 @@ mod tests {
         assert_eq!(class_to_queue(7, 8), 7);
         assert_eq!(class_to_queue(8, 8), 7);
         assert_eq!(class_to_queue(255, 8), 7);
-        let mq = MultiQueue::<Packet>::new(4, &SchedConfig::Sp).unwrap();
+        let mq = MultiQueue::<Packet>::new(4, &SchedConfig::Sp, 8).unwrap();
         assert_eq!(mq.classify(&pkt(2, 100)), 2);
         assert_eq!(mq.classify(&pkt(9, 100)), 3);
     }
 
-    /// Queues hold no ring until their first packet, which gives the ring
-    /// `DEFAULT_QUEUE_CAPACITY` slots.
+    /// Queues built with capacity 0 hold no ring until their first packet, which gives the
+    /// ring `DEFAULT_QUEUE_CAPACITY` slots (the standard library's first growth).
     #[test]
     fn rings_are_allocated_by_the_first_packet() {
-        let mut mq = MultiQueue::<Packet>::new(32, &SchedConfig::Sp).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(32, &SchedConfig::Sp, 0).unwrap();
         assert!((0..32).all(|q| mq.queues[q].pkts.capacity() == 0));
         mq.enqueue(5, pkt(5, 100));
         assert_eq!(mq.queues[5].pkts.capacity(), DEFAULT_QUEUE_CAPACITY);
         assert_eq!(mq.queues[4].pkts.capacity(), 0);
         // The same for entries of 12 bytes, as the engine's `QueuedRef`.
+        #[derive(Clone, Copy, Debug)]
+        struct Entry(#[allow(dead_code)] u32, u32, u8);
+        impl Queued for Entry {
+            fn size(&self) -> u32 {
+                self.1
+            }
+            fn class(&self) -> u8 {
+                self.2
+            }
+        }
         assert_eq!(std::mem::size_of::<Entry>(), 12);
-        let mut mq = MultiQueue::<Entry>::new(8, &SchedConfig::Sp).unwrap();
+        let mut mq = MultiQueue::<Entry>::new(8, &SchedConfig::Sp, 0).unwrap();
         mq.enqueue_at(3, Entry(0, 100, 3), SimTime::ZERO);
         assert_eq!(mq.queues[3].pkts.capacity(), DEFAULT_QUEUE_CAPACITY);
         assert_eq!((mq.len(), mq.bytes()), (1, 100));
     }
 
-    /// A class queue, with its ring, counts and tally, is one cache line (for the engine's
-    /// 12-byte entries as for packets by value).
-    #[test]
-    fn a_class_queue_is_one_cache_line() {
-        assert_eq!(std::mem::size_of::<ClassQueue<Entry>>(), 64);
-        assert_eq!(std::mem::align_of::<ClassQueue<Entry>>(), 64);
-        assert_eq!(std::mem::size_of::<ClassQueue<Packet>>(), 64);
-    }
-
-    /// The tally is the engine's to count: the queue's own operations leave it alone.
-    #[test]
-    fn the_tally_counts_only_what_the_engine_counts() {
-        let mut mq = MultiQueue::<Packet>::new(2, &SchedConfig::Sp).unwrap();
-        mq.enqueue(1, pkt(1, 300));
-        let t = mq.tally_mut(1);
-        t.tx_pkts += 2;
-        t.max_bytes = 300;
-        assert!(mq.dequeue(SimTime::ZERO).is_some());
-        let want = QueueTally {
-            tx_pkts: 2,
-            max_bytes: 300,
-            ..QueueTally::default()
-        };
-        assert_eq!(
-            (mq.queue(1).tally, mq.queue(0).tally),
-            (want, QueueTally::default())
-        );
-    }
-
     #[test]
     fn counts_bytes_and_packets() {
-        let mut mq = MultiQueue::<Packet>::new(3, &SchedConfig::Sp).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(3, &SchedConfig::Sp, 2).unwrap();
         assert!(mq.dequeue(SimTime::ZERO).is_none());
         for (c, s) in [(0u8, 100u32), (1, 200), (2, 300), (7, 400)] {
             assert_eq!(mq.enqueue(c as usize, pkt(c, s)), 0);
@@ -499,22 +445,28 @@ mod tests {
 
     #[test]
     fn bad_configs_are_errors_not_panics() {
-        assert!(MultiQueue::<Packet>::new(0, &SchedConfig::Sp).is_err());
-        assert!(MultiQueue::<Packet>::new(33, &SchedConfig::Sp).is_err());
-        assert!(MultiQueue::<Packet>::new(2, &SchedConfig::Dwrr { quanta: vec![1500] }).is_err());
-        assert!(MultiQueue::<Packet>::new(2, &SchedConfig::Dwrr { quanta: vec![0, 1] }).is_err());
+        assert!(MultiQueue::<Packet>::new(0, &SchedConfig::Sp, 8).is_err());
+        assert!(MultiQueue::<Packet>::new(33, &SchedConfig::Sp, 8).is_err());
+        assert!(
+            MultiQueue::<Packet>::new(2, &SchedConfig::Dwrr { quanta: vec![1500] }, 8).is_err()
+        );
+        assert!(
+            MultiQueue::<Packet>::new(2, &SchedConfig::Dwrr { quanta: vec![0, 1] }, 8).is_err()
+        );
         assert!(MultiQueue::<Packet>::new(
             2,
             &SchedConfig::Wfq {
                 weights: vec![1.0, f64::NAN]
-            }
+            },
+            8
         )
         .is_err());
         assert!(MultiQueue::<Packet>::new(
             2,
             &SchedConfig::Wrr {
                 weights: vec![1, 0]
-            }
+            },
+            8
         )
         .is_err());
         assert!(MultiQueue::<Packet>::new(
@@ -522,7 +474,8 @@ mod tests {
             &SchedConfig::SpDwrr {
                 strict: 3,
                 quanta: vec![]
-            }
+            },
+            8
         )
         .is_err());
         assert!(MultiQueue::<Packet>::new(
@@ -530,7 +483,8 @@ mod tests {
             &SchedConfig::Sfq {
                 maxqueue: 40,
                 limit: SfqLimit::Ns2
-            }
+            },
+            8
         )
         .is_err());
     }

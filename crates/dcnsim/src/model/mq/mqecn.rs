@@ -338,7 +338,7 @@ mod tests {
             let cfg = SchedConfig::Dwrr {
                 quanta: vec![quantum; n],
             };
-            let mut mq = MultiQueue::<crate::base::packet::Packet>::new(n, &cfg).unwrap();
+            let mut mq = MultiQueue::<crate::base::packet::Packet>::new(n, &cfg, 64).unwrap();
             mq.set_mqecn(MqEcn::new(MqEcnConfig::new(G10, vec![quantum; n])).unwrap())
                 .unwrap();
             let tx = G10.tx_time(1500);
@@ -371,7 +371,7 @@ mod tests {
         let cfg = SchedConfig::Dwrr {
             quanta: vec![1500, 1500],
         };
-        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &cfg).unwrap();
+        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &cfg, 8).unwrap();
         mq.set_mqecn(MqEcn::new(MqEcnConfig::new(G10, vec![1500, 1500])).unwrap())
             .unwrap();
         // One packet into queue 0 at 0, sent at 0: sample 0 + 1.2 µs − 0.
@@ -401,7 +401,7 @@ mod tests {
         let cfg = SchedConfig::Dwrr {
             quanta: vec![18_000, 18_000],
         };
-        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &cfg).unwrap();
+        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &cfg, 8).unwrap();
         mq.set_mqecn(MqEcn::new(MqEcnConfig::new(G10, vec![18_000, 18_000])).unwrap())
             .unwrap();
         let at = SimTime::from_ns;
@@ -487,7 +487,8 @@ mod tests {
         let mut c = MqEcnConfig::new(G10, vec![1500]);
         c.beta = 1.0;
         assert!(MqEcn::new(c).is_err());
-        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &SchedConfig::Sp).unwrap();
+        let mut mq =
+            MultiQueue::<crate::base::packet::Packet>::new(2, &SchedConfig::Sp, 8).unwrap();
         let m = MqEcn::new(MqEcnConfig::new(G10, vec![1500, 1500])).unwrap();
         assert!(mq.set_mqecn(m).is_err());
     }

@@ -694,7 +694,7 @@ mod tests {
 
     #[test]
     fn sp_starves_lower_queues_while_higher_backlogged() {
-        let mut mq = MultiQueue::<Packet>::new(3, &SchedConfig::Sp).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(3, &SchedConfig::Sp, 8).unwrap();
         let served = run_saturated(&mut mq, &[0, 1, 2], 10_000, |_, _, _| {});
         assert!(served[0] > 0);
         assert_eq!(served[1], 0);
@@ -712,7 +712,7 @@ mod tests {
         let cfg = SchedConfig::Dwrr {
             quanta: vec![1500, 3000],
         };
-        let mut mq = MultiQueue::<Packet>::new(2, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         let mut last_q = usize::MAX;
         let mut boundaries = 0;
         let served = run_saturated(&mut mq, &[0, 1], 200_000, |q, size, s| {
@@ -737,7 +737,7 @@ mod tests {
         let cfg = SchedConfig::Dwrr {
             quanta: vec![1500; 3],
         };
-        let mut mq = MultiQueue::<Packet>::new(3, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(3, &cfg, 8).unwrap();
         // Queue 0: 1500 B packets, queue 1: 64 B, queue 2: 700 B.
         let sizes = [1500u32, 64, 700];
         let mut served = [0u64; 3];
@@ -760,7 +760,7 @@ mod tests {
         let cfg = SchedConfig::Wfq {
             weights: vec![1.0, 3.0],
         };
-        let mut mq = MultiQueue::<Packet>::new(2, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         let served = run_saturated(&mut mq, &[0, 1], 200_000, |_, _, s| {
             // Normalised service B_i / w_i stays within one max packet (1500 B) of the
             // constant offset set at activation: queue 1's first tag starts from
@@ -777,7 +777,7 @@ mod tests {
         let cfg = SchedConfig::Wfq {
             weights: vec![DEFAULT_WFQ_WEIGHT; 2],
         };
-        let mut mq = MultiQueue::<Packet>::new(2, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         for _ in 0..4 {
             mq.enqueue(0, pkt(0, 1500));
             mq.enqueue(1, pkt(1, 1500));
@@ -795,7 +795,7 @@ mod tests {
         let cfg = SchedConfig::Wrr {
             weights: vec![1, 3],
         };
-        let mut mq = MultiQueue::<Packet>::new(2, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(2, &cfg, 8).unwrap();
         let mut order = vec![];
         let mut pk = [0u64; 2];
         run_saturated(&mut mq, &[0, 1], 40_000, |q, _, _| {
@@ -820,7 +820,7 @@ mod tests {
                 weights: vec![1.0, 1.0],
             },
         ] {
-            let mut mq = MultiQueue::<Packet>::new(3, &cfg).unwrap();
+            let mut mq = MultiQueue::<Packet>::new(3, &cfg, 8).unwrap();
             let s = run_saturated(&mut mq, &[0, 1, 2], 5000, |_, _, _| {});
             assert_eq!((s[1], s[2]), (0, 0), "{cfg:?}");
             let s = run_saturated(&mut mq, &[1, 2], 100_000, |_, _, s| {
@@ -857,7 +857,7 @@ mod tests {
             blimit: 1 << 40,
             key: FlowKey::Src,
         };
-        let mut mq = MultiQueue::<Packet>::new(DEFAULT_DRR_BUCKETS, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_DRR_BUCKETS, &cfg, 8).unwrap();
         let flows = distinct_flows(4, |p| flow_bucket(p, FlowKey::Src, DEFAULT_DRR_BUCKETS));
         let sizes = [1500u32, 64, 576, 1040];
         let mut served = [0u64; 4];
@@ -885,7 +885,7 @@ mod tests {
             blimit: 10_000,
             key: FlowKey::Src,
         };
-        let mut mq = MultiQueue::<Packet>::new(8, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(8, &cfg, 8).unwrap();
         let f = distinct_flows(2, |p| flow_bucket(p, FlowKey::Src, 8));
         for i in 0..5u64 {
             let mut p = pkt_flow(0, 1500, f[0], 0);
@@ -912,7 +912,7 @@ mod tests {
             maxqueue: 1000,
             limit: SfqLimit::Ns2,
         };
-        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
         let f = distinct_flows(3, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
         // Flow 0 holds 5 packets, flow 1 2 packets, flow 2 3 packets (different sizes).
         for (i, n) in [5, 2, 3].iter().enumerate() {
@@ -937,7 +937,7 @@ mod tests {
             maxqueue: DEFAULT_SFQ_MAXQUEUE,
             limit: SfqLimit::Ns2,
         };
-        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
         let f = distinct_flows(10, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
         // Each flow in turn offers 50 packets with no departures. Hand-computed from
         // used ≥ left>>1, (left < 16 and used > 40/16 = 2), left ≤ 0: flow 1 stops at
@@ -966,7 +966,7 @@ mod tests {
             maxqueue: 40,
             limit: SfqLimit::HardPartition { flows: 4 },
         };
-        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg).unwrap();
+        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
         let f = distinct_flows(5, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
         let mut admitted = vec![];
         for &src in &f {
@@ -1036,7 +1036,7 @@ mod tests {
             },
         ];
         for cfg in cfgs {
-            let mut mq = MultiQueue::<Packet>::new(3, &cfg).unwrap();
+            let mut mq = MultiQueue::<Packet>::new(3, &cfg, 8).unwrap();
             // Priority 0 (queue 0, strict for SP) paused: queues 1 and 2 share the link.
             let s = serve_paused(&mut mq, &[0, 1, 2], 0b001, 600);
             assert_eq!(s[0], 0, "{cfg:?}");
@@ -1065,6 +1065,7 @@ mod tests {
                 maxqueue: 1000,
                 limit: SfqLimit::Ns2,
             },
+            8,
         )
         .unwrap();
         for k in 0..20u32 {
