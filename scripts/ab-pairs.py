@@ -39,10 +39,16 @@ def cpus() -> list[int]:
 
 def run_side(cmd: list[str], reps: int, cpu: int | None, out: dict, key: str) -> None:
     """Run `cmd` `reps` times on `cpu` (None: anywhere); store its CPU seconds in out[key]."""
-    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     total = 0.0
     for _ in range(reps):
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, preexec_fn=pin)
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        if cpu is not None:
+            # Pinned once started (a `preexec_fn` is not safe with two threads starting
+            # processes); the moment before is the start of its `exec`, not its work.
+            try:
+                os.sched_setaffinity(p.pid, {cpu})
+            except ProcessLookupError:  # already finished
+                pass
         _, status, use = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
         if p.returncode != 0:
@@ -123,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps({"pairs": runs, **s}))
     else:
-        print(f"new/base: geometric mean {s['geomean']:.4f} ± {s['se']:.4f} (standard error) "
+        se = (f"± {s['se']:.4f} (standard error)" if math.isfinite(s["se"])
+              else "(no standard error from one swapped pair)")
+        print(f"new/base: geometric mean {s['geomean']:.4f} {se} "
               f"over {len(s['swapped_pairs'])} swapped pairs {s['swapped_pairs']}")
     return 0
 
