@@ -90,7 +90,7 @@ def summarise(ratios: list[float]) -> dict:
     logs = [math.log(x) for x in pairs]
     mean = sum(logs) / len(logs)
     se = (math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1) / len(logs))
-          if len(logs) > 1 else float("nan"))
+          if len(logs) > 1 else None)
     return {"geomean": math.exp(mean), "se": se, "swapped_pairs": [round(x, 4) for x in pairs]}
 
 
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps({"pairs": runs, **s}))
     else:
-        se = (f"± {s['se']:.4f} (standard error)" if math.isfinite(s["se"])
+        se = (f"± {s['se']:.4f} (standard error)" if s["se"] is not None
               else "(no standard error from one swapped pair)")
         print(f"new/base: geometric mean {s['geomean']:.4f} {se} "
               f"over {len(s['swapped_pairs'])} swapped pairs {s['swapped_pairs']}")
