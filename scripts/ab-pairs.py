@@ -78,6 +78,8 @@ def one_pair(base: list[str], new: list[str], reps: int, i: int, where: list[int
     for key in ("base", "new"):
         if isinstance(out[key], Exception):
             raise out[key]
+    if out["base"] <= 0 or out["new"] <= 0:
+        raise RuntimeError("a side used no measurable CPU time: give it more --reps")
     out["ratio"] = out["new"] / out["base"]
     return out
 
