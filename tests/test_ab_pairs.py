@@ -68,3 +68,42 @@ def test_bad_input_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     assert r.stderr.strip() == f"ab-pairs: {tmp_path / 'fails'} exited with status 3"
     assert "Traceback" not in r.stderr
     assert ab("--pairs", "0", str(exe), str(exe)).returncode == 2
+
+
+def counter(tmp_path: Path) -> Path:
+    """An engine stand-in: burns CPU and reports as many events as its first argument."""
+    exe = tmp_path / "engine"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nsum(range(2_000_000))\n"
+                   "print('summary.events = [' + sys.argv[1] + ']')\n")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_per_event_divides_by_the_events_each_side_reports(tmp_path: Path) -> None:
+    # One program, two argument lists (--new-args): the new side reports four times the
+    # events, so its time per event is the CPU-time ratio over four.
+    exe = counter(tmp_path)
+    r = ab("--pairs", "2", "--reps", "2", "--json", "--per-event", "--new-args", "4000",
+           str(exe), str(exe), "1000")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    for p in out["pairs"]:
+        assert (p["base_events"], p["new_events"]) == (2000, 8000)
+        assert abs(p["base_ns_per_event"] - p["base"] / 2000 * 1e9) < 1e-6
+        assert abs(p["ratio"] - (p["new"] / 8000) / (p["base"] / 2000)) < 1e-12
+    assert out["geomean"] < 0.5
+    text = ab("--pairs", "2", "--per-event", "--new-args", "4000", str(exe), str(exe), "1000")
+    assert text.returncode == 0, text.stderr
+    assert "ns/event" in text.stdout.splitlines()[0]
+    assert text.stdout.strip().splitlines()[-1].startswith("new/base per event: ")
+
+
+def test_per_event_without_an_events_line_is_one_line(tmp_path: Path) -> None:
+    exe = burner(tmp_path, "quiet", 10)
+    r = ab("--pairs", "1", "--per-event", str(exe), str(exe))
+    assert r.returncode == 1
+    assert r.stderr.strip() == (f"ab-pairs: {exe} printed no 'summary.events = [N]' line "
+                                "(--per-event needs dcnsim-engine's output)")
+    bad = ab("--pairs", "1", "--new-args", "'unclosed", str(exe), str(exe))
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("ab-pairs: --new-args: ") and "Traceback" not in bad.stderr

@@ -9,7 +9,7 @@ use crate::engine::sim::Sim;
 pub fn summary_columns(sim: &Sim, t: &mut Table) {
     if let Some(m) = sim.obs.queue_mean.as_ref() {
         let port = &sim.net.ports[m.port.idx()];
-        let (bytes, pkts) = m.means(sim.end, port.queue.iter().map(|&h| &sim.net.packets[h]));
+        let (bytes, pkts) = m.means(sim.end, port.queue.iter().map(|w| &sim.net.packets[w.h]));
         t.f64("mean_queue_bytes", vec![bytes])
             .f64("mean_queue_pkts", vec![pkts]);
     }

@@ -302,3 +302,62 @@ fn fattree_has_the_papers_wiring_and_up_down_paths() {
         }
     }
 }
+
+/// Every packet waiting in a port's queue must carry its size, payload and where the peer
+/// forwards it (`net::Waiting`, `mq_port::QueuedRef`, filled when it was queued): its
+/// departure serves it from the entry without reading the packet. Five hosts send to one
+/// (queues build at its leaf's port and the senders' NICs), on single-FIFO ports and on
+/// two-queue DWRR ports, checked before every event.
+#[test]
+fn every_queued_packet_carries_its_route_at_the_peer() {
+    for queues in [
+        "",
+        "queues = { count = 2, scheduler = \"dwrr\", hosts = true }\n",
+    ] {
+        let mut text = format!(
+            "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"leafspine\"\n\
+             hosts_per_leaf = 2\nleaves = 3\nspines = 3\nlink_rate = \"10Gbps\"\n\
+             base_rtt = \"20us\"\nhost_delay = \"10us\"\n\
+             switch_buffer = \"100KB\"\nnic_buffer = \"100KB\"\n{queues}"
+        );
+        for s in [1, 2, 4, 5, 6] {
+            text.push_str(&format!(
+                "[[apps]]\nkind = \"bulk\"\nsrc = \"host{s}\"\ndst = \"host3\"\n"
+            ));
+        }
+        let loaded = crate::scenario::load(&text, "t.toml", &[]).unwrap();
+        let (mut sim, _) = crate::scenario::build(&loaded).unwrap();
+        sim.start();
+        let (mut fifo, mut classes) = (0u64, 0u64);
+        for _ in 0..100_000 {
+            let net = &sim.net;
+            let want = |h, peer| {
+                let p = &net.packets[h];
+                let out = net.routing.hint(&net.ecmp, peer, p);
+                crate::engine::net::Waiting::new(h, p, out)
+            };
+            for p in &net.ports {
+                for &w in &p.queue {
+                    assert_eq!(w, want(w.h, p.peer_node));
+                    fifo += 1;
+                }
+                let Some(m) = p.mq.as_ref() else { continue };
+                for q in 0..m.mq.num_queues() {
+                    if let Some(e) = m.mq.queue(q).head() {
+                        assert_eq!(e.waiting(), want(e.h, p.peer_node));
+                        assert_eq!(e.class, net.packets[e.h].class);
+                        classes += 1;
+                    }
+                }
+            }
+            if sim.step().is_none() {
+                break;
+            }
+        }
+        if queues.is_empty() {
+            assert!(fifo > 100_000, "{fifo}");
+        } else {
+            assert!(classes > 20_000, "{classes}");
+        }
+    }
+}

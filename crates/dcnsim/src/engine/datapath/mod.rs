@@ -18,7 +18,8 @@ use crate::base::packet::{Kind, Packet, PktRef};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{
-    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, Network, Node, NodeKind, Port,
+    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, Network, Node, NodeKind,
+    Port, Waiting,
 };
 use crate::engine::observe::{Observers, SampleKind};
 use crate::model::aqm::{AqmAt, Verdict};
@@ -319,7 +320,8 @@ impl Core {
         }
         p.enq_time = now;
         port.queued_bytes += p.size as u64;
-        port.queue.push_back(h);
+        let out = net.routing.hint(&net.ecmp, port.peer_node, p);
+        port.queue.push_back(Waiting::new(h, p, out));
         if port.queued_bytes > port.stats.max_queue_bytes {
             port.stats.max_queue_bytes = port.queued_bytes;
         }
@@ -341,20 +343,22 @@ impl Core {
             let _ = self.mq_send_next(pid);
             return;
         }
-        while let Some(h) = port.queue.pop_front() {
+        while let Some(w) = port.queue.pop_front() {
             crate::base::packet::reuse_ring_from_the_start(&mut port.queue);
-            let p = &mut net.packets[h];
-            port.queued_bytes -= p.size as u64;
+            // The entry has what the departure needs; the packet is read only by an
+            // observer or a dequeue-side AQM that asks for it.
+            port.queued_bytes -= w.size as u64;
             if let Some(m) = self.obs.queue_mean.as_mut() {
-                m.on_leave(pid, now, p);
+                m.on_leave(pid, now, &net.packets[w.h]);
             }
             if port.aqm_at != AqmAt::Off {
                 if port.aqm_at == AqmAt::Dequeue {
+                    let p = &mut net.packets[w.h];
                     let q = port.queue.len() as u64;
                     let v = port.aqm.decide(now, p, q, port.queued_bytes);
                     let by = aqm_reason(&port.aqm);
                     if apply_verdict(v, by, p, &mut port.stats, None) == Verdict::Drop {
-                        net.packets.free(h);
+                        net.packets.free(w.h);
                         if port.queue.is_empty() {
                             port.aqm.on_queue_empty(now.max(port.tx.busy_until()));
                         }
@@ -362,15 +366,15 @@ impl Core {
                     }
                 }
                 if port.queue.is_empty() {
-                    let idle_at = now + port.tx_time(p.size);
+                    let idle_at = now + port.tx_time(w.size);
                     port.aqm.on_queue_empty(idle_at);
                 }
             }
             let more = !port.queue.is_empty();
-            port.begin_service(
+            port.serve(
                 pid,
                 now,
-                h,
+                w,
                 more,
                 Fabric {
                     events: &mut self.events,

@@ -79,6 +79,9 @@ impl Core {
             l.mq_arrival(now, port.node, pid, q, p, input);
         }
         p.enq_time = now;
+        // Where the peer forwards it, looked up while the packet is in the cache (see
+        // `engine::net::Waiting`).
+        let out = net.routing.hint(&net.ecmp, port.peer_node, p);
         if net.mq_pass_through
             && self.l2.is_none()
             && m.mq.is_empty()
@@ -93,12 +96,13 @@ impl Core {
             m.qstats[q].max_bytes = m.qstats[q].max_bytes.max(size);
             port.stats.max_queue_bytes = port.stats.max_queue_bytes.max(size);
             // (The dequeue-side AQM may still drop it: say so, as the queued path does.)
-            return match self.mq_transmit(pid, q, h) {
+            let e = QueuedRef::new(h, p, out);
+            return match self.mq_transmit(pid, q, e) {
                 Ok(()) => Enqueued::Started,
                 Err(why) => Enqueued::Dropped(why),
             };
         }
-        let dropped = m.mq.enqueue_at(q, QueuedRef::new(h, p), now);
+        let dropped = m.mq.enqueue_at(q, QueuedRef::new(h, p, out), now);
         if dropped > 0 {
             let l2 = self.l2.as_deref_mut();
             let at = (now, pid, port.node);
@@ -154,52 +158,58 @@ impl Core {
                 // PAUSE/PFC input accounting (`engine/datapath/l2/pfc.rs`).
                 l.mq_left(now, port.node, pid, q, &self.net.packets[e.h]);
             }
-            match self.mq_transmit(pid, q, e.h) {
+            match self.mq_transmit(pid, q, e) {
                 Ok(()) => return Ok(()),
                 Err(why) => last_drop = Some(why),
             }
         }
     }
 
-    /// Packet `h` of queue `q` leaves the queues of port `pid` at `now` (already removed
+    /// Packet `e` of queue `q` leaves the queues of port `pid` at `now` (already removed
     /// from them): dequeue-side AQM, counters, and the start of its serialisation. `Err`
     /// (the drop reason; the packet is freed) when the dequeue-side AQM dropped it (the
-    /// caller picks another packet).
+    /// caller picks another packet). The packet itself is read only when a dequeue-side
+    /// scheme decides on it or marks it: the entry has the rest.
     #[inline]
-    fn mq_transmit(&mut self, pid: PortId, q: usize, h: PktRef) -> Result<(), DropReason> {
+    fn mq_transmit(&mut self, pid: PortId, q: usize, e: QueuedRef) -> Result<(), DropReason> {
         let now = self.now;
         let net = &mut self.net;
         let port = &mut net.ports[pid.idx()];
-        let p = &mut net.packets[h];
         let m = port.mq.as_mut().expect("multi-queue port");
         if let Some(i) = m.pool {
-            net.pools[i.idx()].give_back(p.size);
+            net.pools[i.idx()].give_back(e.size);
         }
-        let (v, mut by) = m.dequeue_verdict(now, p, q);
-        let mut v = resolve(v, by, p);
-        if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
-            let port_by = aqm_reason(&port.aqm);
-            let pv = port.aqm.decide(now, p, m.mq.len() as u64, m.mq.bytes());
-            let pv = resolve(pv, port_by, p);
-            // A drop wins; a packet both mark is counted under the per-queue scheme.
-            if pv == Verdict::Drop || (pv == Verdict::Mark && v == Verdict::Pass) {
-                (v, by) = (pv, port_by);
+        if m.decides_at_dequeue() || port.aqm_at == AqmAt::Dequeue {
+            let p = &mut net.packets[e.h];
+            let (v, mut by) = m.dequeue_verdict(now, p, q);
+            let mut v = resolve(v, by, p);
+            if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
+                let port_by = aqm_reason(&port.aqm);
+                let pv = port.aqm.decide(now, p, m.mq.len() as u64, m.mq.bytes());
+                let pv = resolve(pv, port_by, p);
+                // A drop wins; a packet both mark is counted under the per-queue scheme.
+                if pv == Verdict::Drop || (pv == Verdict::Mark && v == Verdict::Pass) {
+                    (v, by) = (pv, port_by);
+                }
+            }
+            let qs = Some(&mut m.qstats[q].by);
+            if apply_verdict(v, by, p, &mut port.stats, qs) == Verdict::Drop {
+                if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
+                    port.aqm.on_queue_empty(now + port.rate.tx_time(e.size));
+                }
+                port.queued_bytes = m.mq.bytes();
+                net.packets.free(e.h);
+                return Err(by.drop_reason());
             }
         }
         if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
-            port.aqm.on_queue_empty(now + port.rate.tx_time(p.size));
+            port.aqm.on_queue_empty(now + port.rate.tx_time(e.size));
         }
-        let qs = Some(&mut m.qstats[q].by);
-        if apply_verdict(v, by, p, &mut port.stats, qs) == Verdict::Drop {
-            port.queued_bytes = m.mq.bytes();
-            net.packets.free(h);
-            return Err(by.drop_reason());
-        }
-        m.on_departure(now, q, p.size);
+        m.on_departure(now, q, e.size);
         let s = &mut m.qstats[q];
         s.tx_pkts += 1;
-        s.tx_bytes += p.size as u64;
-        s.tx_payload += p.payload as u64;
+        s.tx_bytes += e.size as u64;
+        s.tx_payload += e.payload as u64;
         port.queued_bytes = m.mq.bytes();
         let more = !m.mq.is_empty();
         let fabric = Fabric {
@@ -208,7 +218,7 @@ impl Core {
             ecmp: &net.ecmp,
             packets: &net.packets,
         };
-        port.begin_service(pid, now, h, more, fabric);
+        port.serve(pid, now, e.waiting(), more, fabric);
         Ok(())
     }
 }

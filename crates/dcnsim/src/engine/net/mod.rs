@@ -482,14 +482,41 @@ pub struct Port {
     pub stats: PortStats,
     /// Active queue management (`model/aqm.rs`).
     pub aqm: Aqm,
-    /// Egress queue (FIFO of handles into `Network::packets`; its occupancy is
+    /// Egress queue (FIFO of entries for packets in `Network::packets`; its occupancy is
     /// `queued_bytes`).
-    pub queue: VecDeque<PktRef>,
+    pub queue: VecDeque<Waiting>,
     /// Buffer limit in bytes (u64::MAX: unlimited).
     pub limit_bytes: u64,
     /// Queue limit in packets, as a dummynet pipe's `queue N` (u64::MAX: unlimited).
     pub limit_pkts: u64,
     pub peer_port: PortId,
+}
+
+/// A packet waiting in a port's queue: its handle, and what its transmission needs of it
+/// (its size and payload, and the port the peer switch will forward it to, `Routing::hint`,
+/// `NONE` when the peer is a host). Taken when the packet is queued, while it is in the
+/// cache: the packet is then not read again when it leaves, microseconds later, by when it
+/// is no longer in the nearer caches (docs/performance.md, 23rd session). Routes are
+/// static and the ECMP hash is pure, so the lookup may be made at either time. 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    pub h: PktRef,
+    pub size: u32,
+    pub payload: u32,
+    pub out: PortId,
+}
+
+impl Waiting {
+    /// The entry for packet `p`, stored at `h`, forwarded to `out` by the peer.
+    #[inline(always)]
+    pub fn new(h: PktRef, p: &Packet, out: PortId) -> Waiting {
+        Waiting {
+            h,
+            size: p.size,
+            payload: p.payload,
+            out,
+        }
+    }
 }
 
 /// A packet in flight on a wire: its arrival time, its handle in `Network::packets`, and
@@ -593,20 +620,33 @@ impl Port {
 
     /// Serve packet `h` (already out of the queues) from `now`: serialize it, put it on the
     /// wire, schedule its arrival if it is the wire's head, and when `more` frames wait
-    /// behind it arm the transmit event for the end of its serialisation. Every
-    /// transmission starts here. (Always inlined, as the wiring it replaced: the
-    /// serialisation itself, `start_tx`, stays one out-of-line copy.)
+    /// behind it arm the transmit event for the end of its serialisation. Looks up where
+    /// the peer forwards it; the queues' own departures use [`Port::serve`] with the
+    /// lookup made at enqueue.
     #[inline(always)]
     pub fn begin_service(&mut self, pid: PortId, now: SimTime, h: PktRef, more: bool, f: Fabric) {
-        debug_assert!(!self.tx.armed, "a port serves one frame at a time");
         let p = &f.packets[h];
-        let out = f.routing.hint(f.ecmp, self.peer_node, p);
-        let arrive = self.start_tx(now, h, p, out);
+        let w = Waiting::new(h, p, f.routing.hint(f.ecmp, self.peer_node, p));
+        self.serve(pid, now, w, more, f);
+    }
+
+    /// [`Port::begin_service`] of a packet whose size, payload and route at the peer its
+    /// queue entry holds: the packet itself is not read (unless a capture records it).
+    /// Every transmission starts here. (Always inlined, as the wiring it replaced: the
+    /// serialisation itself, `start_tx`, stays one out-of-line copy.)
+    #[inline(always)]
+    pub fn serve(&mut self, pid: PortId, now: SimTime, w: Waiting, more: bool, f: Fabric) {
+        debug_assert!(!self.tx.armed, "a port serves one frame at a time");
+        debug_assert_eq!(w, {
+            let p = &f.packets[w.h];
+            Waiting::new(w.h, p, f.routing.hint(f.ecmp, self.peer_node, p))
+        });
+        let arrive = self.start_tx(now, w, f.packets);
         if self.wire.len() == 1 {
             // Alone on the wire, so its head: note where the peer forwards it and schedule
             // its arrival (later frames are scheduled by `Core::on_link_arrive` in turn).
-            self.head_out = out;
-            self.head_h = h;
+            self.head_out = w.out;
+            self.head_h = w.h;
             f.events.schedule(arrive, Event::LinkArrive(pid));
         }
         if more {
@@ -616,25 +656,28 @@ impl Port {
         }
     }
 
-    /// Start serializing packet `p` (handle `h`, forwarded to `out` by the peer) at `now`;
-    /// returns the arrival time at the far end.
+    /// Start serializing packet `w` at `now`; returns the arrival time at the far end.
     #[inline]
-    fn start_tx(&mut self, now: SimTime, h: PktRef, p: &Packet, out: PortId) -> SimTime {
-        let end = now + self.tx_time(p.size);
+    fn start_tx(&mut self, now: SimTime, w: Waiting, packets: &PacketArena) -> SimTime {
+        let end = now + self.tx_time(w.size);
         if let Some(c) = self.pcap.as_mut() {
-            c.record(now.0, p);
+            c.record(now.0, &packets[w.h]);
         }
         self.tx.busy_until = end;
         self.stats.tx_pkts += 1;
-        self.stats.tx_bytes += p.size as u64;
-        if p.payload > 0 {
+        self.stats.tx_bytes += w.size as u64;
+        if w.payload > 0 {
             self.stats.tx_data_pkts += 1;
         }
         if let Some(s) = self.silent.as_mut() {
             s.on_tx(now, end);
         }
         let arrive = end + self.delay;
-        self.wire.push_back(InFlight { at: arrive, h, out });
+        self.wire.push_back(InFlight {
+            at: arrive,
+            h: w.h,
+            out: w.out,
+        });
         arrive
     }
 }

@@ -30,10 +30,11 @@
 //! first (at enqueue the port's AQM, at dequeue the per-queue scheme). A drop by the
 //! port's AQM at enqueue happens before classification and is not counted on a queue.
 
+use crate::base::ids::PortId;
 use crate::base::packet::{Packet, PktRef};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
-use crate::engine::net::{aqm_reason, MarkReason, ReasonCounts};
+use crate::engine::net::{aqm_reason, MarkReason, ReasonCounts, Waiting};
 use crate::model::aqm::{Aqm, AqmAt, Verdict};
 use crate::model::mq::buffer::{Admission, BufferPolicy};
 use crate::model::mq::codel::Codel;
@@ -41,23 +42,39 @@ use crate::model::mq::dqrate::DqRate;
 use crate::model::mq::tcn::{ProbTcn, Tcn};
 use crate::model::mq::{MultiQueue, Queued};
 
-/// What a class queue of a port holds for a packet waiting in `Network::packets`: its
-/// handle and the fields the schedulers read (12 bytes where the packet is 80).
+/// What a class queue of a port holds for a packet waiting in `Network::packets`: what its
+/// transmission needs ([`Waiting`]: handle, size, payload, route at the peer) and the
+/// class the schedulers read (20 bytes where the packet is 80).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueuedRef {
     pub h: PktRef,
     pub size: u32,
+    pub payload: u32,
+    pub out: PortId,
     pub class: u8,
 }
 
 impl QueuedRef {
-    /// The entry for packet `p`, stored at `h`.
+    /// The entry for packet `p`, stored at `h`, forwarded to `out` by the peer.
     #[inline]
-    pub fn new(h: PktRef, p: &Packet) -> QueuedRef {
+    pub fn new(h: PktRef, p: &Packet, out: PortId) -> QueuedRef {
         QueuedRef {
             h,
             size: p.size,
+            payload: p.payload,
+            out,
             class: p.class,
+        }
+    }
+
+    /// The transmitter's part of the entry.
+    #[inline(always)]
+    pub fn waiting(self) -> Waiting {
+        Waiting {
+            h: self.h,
+            size: self.size,
+            payload: self.payload,
+            out: self.out,
         }
     }
 }
@@ -195,6 +212,16 @@ impl MqPort {
         (v, self.mark_reason(q))
     }
 
+    /// Whether [`Self::dequeue_verdict`] has work to do; when not, it passes every packet
+    /// without reading it, and the port need not read the packet either.
+    #[inline]
+    pub fn decides_at_dequeue(&self) -> bool {
+        !matches!(
+            self.mark,
+            QueueMark::None | QueueMark::MqEcn | QueueMark::DqRate
+        )
+    }
+
     /// Per-queue decision at dequeue for packet `p` just taken from queue `q` at `now`, and
     /// who made it. No scheme writes the packet; the port applies the verdict.
     #[inline]
@@ -300,9 +327,15 @@ mod tests {
     }
 
     #[test]
-    fn a_class_queue_entry_takes_12_bytes() {
-        // Five entries and a third to a cache line, where packets by value took 80 bytes.
-        assert_eq!(std::mem::size_of::<QueuedRef>(), 12);
+    fn a_fifo_entry_takes_16_bytes() {
+        // Four to a cache line, as the wires' entries.
+        assert_eq!(std::mem::size_of::<Waiting>(), 16);
+    }
+
+    #[test]
+    fn a_class_queue_entry_takes_20_bytes() {
+        // Three entries and a fifth to a cache line, where packets by value took 80 bytes.
+        assert_eq!(std::mem::size_of::<QueuedRef>(), 20);
     }
 
     #[test]
@@ -320,7 +353,7 @@ mod tests {
         p.enq_time = SimTime::ZERO;
         let mut arena = crate::base::packet::PacketArena::default();
         let h = arena.put(p);
-        m.mq.enqueue_at(0, QueuedRef::new(h, &p), p.enq_time);
+        m.mq.enqueue_at(0, QueuedRef::new(h, &p, PortId::NONE), p.enq_time);
         // queue 0 holds 1500 B: a second packet makes 3000 > 2000 → mark; queue 1 is empty.
         assert_eq!(
             m.enqueue_verdict(SimTime::ZERO, &pkt(0, 1500), 0),

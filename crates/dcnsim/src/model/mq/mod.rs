@@ -405,7 +405,7 @@ mod tests {
         mq.enqueue(5, pkt(5, 100));
         assert_eq!(mq.queues[5].pkts.capacity(), DEFAULT_QUEUE_CAPACITY);
         assert_eq!(mq.queues[4].pkts.capacity(), 0);
-        // The same for entries of 12 bytes, as the engine's `QueuedRef`.
+        // The same for entries of 12 bytes (the engine's `QueuedRef` is 20).
         #[derive(Clone, Copy, Debug)]
         struct Entry(#[allow(dead_code)] u32, u32, u8);
         impl Queued for Entry {

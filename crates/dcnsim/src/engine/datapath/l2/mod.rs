@@ -30,7 +30,7 @@ use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::datapath::Core;
 use crate::engine::event::{Event, L2Kind};
-use crate::engine::net::{Enqueued, Fabric, NodeKind};
+use crate::engine::net::{Enqueued, Fabric, NodeKind, Waiting};
 use crate::model::l2::{
     class_priority, CongestionPoint, PauseFrame, PauseMode, PauseState, PauseWatermarks,
     ReactionPoint, CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
@@ -274,7 +274,9 @@ fn send_control(sim: &mut Core, pid: PortId, mut p: Packet) {
     }
     let k = l2s.ctrl_front[pid.idx()] as usize;
     let h = sim.net.packets.put(p);
-    port.queue.insert(k.min(port.queue.len()), h);
+    let out = sim.net.routing.hint(&sim.net.ecmp, port.peer_node, &p);
+    port.queue
+        .insert(k.min(port.queue.len()), Waiting::new(h, &p, out));
     l2s.ctrl_front[pid.idx()] += 1;
     if !port.tx.armed() {
         port.tx.arm(&mut sim.events, pid, now);
@@ -327,7 +329,7 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: PortId) -> bool {
     }
     let head = match port.queue.front() {
         None => return false,
-        Some(&h) => sim.net.packets[h],
+        Some(w) => sim.net.packets[w.h],
     };
     if is_control(head.kind) {
         l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);

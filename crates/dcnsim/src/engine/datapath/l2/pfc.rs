@@ -209,7 +209,7 @@ pub(crate) fn mq_tx(sim: &mut Core, pid: PortId) {
                 ecmp: &sim.net.ecmp,
                 packets: &sim.net.packets,
             };
-            port.begin_service(pid, now, c, more, fabric);
+            port.serve(pid, now, c, more, fabric);
             return;
         }
         let mask = l2s.pause_tx[i].paused_mask(now);
