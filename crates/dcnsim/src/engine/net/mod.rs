@@ -3,7 +3,7 @@
 //!
 //! A port keeps at most one pending event for transmission and one for delivery:
 //! - transmission is lazy, and its rules live in one place, the port's [`Transmitter`] and
-//!   [`Port::begin_service`]. A packet that finds the transmitter idle
+//!   [`Port::serve`] (or [`Port::begin_service`]). A packet that finds the transmitter idle
 //!   ([`Transmitter::idle`]) is served at once, with no event. Serving a packet puts it on
 //!   the wire and, when others wait behind it, arms the port's one `PortTxDone` event for
 //!   the end of its serialisation; a packet stored behind a busy transmitter arms that same
@@ -238,7 +238,7 @@ pub enum Enqueued {
 
 /// The transmitter of a port: when the frame in service ends, and whether the port's one
 /// `PortTxDone` event is armed. The fields are private: only the methods here (and
-/// [`Port::begin_service`]) change them, so the one-event rule is kept in one place.
+/// [`Port::serve`]) change them, so the one-event rule is kept in one place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Transmitter {
     busy_until: SimTime,
@@ -466,7 +466,7 @@ pub struct Port {
     /// `engine/datapath/l2/mod.rs`). Control frames (PAUSE, CNM) are not paused.
     pub paused_until: SimTime,
     /// The output port the peer switch forwards the wire's head packet to (`NONE`: the
-    /// peer is a host or has no route). Kept by `Port::begin_service` and `on_link_arrive`
+    /// peer is a host or has no route). Kept by `Port::serve` and `on_link_arrive`
     /// whenever the head changes, so the arrival needs no route lookup and the event loop
     /// can prefetch that port one event ahead.
     pub head_out: PortId,
@@ -521,9 +521,10 @@ impl Waiting {
 
 /// A packet in flight on a wire: its arrival time, its handle in `Network::packets`, and
 /// the port the peer switch will forward it to (`Routing::hint`; `NONE` when the peer is a
-/// host). The route is looked up when the packet leaves, while the packet is in the cache,
-/// not when it becomes the wire's head tens of microseconds later (docs/performance.md,
-/// "Routes looked up at departure"). 16 bytes, as the pair it replaced.
+/// host). The route is looked up when the packet is queued (it travels in the queue entry,
+/// [`Waiting`]) or starts at once, while the packet is in the cache, not when it becomes
+/// the wire's head tens of microseconds later (docs/performance.md, "Routes looked up at
+/// departure"). 16 bytes, as the pair it replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InFlight {
     pub at: SimTime,
