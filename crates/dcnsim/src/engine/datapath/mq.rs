@@ -179,6 +179,8 @@ impl Core {
         if let Some(i) = m.pool {
             net.pools[i.idx()].give_back(e.size);
         }
+        // Who dropped it, if a dequeue-side scheme did.
+        let mut dropped_by = None;
         if m.decides_at_dequeue() || port.aqm_at == AqmAt::Dequeue {
             let p = &mut net.packets[e.h];
             let (v, mut by) = m.dequeue_verdict(now, p, q);
@@ -194,16 +196,16 @@ impl Core {
             }
             let qs = Some(&mut m.qstats[q].by);
             if apply_verdict(v, by, p, &mut port.stats, qs) == Verdict::Drop {
-                if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
-                    port.aqm.on_queue_empty(now + port.rate.tx_time(e.size));
-                }
-                port.queued_bytes = m.mq.bytes();
-                net.packets.free(e.h);
-                return Err(by.drop_reason());
+                dropped_by = Some(by);
             }
         }
         if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
             port.aqm.on_queue_empty(now + port.rate.tx_time(e.size));
+        }
+        if let Some(by) = dropped_by {
+            port.queued_bytes = m.mq.bytes();
+            net.packets.free(e.h);
+            return Err(by.drop_reason());
         }
         m.on_departure(now, q, e.size);
         let s = &mut m.qstats[q];
