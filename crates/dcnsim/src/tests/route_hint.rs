@@ -3,6 +3,22 @@
 use crate::base::ids::NodeId;
 use crate::engine::net::routing::Routing;
 
+/// A 6-host leaf-spine (3 leaves, 3 spines, 10 Gb/s, ECMP) running `duration`, with the
+/// topology keys `extra`, and a bulk TCP transfer from host `s` to host `d` per pair.
+fn leafspine_bulk(duration: &str, extra: &str, pairs: &[(u32, u32)]) -> String {
+    let mut text = format!(
+        "[sim]\nduration = \"{duration}\"\n[topology]\nkind = \"leafspine\"\n\
+         hosts_per_leaf = 2\nleaves = 3\nspines = 3\nlink_rate = \"10Gbps\"\n\
+         base_rtt = \"20us\"\nhost_delay = \"10us\"\n{extra}"
+    );
+    for (s, d) in pairs {
+        text.push_str(&format!(
+            "[[apps]]\nkind = \"bulk\"\nsrc = \"host{s}\"\ndst = \"host{d}\"\n"
+        ));
+    }
+    text
+}
+
 /// Every packet in flight must carry where the peer forwards it (`InFlight::out`, looked
 /// up at departure), and `Port::head_out` and `Port::head_h` must be the head's (the
 /// arrival uses the first instead of a route lookup, the event loop's prefetch the second).
@@ -10,16 +26,8 @@ use crate::engine::net::routing::Routing;
 /// for every port before every event.
 #[test]
 fn head_out_is_the_route_of_every_wire_head() {
-    let mut text = String::from(
-        "[sim]\nduration = \"2ms\"\n[topology]\nkind = \"leafspine\"\n\
-         hosts_per_leaf = 2\nleaves = 3\nspines = 3\nlink_rate = \"10Gbps\"\n\
-         base_rtt = \"20us\"\nhost_delay = \"10us\"\n",
-    );
-    for (s, d) in [(1, 3), (2, 5), (4, 1), (6, 2), (3, 6), (5, 4)] {
-        text.push_str(&format!(
-            "[[apps]]\nkind = \"bulk\"\nsrc = \"host{s}\"\ndst = \"host{d}\"\n"
-        ));
-    }
+    let pairs = [(1, 3), (2, 5), (4, 1), (6, 2), (3, 6), (5, 4)];
+    let text = leafspine_bulk("2ms", "", &pairs);
     let loaded = crate::scenario::load(&text, "t.toml", &[]).unwrap();
     let (mut sim, _) = crate::scenario::build(&loaded).unwrap();
     sim.start();
@@ -314,17 +322,9 @@ fn every_queued_packet_carries_its_route_at_the_peer() {
         "",
         "queues = { count = 2, scheduler = \"dwrr\", hosts = true }\n",
     ] {
-        let mut text = format!(
-            "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"leafspine\"\n\
-             hosts_per_leaf = 2\nleaves = 3\nspines = 3\nlink_rate = \"10Gbps\"\n\
-             base_rtt = \"20us\"\nhost_delay = \"10us\"\n\
-             switch_buffer = \"100KB\"\nnic_buffer = \"100KB\"\n{queues}"
-        );
-        for s in [1, 2, 4, 5, 6] {
-            text.push_str(&format!(
-                "[[apps]]\nkind = \"bulk\"\nsrc = \"host{s}\"\ndst = \"host3\"\n"
-            ));
-        }
+        let buffers = format!("switch_buffer = \"100KB\"\nnic_buffer = \"100KB\"\n{queues}");
+        let pairs = [1, 2, 4, 5, 6].map(|s| (s, 3));
+        let text = leafspine_bulk("1ms", &buffers, &pairs);
         let loaded = crate::scenario::load(&text, "t.toml", &[]).unwrap();
         let (mut sim, _) = crate::scenario::build(&loaded).unwrap();
         sim.start();
