@@ -2,7 +2,7 @@
 """Time two engine builds side by side: parallel pairs with the cores swapped.
 
     scripts/ab-pairs.py [--pairs N] [--reps R] [--json] [--per-event] [--new-args ARGS]
-                        BASE NEW [ARG ...]
+                        [--serial] BASE NEW [ARG ...]
 
 Each pair runs BASE and NEW at the same time, each pinned to its own CPU (the first two CPUs
 this process may use), each running its command R times in a row with the same ARGs, and
@@ -16,6 +16,12 @@ another drift by more than the effects measured (the same binary 5.8-8.3 s on on
 two runs at the same time see the same drift. They also share the last-level cache and
 memory bandwidth, so a memory-bound cut runs slower than alone: compare ratios, never
 absolute times. With one CPU the pairs run one after the other, order alternating.
+
+`--serial` runs them that way on a machine with more CPUs too: in each pair one side, then
+the other (base first in odd pairs, new first in even ones), both pinned to the same CPU
+with the others left idle. That is the measure "run alternately" asks for, and the one
+where each run has the last-level cache to itself: a memory-bound cut gives a different
+ratio alone than beside another run (docs/performance.md, 25th session), so say which.
 
 `--per-event` divides each side's CPU time by the events its runs report (the engine's
 `summary.events = [N]` line), for two runs of different event counts: two engines whose
@@ -85,11 +91,12 @@ def run_side(cmd: list[str], reps: int, cpu: int | None, out: dict, key: str,
 
 
 def one_pair(base: list[str], new: list[str], reps: int, i: int, where: list[int],
-             events: bool = False) -> dict:
-    """Pair `i`: both sides at once on two CPUs (swapped on odd i), or one after the other.
-    With `events` the ratio is of CPU time per event."""
+             events: bool = False, serial: bool = False) -> dict:
+    """Pair `i`: both sides at once on two CPUs (swapped on odd i), or, with `serial` or
+    one CPU, one after the other on the first CPU (order swapped on odd i). With `events`
+    the ratio is of CPU time per event."""
     out: dict = {}
-    if len(where) >= 2:
+    if len(where) >= 2 and not serial:
         ca, cb = (where[0], where[1]) if i % 2 == 0 else (where[1], where[0])
         ts = [threading.Thread(target=run_side, args=(base, reps, ca, out, "base", events)),
               threading.Thread(target=run_side, args=(new, reps, cb, out, "new", events))]
@@ -101,8 +108,9 @@ def one_pair(base: list[str], new: list[str], reps: int, i: int, where: list[int
     else:
         order = [("base", base), ("new", new)] if i % 2 == 0 else [("new", new), ("base", base)]
         for key, cmd in order:
-            run_side(cmd, reps, None, out, key, events)
+            run_side(cmd, reps, where[0] if where else None, out, key, events)
         out["cpus"] = None
+        out["order"] = [key for key, _ in order]
     for key in ("base", "new"):
         if isinstance(out[key], Exception):
             raise out[key]
@@ -137,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="compare CPU time per event (from the engine's summary.events)")
     ap.add_argument("--new-args", metavar="ARGS",
                     help="NEW's arguments instead of the ARGs (one string, shell syntax)")
+    ap.add_argument("--serial", action="store_true",
+                    help="run the two sides one after the other on one CPU, not at once")
     ap.add_argument("base", help="the base build's executable")
     ap.add_argument("new", help="the new build's executable")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments for both")
@@ -159,13 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     for i in range(a.pairs):
         try:
-            r = one_pair(base, new, a.reps, i, where, a.per_event)
+            r = one_pair(base, new, a.reps, i, where, a.per_event, a.serial)
         except (RuntimeError, OSError) as e:
             print(f"ab-pairs: {e}", file=sys.stderr)
             return 1
         runs.append(r)
         if not a.json:
-            on = f"cpus {r['cpus'][0]}/{r['cpus'][1]}" if r["cpus"] else "one after the other"
+            on = (f"cpus {r['cpus'][0]}/{r['cpus'][1]}" if r["cpus"]
+                  else f"one after the other, {r['order'][0]} first")
             per = (f"base {r['base_ns_per_event']:.1f} ns/event, "
                    f"new {r['new_ns_per_event']:.1f} ns/event, " if a.per_event else "")
             print(f"pair {i + 1} ({on}): base {r['base']:.3f} s, new {r['new']:.3f} s, "

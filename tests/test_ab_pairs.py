@@ -107,3 +107,20 @@ def test_per_event_without_an_events_line_is_one_line(tmp_path: Path) -> None:
     bad = ab("--pairs", "1", "--new-args", "'unclosed", str(exe), str(exe))
     assert bad.returncode == 2
     assert bad.stderr.startswith("ab-pairs: --new-args: ") and "Traceback" not in bad.stderr
+
+
+def test_serial_runs_the_sides_one_after_the_other_in_alternating_order(tmp_path: Path) -> None:
+    # --serial: no CPUs per side, the order swaps from pair to pair, and the ratio is
+    # still new over base (four times the loops: well above 1).
+    base, new = burner(tmp_path, "base", 3_000_000), burner(tmp_path, "new", 12_000_000)
+    r = ab("--serial", "--pairs", "2", "--json", str(base), str(new))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [p["cpus"] for p in out["pairs"]] == [None, None]
+    assert [p["order"] for p in out["pairs"]] == [["base", "new"], ["new", "base"]]
+    assert out["geomean"] > 1.5
+    text = ab("--serial", "--pairs", "2", str(base), str(new))
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.strip().splitlines()
+    assert lines[0].startswith("pair 1 (one after the other, base first): ")
+    assert lines[1].startswith("pair 2 (one after the other, new first): ")
