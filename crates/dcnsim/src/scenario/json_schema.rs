@@ -15,7 +15,7 @@
 //! together (e.g. a star's `servers`). `[[apps]]` is an internally tagged enum (serde reads
 //! it through `deserialize_any`), so its kinds are listed here, each kind's struct probed.
 
-use super::apps::{
+use super::config::apps::{
     BulkCfg, CbrCfg, FlowsCfg, IncastCfg, MixCfg, PingCfg, TransactionsCfg, WorkloadCfg,
 };
 use super::Scenario;

@@ -5,10 +5,10 @@
 //! other keys or the topology) is given no value; and a `key = value` written in the text is
 //! a key of the struct. Changing a default without schema.txt (or the reverse) fails here.
 
-use dcnsim::scenario::apps::{
+use dcnsim::scenario::config::apps::{
     BulkCfg, CbrCfg, FlowsCfg, IncastCfg, MixCfg, PingCfg, TransactionsCfg, WorkloadCfg,
 };
-use dcnsim::scenario::l2::{PauseCfgFile, QcnCpCfg, RpCfgFile};
+use dcnsim::scenario::config::l2::{PauseCfgFile, QcnCpCfg, RpCfgFile};
 use dcnsim::scenario::{
     build, load, AppCfg, AqmCfg, MarkCfg, MarkDefaults, MeasureCfg, QueuesCfg, SimCfg, TcpCfgFile,
     TopologyCfg,

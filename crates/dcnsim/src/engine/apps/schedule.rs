@@ -2,7 +2,7 @@
 //! flows that start together or at set times with set sizes (incast, queue build-up,
 //! fairness), an application that pauses after every chunk (Fig 4.4: 1 s idle after every
 //! 200 KB), and the benchmark's flows whose start times follow an inter-arrival
-//! distribution (built in `scenario/mod.rs` from `workload::EmpiricalCdf`).
+//! distribution (built in `scenario/build/flows.rs` from `workload::EmpiricalCdf`).
 //!
 //! The app owns the consecutive flows `first_flow .. first_flow + transfers.len()`; transfer
 //! `i` runs on flow `first_flow + i`. Each chunk written is one completion record.

@@ -1,5 +1,6 @@
 //! Leaf-spine fabric builder (issue 5; seed 002 §6.2: 144 hosts, 12 leaves × 12 spines,
-//! 10 Gb/s, base RTT 85.2 µs of which 80 µs in the hosts). A child module of `scenario`.
+//! 10 Gb/s, base RTT 85.2 µs of which 80 µs in the hosts). Part of the topology builder
+//! (`build/topology/mod.rs`).
 //!
 //! Nodes: hosts "host1".."hostN" (host i under leaf ⌈i / hosts_per_leaf⌉), "leaf1"..,
 //! "spine1"..; every leaf links to every spine. Host links at `link_rate`, leaf-spine links

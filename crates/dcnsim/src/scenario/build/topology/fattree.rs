@@ -1,7 +1,8 @@
 //! k-ary fat-tree builder ([speed] item 5), the three-tier Clos of Al-Fares, Loukissas and
 //! Vahdat, "A Scalable, Commodity Data Center Network Architecture" (SIGCOMM 2008, §3.2):
 //! k pods, each of k/2 edge and k/2 aggregation switches; (k/2)² core switches; k/2 hosts
-//! under each edge switch, k³/4 hosts in all. A child module of `scenario`.
+//! under each edge switch, k³/4 hosts in all. Part of the topology builder
+//! (`build/topology/mod.rs`).
 //!
 //! Nodes, numbered pod by pod: hosts "host1".. (host i under edge ⌈i / (k/2)⌉), edges
 //! "edge1".. (edge e in pod ⌊(e − 1) / (k/2)⌋), aggregations "agg1".., cores "core1"...

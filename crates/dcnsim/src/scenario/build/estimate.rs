@@ -9,12 +9,14 @@
 //! are the allocations that grow fastest: routes with the square of the node count), and
 //! `after_build` for the flows and the sample tables, which grow while the run goes on.
 
-use super::{Ctx, MeasureCfg, ScenarioError, TopoKind, TopologyCfg};
 use crate::base::packet::Packet;
 use crate::base::units::size_text;
 use crate::engine::net::{NodeKind, Port};
 use crate::engine::sim::Sim;
 use crate::model::tcp::TcpFlow;
+use crate::scenario::config::{MeasureCfg, TopoKind, TopologyCfg};
+use crate::scenario::ctx::Ctx;
+use crate::scenario::error::ScenarioError;
 use std::mem::size_of;
 
 /// Events above this bound are warned about: days of wall time at the engine's few million

@@ -1,0 +1,96 @@
+//! Scenario construction of `kind = "workload"` apps (`engine/apps/workload.rs`).
+//!
+//! Keys (defaults and their sources):
+//! - `workload`: built-in size CDF (`workload::BUILTIN_NAMES`; default "websearch", the TCN
+//!   testbed's web-search sizes) or `cdf_file` (a user CDF file, `workload::parse_cdf_text`
+//!   format, values in units of `cdf_unit` bytes, default 1; relative paths are relative to
+//!   the scenario file).
+//! - `service_workloads`: one size CDF name per service (default: `workload` for all);
+//!   `service_classes`: the queue (Packet.class) of each service (default [`class` or 0]).
+//! - `load` (required): offered load of the edge links, 0 < load ≤ 1.5.
+//! - `mean_bytes`: the mean in λ = load·C/(8·mean) (default: the services' exact mean).
+//! - `pattern`: "client-server" (default; `client`, default "client", and `servers`,
+//!   default all other hosts) or "all-to-all" (`srcs`, default all hosts).
+//! - `connections`: persistent connections per pair (default 5 for client-server, the TCN
+//!   testbed's "5 persistent connections to each server"; 1 for all-to-all).
+//! - `pias_threshold`: two-priority PIAS threshold (absent: off; TCN uses 100 KB).
+//! - `count`: messages generated before stopping (default 1000); `start` (default 0).
+//!
+//! The builder is in `scenario/build/workload.rs`.
+
+use super::tcp::TcpCfgFile;
+use super::units::{Dur, Size};
+use crate::base::units::{Bytes, SimTime};
+use crate::engine::apps::workload::Pattern;
+use serde::Deserialize;
+
+/// `kind = "workload"` (module doc).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadCfg {
+    /// Offered load of the edge links (required).
+    pub load: Option<f64>,
+    pub workload: String,
+    /// A user CDF file instead of `workload`.
+    pub cdf_file: Option<String>,
+    pub cdf_unit: Size,
+    /// Absent: the exact mean of the service mix.
+    pub mean_bytes: Option<f64>,
+    pub pattern: String,
+    pub client: String,
+    /// Absent: every host but the client.
+    pub servers: Option<Vec<String>>,
+    /// all-to-all hosts (absent: every host).
+    pub srcs: Option<Vec<String>>,
+    /// Absent: 5 for client-server, 1 for all-to-all (`default_connections`).
+    pub connections: Option<u32>,
+    /// Absent: [`class`].
+    pub service_classes: Option<Vec<u8>>,
+    /// Absent: `workload` for every service.
+    pub service_workloads: Option<Vec<String>>,
+    /// Absent: PIAS off.
+    pub pias_threshold: Option<Size>,
+    pub count: u32,
+    pub start: Dur,
+    pub class: u8,
+    pub tcp: Option<TcpCfgFile>,
+}
+
+impl Default for WorkloadCfg {
+    fn default() -> Self {
+        WorkloadCfg {
+            load: None,
+            // The TCN testbed's web-search flow sizes (seed 002 §6.1).
+            workload: "websearch".to_string(),
+            cdf_file: None,
+            // CDF files give bytes unless told otherwise.
+            cdf_unit: Size(Bytes(1)),
+            mean_bytes: None,
+            // The TCN testbed: one client fetching from every server.
+            pattern: "client-server".to_string(),
+            // The receiving host of the star topology.
+            client: "client".to_string(),
+            servers: None,
+            srcs: None,
+            connections: None,
+            service_classes: None,
+            service_workloads: None,
+            pias_threshold: None,
+            // Enough messages for FCT percentiles on a short run; the run ends when all finish.
+            count: 1000,
+            start: Dur(SimTime::ZERO),
+            // Class 0: the first queue of a multi-queue port, the only one of a FIFO.
+            class: 0,
+            tcp: None,
+        }
+    }
+}
+
+/// Persistent connections per pair when `connections` is absent: the TCN testbed's "5
+/// persistent connections to each server" for client-server, one per pair for all-to-all.
+pub(crate) fn default_connections(p: &Pattern) -> u32 {
+    match p {
+        Pattern::ClientServer { .. } => 5,
+        Pattern::AllToAll { .. } => 1,
+    }
+}
