@@ -6,8 +6,8 @@ use crate::base::ids::PortId;
 use crate::base::rng::Rng;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
-use crate::model::aqm::{Aqm, AqmAt, QueueUnit, Red, RedParams, Step};
-use crate::scenario::config::{AqmCfg, MarkDefaults, Threshold, TopologyCfg};
+use crate::model::aqm::{Aqm, AqmAt, Red, RedParams, Step};
+use crate::scenario::config::{AqmCfg, MarkDefaults, TopologyCfg};
 use crate::scenario::ctx::Ctx;
 use crate::scenario::error::{line_of, ScenarioError};
 
@@ -98,12 +98,7 @@ pub(crate) fn aqm_from_cfg(
             if let Some((k, _)) = red_only.iter().find(|x| x.1) {
                 return Err(err(k, "only for kind = \"red\"".to_string()));
             }
-            // DCTCP paper §3.5 (MODELS.md §3.1): K = 20 packets at 1 Gb/s, 65 at 10 Gb/s.
-            let k = a.k.unwrap_or(if port.rate.0 >= 10_000_000_000 {
-                Threshold(65, QueueUnit::Packets)
-            } else {
-                Threshold(20, QueueUnit::Packets)
-            });
+            let k = a.k.unwrap_or(MarkDefaults::k(port.rate));
             Ok((Aqm::Step(Step { k: k.0, unit: k.1 }), at))
         }
         "red" => {

@@ -9,14 +9,14 @@
 //! writes `MarkCfg::aqm` from them; a test checks the list against the two structs.
 
 use super::units::{Dur, Size, Threshold};
-use crate::base::units::Bytes;
+use crate::base::units::{Bytes, RateBps};
 use crate::model::aqm::QueueUnit;
 use serde::Deserialize;
 
 /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (also `aqm_ports` entries
 /// and `queues.port_marking`). One table holds the keys of several kinds and a key of
 /// another kind is an error, so every key is an `Option`; absence means the value in
-/// `MarkDefaults`, except `k` (absent: 65 packets on ports >= 10 Gb/s, 20 below).
+/// `MarkDefaults` (for `k`, `MarkDefaults::k` of the port's rate).
 #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AqmCfg {
@@ -174,6 +174,20 @@ impl Default for MarkDefaults {
     }
 }
 
+impl MarkDefaults {
+    /// step's marking threshold K where `k` is absent, by the port's rate: DCTCP paper §3.5
+    /// (MODELS.md §3.1): K = 20 packets at 1 Gb/s, 65 at 10 Gb/s (65 from 10 Gb/s up, 20
+    /// below). Not a field: it depends on the port, and the fields are constants (the schema
+    /// test reads them as `key = value`).
+    pub fn k(rate: RateBps) -> Threshold {
+        if rate.0 >= 10_000_000_000 {
+            Threshold(65, QueueUnit::Packets)
+        } else {
+            Threshold(20, QueueUnit::Packets)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +217,15 @@ mod tests {
         assert_eq!(unset, ["    port: None,"], "{debug}");
         assert_eq!(a.kind, "step");
         assert_eq!(a.mean_pkt_size, Some(Size(Bytes(1))));
+    }
+
+    /// `MarkDefaults::k`: 65 packets from 10 Gb/s up, 20 below.
+    #[test]
+    fn k_default_follows_the_port_rate() {
+        let pkts = |n| Threshold(n, QueueUnit::Packets);
+        assert_eq!(MarkDefaults::k(RateBps(10_000_000_000)), pkts(65));
+        assert_eq!(MarkDefaults::k(RateBps(40_000_000_000)), pkts(65));
+        assert_eq!(MarkDefaults::k(RateBps(9_999_999_999)), pkts(20));
+        assert_eq!(MarkDefaults::k(RateBps(1_000_000_000)), pkts(20));
     }
 }
