@@ -6,7 +6,7 @@
 //! has and dcnsim does not model is listed in `MISSING` and printed by `dcnsim schema`.
 
 use crate::base::units::SimTime;
-use crate::model::tcp::TcpConfig;
+use crate::model::tcp::{cc, TcpConfig};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpProfile {
@@ -130,7 +130,7 @@ impl TcpProfile {
                 dsack: true,            // net.ipv4.tcp_dsack = 1 (RFC 2883)
                 handshake: true,
                 abc_limit: 16, // tcp_slow_start: cwnd += acked (no RFC 3465 L)
-                dctcp_recovery_mode: true, // tcp_dctcp.c keeps the CWR state
+                // DCTCP's parameters under this profile: `cc::DctcpConfig::for_profile`.
                 ..base
             },
             // FreeBSD 11-13 (sys/netinet/tcp_*.c sysctl defaults).
@@ -146,10 +146,8 @@ impl TcpProfile {
                 sack: true,              // net.inet.tcp.sack.enable = 1
                 timestamps: true,        // net.inet.tcp.rfc1323 = 1
                 handshake: true,
-                abc_limit: 2,                       // net.inet.tcp.abc_l_var = 2
-                dctcp_recovery_mode: false,         // cc_dctcp: growth continues after an ECE cut
-                dctcp_reset_alpha_after_idle: true, // dctcp_after_idle
-                dctcp_alpha_init: 0.0,              // net.inet.tcp.cc.dctcp.alpha = 0
+                abc_limit: 2, // net.inet.tcp.abc_l_var = 2
+                // DCTCP's parameters under this profile: `cc::DctcpConfig::for_profile`.
                 ..base
             },
         }
@@ -198,12 +196,11 @@ pub fn profile_table() -> String {
         ("rtt_tick", |c| c.rtt_tick),
         ("delack_timeout", |c| c.delack_timeout),
     ];
-    let numbers: [Row<String>; 6] = [
+    let numbers: [Row<String>; 5] = [
         ("init_cwnd", |c| c.init_cwnd.to_string()),
         ("delayed_ack", |c| c.delack_count.to_string()),
         ("recovery_maxburst", |c| c.recovery_maxburst.to_string()),
         ("abc_limit", |c| c.abc_limit.to_string()),
-        ("dctcp_alpha_init", |c| c.dctcp_alpha_init.to_string()),
         ("rwnd", |c| {
             if c.rwnd == u64::MAX {
                 "unlim".into()
@@ -212,7 +209,7 @@ pub fn profile_table() -> String {
             }
         }),
     ];
-    let flags: [Row<bool>; 15] = [
+    let flags: [Row<bool>; 13] = [
         ("limited_transmit", |c| c.limited_transmit),
         ("rack", |c| c.rack),
         ("tlp", |c| c.tlp),
@@ -226,10 +223,6 @@ pub fn profile_table() -> String {
         ("whole_segments", |c| c.whole_segments),
         ("recover_strict", |c| c.recover_strict),
         ("ssthresh_from_cwnd", |c| c.ssthresh_from_cwnd),
-        ("dctcp_recovery_mode", |c| c.dctcp_recovery_mode),
-        ("dctcp_reset_alpha_after_idle", |c| {
-            c.dctcp_reset_alpha_after_idle
-        }),
     ];
     let mut rows: Vec<(&str, Vec<String>)> = Vec::new();
     for (k, f) in numbers {
@@ -241,6 +234,19 @@ pub fn profile_table() -> String {
     for (k, f) in flags {
         let on = |c: &TcpConfig| if f(c) { "on" } else { "off" }.to_string();
         rows.push((k, cfgs.iter().map(on).collect()));
+    }
+    // The congestion controls' own parameters under each profile, from the registry (a
+    // key shared by several controllers is shown once).
+    for e in cc::BUILTIN {
+        let per_profile: Vec<_> = PROFILES
+            .iter()
+            .map(|&(_, p)| (e.config)(p).params())
+            .collect();
+        for (i, (k, _)) in per_profile[0].iter().enumerate() {
+            if !rows.iter().any(|(r, _)| r == k) {
+                rows.push((k, per_profile.iter().map(|ps| ps[i].1.clone()).collect()));
+            }
+        }
     }
     let mut s = String::from("tcp.profile defaults (mss = 1460):\n");
     let _ = write!(s, "  {:<29}", "key");

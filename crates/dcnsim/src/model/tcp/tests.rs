@@ -1,6 +1,7 @@
 //! Packet-script tests of the TCP endpoints: each test drives a sender or receiver with
 //! scripted segments and checks the exact state, packets and timers that result.
 
+use super::cc::{Dctcp, DctcpConfig};
 use super::*;
 use crate::base::packet::{flags, Ecn, Kind, Packet, SackBlocks};
 
@@ -506,7 +507,7 @@ fn acks_ece(out: &[Packet]) -> Vec<(u64, bool)> {
         .collect()
 }
 
-fn ecn_cfg(cc: CcAlgo, rx: EcnRxPolicy) -> TcpConfig {
+fn ecn_cfg(cc: CcConfig, rx: EcnRxPolicy) -> TcpConfig {
     TcpConfig {
         cc,
         ecn: true,
@@ -535,7 +536,7 @@ fn test_standard_receiver_latches_ece_until_cwr_and_ce_wins() {
         FlowId(0),
         NodeId(1),
         NodeId(2),
-        ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard),
+        ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Standard),
     );
     let mut out = Vec::new();
     let d = |i: u64| data(i * MSS, 1460);
@@ -579,7 +580,7 @@ fn test_standard_sender_ect_on_new_data_only() {
             FlowId(0),
             NodeId(1),
             NodeId(2),
-            ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard),
+            ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Standard),
         );
         let mut out = Vec::new();
         f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
@@ -597,7 +598,7 @@ fn test_standard_sender_ect_on_new_data_only() {
         FlowId(0),
         NodeId(1),
         NodeId(2),
-        ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Off),
+        ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Off),
     );
     let mut out = Vec::new();
     g.app_write(SimTime::ZERO, 10 * MSS, &mut out);
@@ -606,7 +607,7 @@ fn test_standard_sender_ect_on_new_data_only() {
 
 #[test]
 fn test_standard_sender_cuts_once_per_window_and_sets_cwr_on_new_data() {
-    let mut f = sender_with_window_cfg(ecn_cfg(CcAlgo::NewReno, EcnRxPolicy::Standard));
+    let mut f = sender_with_window_cfg(ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Standard));
     let mut out = Vec::new();
     // ECE: ssthresh = max(FlightSize/2, 2 MSS) with FlightSize = 10 MSS; cwnd = ssthresh.
     f.on_ack(us(200), &ece(ack(2 * MSS)), &mut out);
@@ -654,13 +655,27 @@ fn test_standard_sender_cuts_once_per_window_and_sets_cwr_on_new_data() {
 
 // ------------------------------------------------------------ DCTCP and ODCTCP
 
-fn dctcp_cfg(cc: CcAlgo, alpha0: f64) -> TcpConfig {
+/// A DCTCP-family controller (`CcConfig::Dctcp` or `CcConfig::Odctcp`).
+type DctcpFamily = fn(DctcpConfig) -> CcConfig;
+
+fn dctcp_cfg(cc: DctcpFamily, alpha0: f64) -> TcpConfig {
     TcpConfig {
-        cc,
+        cc: cc(DctcpConfig {
+            alpha_init: alpha0,
+            ..DctcpConfig::default()
+        }),
         ecn_rx: EcnRxPolicy::Dctcp,
-        dctcp_alpha_init: alpha0,
         init_cwnd: 100,
         ..cfg()
+    }
+}
+
+/// The DCTCP state of a DCTCP or ODCTCP flow.
+fn dctcp(f: &TcpFlow) -> &Dctcp {
+    match &f.cc {
+        Cc::Dctcp(d) => d,
+        Cc::Odctcp(o) => &o.0,
+        other => panic!("not DCTCP: {other:?}"),
     }
 }
 
@@ -668,8 +683,8 @@ fn dctcp_cfg(cc: CcAlgo, alpha0: f64) -> TcpConfig {
 /// and 1 (after the first window, which RFC 8257's WindowEnd = SND.NXT = 0 closes at the
 /// first ACK); returns the sender and alpha at the end of each window.
 fn dctcp_mark_script(alpha0: f64, recovery_mode: bool) -> (TcpFlow, Vec<f64>, u64) {
-    let mut c = dctcp_cfg(CcAlgo::Dctcp, alpha0);
-    c.dctcp_recovery_mode = recovery_mode;
+    let mut c = dctcp_cfg(CcConfig::Dctcp, alpha0);
+    c.cc.dctcp_mut().unwrap().recovery_mode = recovery_mode;
     let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     let mut out = Vec::new();
     let mut alphas = Vec::new();
@@ -683,25 +698,25 @@ fn dctcp_mark_script(alpha0: f64, recovery_mode: bool) -> (TcpFlow, Vec<f64>, u6
         ack(MSS)
     };
     f.on_ack(t(0), &a, &mut out);
-    alphas.push(f.snd.alpha);
-    assert_eq!(f.snd.dctcp_window_end, 3 * MSS);
+    alphas.push(f.alpha_or_none());
+    assert_eq!(dctcp(&f).window_end, 3 * MSS);
     // Window 1: ACK 3 (ECE, 2 segments), ACK 5 (no ECE, 2 segments) → M = 2/4.
     f.app_write(t(1), 2 * MSS, &mut out);
     f.on_ack(t(2), &ece(ack(3 * MSS)), &mut out);
     let cwnd_after_first_ack_of_w1 = f.snd.cwnd;
     f.on_ack(t(3), &ack(5 * MSS), &mut out);
-    alphas.push(f.snd.alpha);
-    assert_eq!(f.snd.dctcp_window_end, 5 * MSS);
+    alphas.push(f.alpha_or_none());
+    assert_eq!(dctcp(&f).window_end, 5 * MSS);
     // Window 2: ACK 6 (no ECE) → M = 0.
     f.app_write(t(4), 2 * MSS, &mut out);
     f.on_ack(t(5), &ack(6 * MSS), &mut out);
-    alphas.push(f.snd.alpha);
-    assert_eq!(f.snd.dctcp_window_end, 7 * MSS);
+    alphas.push(f.alpha_or_none());
+    assert_eq!(dctcp(&f).window_end, 7 * MSS);
     // Window 3: ACK 7 (ECE), ACK 8 (ECE) → M = 1.
     f.on_ack(t(6), &ece(ack(7 * MSS)), &mut out);
     f.app_write(t(7), MSS, &mut out);
     f.on_ack(t(8), &ece(ack(8 * MSS)), &mut out);
-    alphas.push(f.snd.alpha);
+    alphas.push(f.alpha_or_none());
     (f, alphas, cwnd_after_first_ack_of_w1)
 }
 
@@ -750,14 +765,15 @@ fn test_dctcp_recovery_mode_freezes_growth_freebsd_mode_does_not() {
 
 #[test]
 fn test_dctcp_sender_sets_no_cwr_odctcp_sender_does() {
-    for (cc, want_cwr) in [(CcAlgo::Dctcp, false), (CcAlgo::Odctcp, true)] {
+    let family: [(DctcpFamily, bool); 2] = [(CcConfig::Dctcp, false), (CcConfig::Odctcp, true)];
+    for (cc, want_cwr) in family {
         let mut c = dctcp_cfg(cc, 1.0);
         c.init_cwnd = 2;
         let mut f = sender_with_window_cfg(c);
         let mut out = Vec::new();
         // The first observation window closed at ACK 1 with M = 0: alpha = 15/16. The ECE
         // then cuts cwnd by floor(cwnd·alpha/2).
-        assert_eq!(f.snd.alpha, 15.0 / 16.0);
+        assert_eq!(f.alpha_or_none(), 15.0 / 16.0);
         f.on_ack(us(200), &ece(ack(2 * MSS)), &mut out);
         let cut = (10 * MSS) * 15 / 32;
         assert_eq!(f.snd.cwnd, 10 * MSS - cut);
@@ -765,7 +781,11 @@ fn test_dctcp_sender_sets_no_cwr_odctcp_sender_does() {
         // Everything acked: new data flows; ODCTCP marks the first new segment with CWR.
         f.on_ack(us(300), &ack(11 * MSS), &mut out);
         assert!(!out.is_empty());
-        assert_eq!(has(&out[0], flags::CWR), want_cwr, "{cc:?}");
+        assert_eq!(
+            has(&out[0], flags::CWR),
+            want_cwr,
+            "CWR expected: {want_cwr}"
+        );
         assert!(out[1..].iter().all(|p| !has(p, flags::CWR)));
         assert_eq!(f.stats.cwr_sent, want_cwr as u64);
         // DCTCP: ECT on all packets, retransmissions included.
@@ -783,7 +803,7 @@ fn dctcp_receiver(rx: EcnRxPolicy) -> TcpFlow {
         NodeId(1),
         NodeId(2),
         TcpConfig {
-            cc: CcAlgo::Dctcp,
+            cc: CcConfig::Dctcp(DctcpConfig::default()),
             ecn_rx: rx,
             delack_count: 2,
             delack_timeout: ms(40),
@@ -842,15 +862,15 @@ fn test_odctcp_receiver_keeps_delayed_ack_on_cwr_segment() {
 
 #[test]
 fn test_idle_restart_and_dctcp_alpha_reset_after_idle() {
-    let mut c = dctcp_cfg(CcAlgo::Dctcp, 1.0);
+    let mut c = dctcp_cfg(CcConfig::Dctcp, 1.0);
     c.init_cwnd = 2;
     c.idle_restart = true;
-    c.dctcp_reset_alpha_after_idle = true;
+    c.cc.dctcp_mut().unwrap().reset_alpha_after_idle = true;
     let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c.clone());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 4 * MSS, &mut out);
     f.on_ack(us(100), &ack(2 * MSS), &mut out); // window 0 closes with M = 0
-    assert_eq!(f.snd.alpha, 15.0 / 16.0);
+    assert_eq!(f.alpha_or_none(), 15.0 / 16.0);
     f.on_ack(us(200), &ack(4 * MSS), &mut out);
     assert_eq!(f.snd.cwnd, 4 * MSS);
     // Idle for less than the RTO (200 ms): nothing changes.
@@ -863,19 +883,19 @@ fn test_idle_restart_and_dctcp_alpha_reset_after_idle() {
     out.clear();
     f.app_write(ms(400), 10 * MSS, &mut out);
     assert_eq!(f.snd.cwnd, 2 * MSS);
-    assert_eq!(f.snd.alpha, 1.0);
-    assert_eq!(f.snd.dctcp_window_end, 8 * MSS);
+    assert_eq!(f.alpha_or_none(), 1.0);
+    assert_eq!(dctcp(&f).window_end, 8 * MSS);
     assert_eq!(out.len(), 2);
     // Both options off (the default): no restart.
     c.idle_restart = false;
-    c.dctcp_reset_alpha_after_idle = false;
+    c.cc.dctcp_mut().unwrap().reset_alpha_after_idle = false;
     let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
     g.app_write(SimTime::ZERO, 2 * MSS, &mut out);
     g.on_ack(us(100), &ack(2 * MSS), &mut out);
     let w = g.snd.cwnd;
     g.app_write(ms(900), 10 * MSS, &mut out);
     assert_eq!(g.snd.cwnd, w);
-    assert_eq!(g.snd.alpha, 15.0 / 16.0);
+    assert_eq!(g.alpha_or_none(), 15.0 / 16.0);
 }
 
 // ------------------------------------------------------------ SACK (RFC 2018 / 6675)
@@ -1820,7 +1840,7 @@ fn insert_range_keeps_the_covered_octets_as_sorted_disjoint_runs() {
             let fresh = (s..e).any(|x| !covered[x as usize]);
             (s..e).for_each(|x| covered[x as usize] = true);
             assert_eq!(
-                super::insert_range(&mut v, s, e),
+                super::sack::insert_range(&mut v, s, e),
                 fresh,
                 "[{s}, {e}) into {v:?}"
             );
@@ -1856,7 +1876,7 @@ fn scoreboard_queries_by_bisection_match_full_scans() {
         let mut v: Vec<(u64, u64)> = Vec::new();
         for _ in 0..rng.below(12) {
             let s = rng.below(SPACE - 1);
-            super::insert_range(&mut v, s, s + 1 + rng.below((SPACE - s).min(6)));
+            super::sack::insert_range(&mut v, s, s + 1 + rng.below((SPACE - s).min(6)));
         }
         let covered = |x: u64| v.iter().any(|&(s, e)| s <= x && x < e);
         f.snd.sb_mut().sacked = v.clone();

@@ -4,7 +4,7 @@
 use crate::base::limits;
 use crate::base::units::SimTime;
 use crate::model::tcp::profile::{TcpProfile, PROFILES};
-use crate::model::tcp::{CcAlgo, EcnRxPolicy, TcpConfig};
+use crate::model::tcp::{cc, EcnRxPolicy, TcpConfig};
 use crate::scenario::config::TcpCfgFile;
 use crate::scenario::ctx::Ctx;
 use crate::scenario::error::ScenarioError;
@@ -49,8 +49,6 @@ pub(crate) fn tcp_config(
         rack,
         tlp,
         dsack,
-        dctcp_recovery_mode,
-        dctcp_reset_alpha_after_idle,
         idle_restart,
         handshake
     );
@@ -76,41 +74,33 @@ pub(crate) fn tcp_config(
         }
         c.rtt_tick = v.0;
     }
-    tcp_algorithms(ctx, table, f, &mut c)?;
+    tcp_algorithms(ctx, table, f, profile, &mut c)?;
     tcp_numbers(ctx, table, f, &mut c)?;
     Ok(c)
 }
 
-/// The sender algorithm, SACK and RACK-TLP, ECN and the receiver policy, DCTCP's gain and
-/// initial alpha.
+/// The congestion control (from the registry `model/tcp/cc`) and its parameters, SACK and
+/// RACK-TLP, ECN and the receiver policy.
 fn tcp_algorithms(
     ctx: &Ctx,
     table: &str,
     f: &TcpCfgFile,
+    profile: TcpProfile,
     c: &mut TcpConfig,
 ) -> Result<(), ScenarioError> {
-    if let Some(cc) = &f.cc {
-        c.cc = match cc.as_str() {
-            "newreno" | "reno" => CcAlgo::NewReno,
-            "sack" => {
-                if f.sack == Some(false) {
-                    return Err(ctx.err(table, "sack", "cc = \"sack\" needs sack = true"));
-                }
-                c.sack = true;
-                CcAlgo::NewReno
-            }
-            "dctcp" => CcAlgo::Dctcp,
-            "odctcp" => CcAlgo::Odctcp,
-            other => {
-                return Err(ctx.err(
-                    table,
-                    "cc",
-                    format!(
-                        "unknown congestion control {other:?}: expected \"newreno\", \"sack\", \"dctcp\" or \"odctcp\""
-                    ),
-                ))
-            }
+    if let Some(name) = &f.cc {
+        let Some(entry) = cc::lookup(name) else {
+            let expected = cc::expected_names();
+            let msg = format!("unknown congestion control {name:?}: expected {expected}");
+            return Err(ctx.err(table, "cc", msg));
         };
+        if entry.sack {
+            if f.sack == Some(false) {
+                return Err(ctx.err(table, "sack", format!("cc = {name:?} needs sack = true")));
+            }
+            c.sack = true;
+        }
+        c.cc = (entry.config)(profile);
     }
     if let Some(v) = f.sack {
         c.sack = v;
@@ -136,15 +126,18 @@ fn tcp_algorithms(
         c.tlp = false;
     }
     c.ecn = match f.ecn {
-        Some(false) if c.cc.is_dctcp() => {
+        Some(false) if c.cc.implies_ecn() => {
             return Err(ctx.err(
                 table,
                 "ecn",
-                "DCTCP and ODCTCP need ECN: remove ecn = false or use cc = \"newreno\"",
+                format!(
+                    "cc = {:?} needs ECN: remove ecn = false or use cc = \"newreno\"",
+                    c.cc.name()
+                ),
             ))
         }
         Some(v) => v,
-        None => c.cc.is_dctcp(),
+        None => c.cc.implies_ecn(),
     };
     c.ecn_rx = match f.receiver.as_deref() {
         Some("none") => EcnRxPolicy::Off,
@@ -160,11 +153,7 @@ fn tcp_algorithms(
         }
         // Default: the receiver that matches the sender.
         None if !c.ecn => EcnRxPolicy::Off,
-        None => match c.cc {
-            CcAlgo::NewReno => EcnRxPolicy::Standard,
-            CcAlgo::Dctcp => EcnRxPolicy::Dctcp,
-            CcAlgo::Odctcp => EcnRxPolicy::Odctcp,
-        },
+        None => c.cc.default_receiver(),
     };
     if let Some(g) = f.dctcp_g {
         if !(g > 0.0 && g <= 1.0) {
@@ -174,7 +163,9 @@ fn tcp_algorithms(
                 format!("{g} is out of range: expected 0 < g <= 1"),
             ));
         }
-        c.dctcp_g = g;
+        if let Some(d) = c.cc.dctcp_mut() {
+            d.g = g;
+        }
     }
     if let Some(a) = f.dctcp_alpha_init {
         if !(0.0..=1.0).contains(&a) {
@@ -184,7 +175,17 @@ fn tcp_algorithms(
                 format!("{a} is out of range: expected 0..1"),
             ));
         }
-        c.dctcp_alpha_init = a;
+        if let Some(d) = c.cc.dctcp_mut() {
+            d.alpha_init = a;
+        }
+    }
+    if let Some(d) = c.cc.dctcp_mut() {
+        if let Some(v) = f.dctcp_recovery_mode {
+            d.recovery_mode = v;
+        }
+        if let Some(v) = f.dctcp_reset_alpha_after_idle {
+            d.reset_alpha_after_idle = v;
+        }
     }
     Ok(())
 }
