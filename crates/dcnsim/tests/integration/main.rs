@@ -6,6 +6,7 @@ mod helpers;
 mod app_config;
 mod apps;
 mod aqm_port;
+mod custom_cc;
 mod dctcp;
 mod leafspine;
 mod mq_ports;

@@ -403,4 +403,18 @@ fn schema_txt_lists_the_tcp_profile_defaults() {
         ]),
         parse: &tcp_of,
     });
+    // A controller's own keys only act on it: checked again under that controller.
+    let dctcp_keys = debug_fields(&TcpCfgFile::default())
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("dctcp_"))
+        .map(|(k, _)| (k, Kind::Constant))
+        .collect();
+    check(Section {
+        name: "[tcp] with cc = \"dctcp\"",
+        text: between("[tcp]", "[[apps]]"),
+        fields: dctcp_keys,
+        skip: &[],
+        others: None,
+        parse: &|doc| tcp_of(&format!("cc = \"dctcp\"\n{doc}")),
+    });
 }

@@ -311,4 +311,27 @@ mod tests {
             .unwrap();
         assert!(row.contains("230ms") && row.contains("1000ms"));
     }
+
+    #[test]
+    fn profile_table_shows_the_congestion_controls_parameters() {
+        let t = profile_table();
+        let row = |k: &str| -> Vec<String> {
+            let l = t.lines().find(|l| l.split_whitespace().next() == Some(k));
+            l.unwrap()
+                .split_whitespace()
+                .skip(1)
+                .map(String::from)
+                .collect()
+        };
+        // Profiles: dcnsim, rfc, ns2, ns3, linux, freebsd (FreeBSD's `cc_dctcp.c`).
+        assert_eq!(row("dctcp_alpha_init"), ["1", "1", "1", "1", "1", "0"]);
+        assert_eq!(
+            row("dctcp_recovery_mode"),
+            ["on", "on", "on", "on", "on", "off"]
+        );
+        assert_eq!(
+            row("dctcp_reset_alpha_after_idle"),
+            ["off", "off", "off", "off", "off", "on"]
+        );
+    }
 }
