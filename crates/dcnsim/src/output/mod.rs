@@ -291,6 +291,12 @@ pub(crate) fn reason_columns<'a>(t: &mut Table, rows: impl Iterator<Item = &'a R
         let col = rows.iter().map(|c| c.marks[r as usize] as i64).collect();
         t.i64(&format!("marks_{}", r.name()), col);
     }
+    // The marks of disciplines outside the built-ins (`model/aqm/`), only when there are.
+    let ext = MarkReason::Extension;
+    if rows.iter().any(|c| c.marks[ext as usize] > 0) {
+        let col = rows.iter().map(|c| c.marks[ext as usize] as i64).collect();
+        t.i64(&format!("marks_{}", ext.name()), col);
+    }
 }
 
 /// The RTT samples of the ping apps, if any.

@@ -2,6 +2,7 @@
 //! tables), so they sit above every layer instead of inside `engine/`, which may not name
 //! `scenario` or `output`. The helpers below are shared by them.
 
+mod aqm_recipe;
 mod l2;
 mod layers;
 mod mq_port;

@@ -18,11 +18,10 @@ use crate::base::packet::{Kind, Packet, PktRef};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{
-    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, Network, Node, NodeKind,
-    Port, Waiting,
+    apply_verdict, resolve, DropReason, Enqueued, Fabric, Network, Node, NodeKind, Port, Waiting,
 };
 use crate::engine::observe::{Observers, SampleKind};
-use crate::model::aqm::{AqmAt, Verdict};
+use crate::model::aqm::{AqmAt, Backlog, Verdict, View};
 use crate::model::tcp::{FlowTimer, TcpFlow};
 
 /// What a flow's receiver is waiting for, and who to tell.
@@ -260,8 +259,12 @@ impl Core {
         if port.aqm_at != AqmAt::Off {
             if port.aqm_at == AqmAt::Enqueue {
                 let q = port.queue.len() as u64;
-                let by = aqm_reason(&port.aqm);
-                v = resolve(port.aqm.decide(now, p, q, port.queued_bytes), by, p);
+                let by = port.aqm.reason();
+                let b = Backlog {
+                    pkts: q,
+                    bytes: port.queued_bytes,
+                };
+                v = resolve(port.aqm.enqueue(now, p, View::port(b)), by, p);
                 if v == Verdict::Drop {
                     apply_verdict(v, by, p, &mut port.stats, None);
                     net.packets.free(h);
@@ -271,14 +274,14 @@ impl Core {
             if port.queue.is_empty() && port.may_start_data(now) {
                 // Straight to the wire: at dequeue the queue behind it is empty.
                 if port.aqm_at == AqmAt::Dequeue {
-                    v = port.aqm.decide(now, p, 0, 0);
+                    v = port.aqm.dequeue(now, p, View::port(Backlog::default()));
                 }
-                let by = aqm_reason(&port.aqm);
+                let by = port.aqm.reason();
                 if apply_verdict(v, by, p, &mut port.stats, None) == Verdict::Drop {
                     net.packets.free(h);
                     return Enqueued::Dropped(by.drop_reason());
                 }
-                port.aqm.on_queue_empty(now + port.tx_time(p.size));
+                port.aqm.queue_empty(now + port.tx_time(p.size));
                 port.begin_service(
                     pid,
                     now,
@@ -316,7 +319,7 @@ impl Core {
             return Enqueued::Dropped(DropReason::Tail);
         }
         if v == Verdict::Mark {
-            apply_verdict(v, aqm_reason(&port.aqm), p, &mut port.stats, None);
+            apply_verdict(v, port.aqm.reason(), p, &mut port.stats, None);
         }
         p.enq_time = now;
         port.queued_bytes += p.size as u64;
@@ -355,19 +358,23 @@ impl Core {
                 if port.aqm_at == AqmAt::Dequeue {
                     let p = &mut net.packets[w.h];
                     let q = port.queue.len() as u64;
-                    let v = port.aqm.decide(now, p, q, port.queued_bytes);
-                    let by = aqm_reason(&port.aqm);
+                    let b = Backlog {
+                        pkts: q,
+                        bytes: port.queued_bytes,
+                    };
+                    let v = port.aqm.dequeue(now, p, View::port(b));
+                    let by = port.aqm.reason();
                     if apply_verdict(v, by, p, &mut port.stats, None) == Verdict::Drop {
                         net.packets.free(w.h);
                         if port.queue.is_empty() {
-                            port.aqm.on_queue_empty(now.max(port.tx.busy_until()));
+                            port.aqm.queue_empty(now.max(port.tx.busy_until()));
                         }
                         continue;
                     }
                 }
                 if port.queue.is_empty() {
                     let idle_at = now + port.tx_time(w.size);
-                    port.aqm.on_queue_empty(idle_at);
+                    port.aqm.queue_empty(idle_at);
                 }
             }
             let more = !port.queue.is_empty();

@@ -9,9 +9,9 @@ use crate::engine::datapath::l2::L2;
 use crate::engine::datapath::Core;
 use crate::engine::net::mq_port::{MqPort, QueuedRef};
 use crate::engine::net::{
-    apply_verdict, aqm_reason, resolve, DropReason, Enqueued, Fabric, MarkReason, PortStats,
+    apply_verdict, resolve, DropReason, Enqueued, Fabric, MarkReason, PortStats,
 };
-use crate::model::aqm::{AqmAt, Verdict};
+use crate::model::aqm::{AqmAt, Backlog, Verdict, View};
 use crate::model::mq::buffer::SharedPool;
 
 impl Core {
@@ -32,8 +32,12 @@ impl Core {
         // The enqueue-side mark, applied once the buffer has admitted the packet.
         let mut mark: Option<MarkReason> = None;
         if port.aqm_at == AqmAt::Enqueue {
-            let by = aqm_reason(&port.aqm);
-            let v = port.aqm.decide(now, p, m.mq.len() as u64, m.mq.bytes());
+            let by = port.aqm.reason();
+            let b = Backlog {
+                pkts: m.mq.len() as u64,
+                bytes: m.mq.bytes(),
+            };
+            let v = port.aqm.enqueue(now, p, View::port(b));
             match resolve(v, by, p) {
                 Verdict::Pass => {}
                 Verdict::Mark => mark = Some(by),
@@ -186,8 +190,12 @@ impl Core {
             let (v, mut by) = m.dequeue_verdict(now, p, q);
             let mut v = resolve(v, by, p);
             if v != Verdict::Drop && port.aqm_at == AqmAt::Dequeue {
-                let port_by = aqm_reason(&port.aqm);
-                let pv = port.aqm.decide(now, p, m.mq.len() as u64, m.mq.bytes());
+                let port_by = port.aqm.reason();
+                let b = Backlog {
+                    pkts: m.mq.len() as u64,
+                    bytes: m.mq.bytes(),
+                };
+                let pv = port.aqm.dequeue(now, p, View::port(b));
                 let pv = resolve(pv, port_by, p);
                 // A drop wins; a packet both mark is counted under the per-queue scheme.
                 if pv == Verdict::Drop || (pv == Verdict::Mark && v == Verdict::Pass) {
@@ -200,7 +208,7 @@ impl Core {
             }
         }
         if port.aqm_at != AqmAt::Off && m.mq.is_empty() {
-            port.aqm.on_queue_empty(now + port.rate.tx_time(e.size));
+            port.aqm.queue_empty(now + port.rate.tx_time(e.size));
         }
         if let Some(by) = dropped_by {
             port.queued_bytes = m.mq.bytes();

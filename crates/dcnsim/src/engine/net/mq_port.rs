@@ -6,7 +6,7 @@
 //! empty; every other port keeps the original fast path (one `is_some()` test per packet).
 //!
 //! Order of operations for an arriving packet (`Core::mq_enqueue`):
-//! 1. per-port AQM at enqueue (`Port::aqm`, `model/aqm.rs`) on the port's total backlog;
+//! 1. per-port AQM at enqueue (`Port::aqm`, `model/aqm/`) on the port's total backlog;
 //! 2. classification (`Packet::class`, or the flow hash for DRR/SFQ);
 //! 3. per-queue marking at enqueue (RED/step per queue, MQ-ECN, ideal RED from Algorithm 1)
 //!    on the queue's backlog *excluding* the arrival (RED) / *including* it (step, MQ-ECN,
@@ -32,14 +32,11 @@
 
 use crate::base::ids::PortId;
 use crate::base::packet::{Packet, PktRef};
-use crate::base::rng::Rng;
 use crate::base::units::SimTime;
-use crate::engine::net::{aqm_reason, MarkReason, ReasonCounts, Waiting};
-use crate::model::aqm::{Aqm, AqmAt, Verdict};
+use crate::engine::net::{MarkReason, ReasonCounts, Waiting};
+use crate::model::aqm::dqrate::DqRate;
+use crate::model::aqm::{Aqm, AqmAt, Backlog, Scope, Signals, Verdict, View};
 use crate::model::mq::buffer::{Admission, BufferPolicy};
-use crate::model::mq::codel::Codel;
-use crate::model::mq::dqrate::DqRate;
-use crate::model::mq::tcn::{ProbTcn, Tcn};
 use crate::model::mq::{MultiQueue, Queued};
 
 /// What a class queue of a port holds for a packet waiting in `Network::packets`: what its
@@ -90,24 +87,51 @@ impl Queued for QueuedRef {
     }
 }
 
-/// Per-queue marking scheme of a multi-queue port.
+/// How a multi-queue port's class-queue marking is attached (the discipline itself is an
+/// [`Aqm`] of `model/aqm/`, named by none of the code here).
 #[derive(Clone, Debug)]
 pub enum QueueMark {
-    /// No per-queue marking (a per-port AQM may still be set on the port).
+    /// No class-queue marking (a per-port AQM may still be set on the port).
     None,
-    /// RED or step marking with one instance per queue, on that queue's backlog
-    /// ("per-queue standard threshold" of seed 002), at enqueue or dequeue.
+    /// One instance per class queue, on that queue's backlog ([`Scope::PerQueue`]: step,
+    /// RED, CoDel), deciding at enqueue or at dequeue.
     PerQueue { aqm: Vec<Aqm>, at: AqmAt },
-    /// TCN: mark at dequeue iff sojourn > T.
-    Tcn(Tcn),
-    /// Probabilistic TCN (seed 002 §4.3; linear between T_min and T_max, an assumption).
-    ProbTcn(ProbTcn, Box<Rng>),
-    /// CoDel per queue (RFC 8289), marking or dropping.
-    Codel(Vec<Codel>),
-    /// MQ-ECN (needs DWRR / SP+DWRR; the estimator lives in the MultiQueue).
-    MqEcn,
-    /// "Ideal RED": per-queue threshold avg_rate × RTT × λ from Algorithm 1, at enqueue.
-    DqRate,
+    /// One instance for all the queues of the port, told the queue's index
+    /// ([`Scope::Shared`]: TCN, probabilistic TCN, MQ-ECN, the departure-rate threshold).
+    Shared { aqm: Aqm, at: AqmAt },
+}
+
+impl QueueMark {
+    /// The attachment of `instances` (one per queue, or one for all by `scope`) deciding
+    /// `at`; no marking when the instance is none.
+    pub fn new(scope: Scope, mut instances: Vec<Aqm>, at: AqmAt) -> QueueMark {
+        match scope {
+            _ if instances.iter().all(Aqm::is_none) => QueueMark::None,
+            Scope::PerQueue => QueueMark::PerQueue { aqm: instances, at },
+            Scope::Shared => QueueMark::Shared {
+                aqm: instances.swap_remove(0),
+                at,
+            },
+        }
+    }
+
+    /// Whether the port must report every departure to the marking.
+    pub fn wants_departures(&self) -> bool {
+        match self {
+            QueueMark::None => false,
+            QueueMark::PerQueue { aqm, .. } => aqm.iter().any(Aqm::wants_departures),
+            QueueMark::Shared { aqm, .. } => aqm.wants_departures(),
+        }
+    }
+
+    /// Whether the marking reads the port's departure-rate estimates.
+    pub fn reads_rates(&self) -> bool {
+        match self {
+            QueueMark::None => false,
+            QueueMark::PerQueue { aqm, .. } => aqm.iter().any(Aqm::reads_rates),
+            QueueMark::Shared { aqm, .. } => aqm.reads_rates(),
+        }
+    }
 }
 
 /// Per-queue counters of a multi-queue port.
@@ -143,10 +167,12 @@ pub struct MqPort {
     pub mark: QueueMark,
     /// Index of the switch's shared pool in `Network::pools` (dynamic threshold only).
     pub pool: Option<u32>,
+    /// Whether the marking asks for every departure ([`Aqm::wants_departures`]).
+    pub departures: bool,
     pub adm: Admission,
     pub qstats: Vec<QueueStats>,
     /// Algorithm-1 estimators, one per queue (empty when not configured). Always fed at
-    /// dequeue when present; used for marking by [`QueueMark::DqRate`].
+    /// dequeue when present; read by a marking through [`Signals::rates`].
     pub dqrate: Vec<DqRate>,
     pub mq: MultiQueue<QueuedRef>,
     /// Samples of the estimators: (time, queue, sample bps, avg bps), kept when
@@ -165,6 +191,7 @@ impl MqPort {
             mq,
             adm,
             pool: None,
+            departures: mark.wants_departures(),
             mark,
             dqrate: Vec::new(),
             record_estimates: false,
@@ -183,11 +210,8 @@ impl MqPort {
     #[inline]
     pub fn mark_reason(&self, q: usize) -> MarkReason {
         match &self.mark {
-            QueueMark::PerQueue { aqm, .. } => aqm_reason(&aqm[q]),
-            QueueMark::Tcn(_) | QueueMark::ProbTcn(..) => MarkReason::Tcn,
-            QueueMark::Codel(_) => MarkReason::Codel,
-            QueueMark::MqEcn => MarkReason::MqEcn,
-            QueueMark::DqRate => MarkReason::DqRate,
+            QueueMark::PerQueue { aqm, .. } => aqm[q].reason(),
+            QueueMark::Shared { aqm, .. } => aqm.reason(),
             // Never marks: any name will do.
             QueueMark::None => MarkReason::Step,
         }
@@ -197,79 +221,96 @@ impl MqPort {
     #[inline]
     pub fn enqueue_verdict(&mut self, now: SimTime, p: &Packet, q: usize) -> (Verdict, MarkReason) {
         let cq = self.mq.queue(q);
-        let (qp, qb) = (cq.len() as u64, cq.bytes());
-        let v = match &mut self.mark {
-            QueueMark::PerQueue { aqm, at } if *at == AqmAt::Enqueue => {
-                aqm[q].decide(now, p, qp, qb)
-            }
-            QueueMark::MqEcn => match self.mq.mqecn() {
-                Some(m) => m.decide(q, qb + p.size as u64),
-                None => Verdict::Pass,
+        let v = View {
+            q,
+            backlog: Backlog {
+                pkts: cq.len() as u64,
+                bytes: cq.bytes(),
             },
-            QueueMark::DqRate => self.dqrate[q].decide(qb + p.size as u64),
+            signals: Signals {
+                round: self.mq.mqecn(),
+                rates: &self.dqrate,
+            },
+        };
+        let verdict = match &mut self.mark {
+            QueueMark::PerQueue { aqm, at } if *at == AqmAt::Enqueue => aqm[q].enqueue(now, p, v),
+            QueueMark::Shared { aqm, at } if *at == AqmAt::Enqueue => aqm.enqueue(now, p, v),
             _ => Verdict::Pass,
         };
-        (v, self.mark_reason(q))
+        (verdict, self.mark_reason(q))
     }
 
     /// Whether [`Self::dequeue_verdict`] has work to do; when not, it passes every packet
-    /// without reading it, and the port need not read the packet either.
+    /// without reading it, and the port need not read the packet either. A per-queue
+    /// attachment always has (its instances hear when their queue empties).
     #[inline]
     pub fn decides_at_dequeue(&self) -> bool {
-        !matches!(
-            self.mark,
-            QueueMark::None | QueueMark::MqEcn | QueueMark::DqRate
-        )
+        match &self.mark {
+            QueueMark::None => false,
+            QueueMark::PerQueue { .. } => true,
+            QueueMark::Shared { at, .. } => *at == AqmAt::Dequeue,
+        }
     }
 
     /// Per-queue decision at dequeue for packet `p` just taken from queue `q` at `now`, and
-    /// who made it. No scheme writes the packet; the port applies the verdict.
+    /// who made it. No scheme writes the packet; the port applies the verdict. A
+    /// per-queue instance whose queue is left empty hears it at `now`, unless it dropped
+    /// the packet (the port then takes another: RFC 8289's loop).
     #[inline]
     pub fn dequeue_verdict(&mut self, now: SimTime, p: &Packet, q: usize) -> (Verdict, MarkReason) {
         let cq = self.mq.queue(q);
-        let (qp, qb) = (cq.len() as u64, cq.bytes());
-        let v = match &mut self.mark {
-            QueueMark::PerQueue { aqm, at } if *at == AqmAt::Dequeue => {
-                let v = aqm[q].decide(now, p, qp, qb);
-                if qp == 0 {
-                    aqm[q].on_queue_empty(now);
+        let v = View {
+            q,
+            backlog: Backlog {
+                pkts: cq.len() as u64,
+                bytes: cq.bytes(),
+            },
+            signals: Signals {
+                round: self.mq.mqecn(),
+                rates: &self.dqrate,
+            },
+        };
+        let verdict = match &mut self.mark {
+            QueueMark::PerQueue { aqm, at } => {
+                let a = &mut aqm[q];
+                let verdict = if *at == AqmAt::Dequeue {
+                    a.dequeue(now, p, v)
+                } else {
+                    Verdict::Pass
+                };
+                if v.backlog.pkts == 0 && verdict != Verdict::Drop {
+                    a.queue_empty(now);
                 }
-                v
+                verdict
             }
-            QueueMark::PerQueue { aqm, .. } => {
-                if qp == 0 {
-                    aqm[q].on_queue_empty(now);
-                }
-                Verdict::Pass
-            }
-            QueueMark::Tcn(t) => t.on_dequeue(p, now),
-            QueueMark::ProbTcn(t, rng) => t.on_dequeue(p, now, rng),
-            QueueMark::Codel(c) => {
-                let v = c[q].on_dequeue(now, p, qb);
-                if qp == 0 && v != Verdict::Drop {
-                    c[q].on_empty(now);
-                }
-                v
-            }
+            QueueMark::Shared { aqm, at } if *at == AqmAt::Dequeue => aqm.dequeue(now, p, v),
             _ => Verdict::Pass,
         };
-        (v, self.mark_reason(q))
+        (verdict, self.mark_reason(q))
     }
 
     /// Feed the Algorithm-1 estimator of queue `q` with a departure.
     #[inline]
     pub fn on_departure(&mut self, now: SimTime, q: usize, size: u32) {
+        if self.departures {
+            let left = self.mq.queue(q).bytes();
+            match &mut self.mark {
+                QueueMark::PerQueue { aqm, .. } => aqm[q].departure(now, q, left, size),
+                QueueMark::Shared { aqm, .. } => aqm.departure(now, q, left, size),
+                QueueMark::None => {}
+            }
+        }
         if self.dqrate.is_empty() {
             return;
         }
         let left = self.mq.queue(q).bytes();
         if let Some(s) = self.dqrate[q].on_departure(now, left, size) {
-            if self.record_estimates && !matches!(self.mark, QueueMark::MqEcn) {
+            if self.record_estimates && self.mq.mqecn().is_none() {
                 let avg = self.dqrate[q].avg_rate_bps();
                 self.estimates.push((now, q as u8, s, avg));
             }
         }
-        if self.record_estimates && matches!(self.mark, QueueMark::MqEcn) {
+        if self.record_estimates && self.mq.mqecn().is_some() {
             // MQ-ECN ports record the round-time capacity estimate instead (Fig. 2),
             // once per new round-time sample. T_round is one per port, so every sample
             // (whichever queue's turn produced it) is a sample for every round-robin
@@ -278,7 +319,7 @@ impl MqPort {
             if let Some(m) = self.mq.mqecn() {
                 if m.samples() != self.mqecn_samples_seen {
                     self.mqecn_samples_seen = m.samples();
-                    crate::model::mq::mqecn::push_estimates(m, now, &mut self.estimates);
+                    crate::model::aqm::mqecn::push_estimates(m, now, &mut self.estimates);
                 }
             }
         }
@@ -299,7 +340,11 @@ mod tests {
 
     #[test]
     fn tcn_marks_on_sojourn_only() {
-        let mut m = port(QueueMark::Tcn(Tcn::new(SimTime::from_us(10)).unwrap()));
+        let tcn = crate::model::aqm::tcn::Tcn::new(SimTime::from_us(10)).unwrap();
+        let mut m = port(QueueMark::Shared {
+            aqm: Aqm::Tcn(tcn),
+            at: AqmAt::Dequeue,
+        });
         let mut p = pkt(0, 1500);
         p.enq_time = SimTime::from_us(0);
         assert_eq!(

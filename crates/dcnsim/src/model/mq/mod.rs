@@ -7,7 +7,9 @@
 //! - [`MultiQueue`]: N FIFO queues of [`Packet`]s or of anything [`Queued`] (the engine's
 //!   12-byte handles), byte/packet counts and a [`sched::Scheduler`] by [`sched::SchedConfig`].
 //! - [`buffer`]: buffer admission (complete sharing, static per-queue, dynamic threshold).
-//! - [`tcn`], [`codel`], [`mqecn`], [`dqrate`]: marking / dropping decisions.
+//! - the marking / dropping decisions (TCN, CoDel, MQ-ECN, the departure-rate threshold)
+//!   are AQMs of the one family in `model/aqm/`; MQ-ECN's round-time estimator is fed by
+//!   the DWRR scheduler here ([`MultiQueue::set_mqecn`]).
 //!
 //! Time convention: [`MultiQueue::enqueue_at`] takes the arrival time (`enqueue`, of a
 //! `Packet`, its `enq_time`); the AQMs here read sojourn times from the packet's `enq_time`.
@@ -15,11 +17,11 @@
 //! doubling) when a queue exceeds its capacity, so each ring settles at its largest backlog.
 
 pub mod buffer;
-pub mod codel;
-pub mod dqrate;
-pub mod mqecn;
 pub mod sched;
-pub mod tcn;
+
+// The class-queue markers live with the other AQMs (`model/aqm/`); these paths name them
+// from here as before.
+pub use crate::model::aqm::{codel, dqrate, mqecn, tcn};
 
 use std::collections::VecDeque;
 
@@ -366,6 +368,9 @@ pub(crate) mod testutil {
         }
     }
 }
+
+#[cfg(test)]
+mod estimator_tests;
 
 #[cfg(test)]
 mod tests {

@@ -106,6 +106,22 @@ pub trait RoundObserver {
     fn emptied(&mut self, _q: usize, _now: SimTime, _size: u32) {}
 }
 
+/// MQ-ECN's round-time estimator (`model/aqm/mqecn.rs`) is the DWRR scheduler's observer.
+impl RoundObserver for crate::model::aqm::mqecn::MqEcn {
+    #[inline]
+    fn activated(&mut self, q: usize, now: SimTime) {
+        crate::model::aqm::mqecn::MqEcn::activated(self, q, now);
+    }
+    #[inline]
+    fn turn_ended(&mut self, q: usize, now: SimTime) {
+        crate::model::aqm::mqecn::MqEcn::turn_ended(self, q, now);
+    }
+    #[inline]
+    fn emptied(&mut self, q: usize, now: SimTime, size: u32) {
+        crate::model::aqm::mqecn::MqEcn::emptied(self, q, now, size);
+    }
+}
+
 /// An observer that ignores everything.
 pub struct NoObserver;
 impl RoundObserver for NoObserver {}

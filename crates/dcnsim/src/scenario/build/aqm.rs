@@ -3,11 +3,11 @@
 //! from its table (also used by `mq.rs` for per-queue and per-port marking).
 
 use crate::base::ids::PortId;
-use crate::base::rng::Rng;
+use crate::base::units::RateBps;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
-use crate::model::aqm::{Aqm, AqmAt, Red, RedParams, Step};
-use crate::scenario::config::{AqmCfg, MarkDefaults, TopologyCfg};
+use crate::model::aqm::{self, Aqm, AqmAt};
+use crate::scenario::config::{AqmCfg, MarkCfg, MarkDefaults, Threshold, TopologyCfg};
 use crate::scenario::ctx::Ctx;
 use crate::scenario::error::{line_of, ScenarioError};
 
@@ -64,6 +64,23 @@ pub(crate) fn aqm_from_cfg(
     sim: &Sim,
     pid: PortId,
 ) -> Result<(Aqm, AqmAt), ScenarioError> {
+    let (_, b) = build_aqm(ctx, what, a, None, sim, pid, None)?;
+    Ok((b.aqm, b.at))
+}
+
+/// Build an AQM through the registry (`model/aqm/`): a port AQM from an `aqm` table
+/// (`m` = `None`), or the instance for class queue `q.0` of a marking `m` (whose step/RED
+/// keys are `a`; `q.1`: the DWRR quanta; an instance shared by all the queues ignores the
+/// index). Returns the registry's entry with what it built.
+pub(crate) fn build_aqm(
+    ctx: &Ctx,
+    what: &str,
+    a: &AqmCfg,
+    m: Option<&MarkCfg>,
+    sim: &Sim,
+    pid: PortId,
+    q: Option<(Option<usize>, Option<&[u32]>)>,
+) -> Result<(&'static aqm::Entry, aqm::Built), ScenarioError> {
     let err = |key: &str, msg: String| {
         let (table, k) = what.split_once('.').unwrap_or(("topology", what));
         let mut e = ctx.err(what, key, msg);
@@ -81,7 +98,30 @@ pub(crate) fn aqm_from_cfg(
             ))
         }
     };
-    let red_only = [
+    let entry = aqm::find(&a.kind, m.is_none()).map_err(|e| err("kind", e))?;
+    let keys = aqm_keys(a, m, at, sim.net.ports[pid.idx()].rate);
+    let (queue, quanta) = q.unwrap_or((None, None));
+    let b = aqm::Build {
+        keys: &keys,
+        rate: sim.net.ports[pid.idx()].rate,
+        seed: ctx.loaded.scenario.sim.seed,
+        port: pid.0,
+        queue,
+        quanta,
+    };
+    let built = (entry.build)(&b).map_err(|e| err(e.key, e.msg))?;
+    Ok((entry, built))
+}
+
+/// The keys of an `aqm` table `a` (and a marking's own keys `m`) as the registry's
+/// constructors read them: `MarkDefaults` applied, and which keys the table sets.
+fn aqm_keys(a: &AqmCfg, m: Option<&MarkCfg>, at: AqmAt, rate: RateBps) -> aqm::Keys {
+    let d = MarkDefaults::default();
+    let dk = MarkDefaults::k(rate);
+    let none = MarkCfg::default();
+    let m = m.unwrap_or(&none);
+    let set = [
+        ("k", a.k.is_some()),
         ("min_th", a.min_th.is_some()),
         ("max_th", a.max_th.is_some()),
         ("max_p", a.max_p.is_some()),
@@ -91,81 +131,27 @@ pub(crate) fn aqm_from_cfg(
         ("queue", a.queue.is_some()),
         ("mean_pkt_size", a.mean_pkt_size.is_some()),
     ];
-    let port = &sim.net.ports[pid.idx()];
-    match a.kind.as_str() {
-        "none" => Ok((Aqm::None, AqmAt::Off)),
-        "step" => {
-            if let Some((k, _)) = red_only.iter().find(|x| x.1) {
-                return Err(err(k, "only for kind = \"red\"".to_string()));
-            }
-            let k = a.k.unwrap_or(MarkDefaults::k(port.rate));
-            Ok((Aqm::Step(Step { k: k.0, unit: k.1 }), at))
-        }
-        "red" => {
-            if a.k.is_some() {
-                return Err(err(
-                    "k",
-                    "only for kind = \"step\" (RED uses min_th/max_th)".to_string(),
-                ));
-            }
-            let min = a.min_th.unwrap_or(d.min_th);
-            let max = a.max_th.unwrap_or(d.max_th);
-            if min.1 != max.1 {
-                return Err(err(
-                    "max_th",
-                    "min_th and max_th must use the same unit (both packets or both bytes)"
-                        .to_string(),
-                ));
-            }
-            if min.0 > max.0 {
-                return Err(err("max_th", "must not be below min_th".to_string()));
-            }
-            let max_p = a.max_p.unwrap_or(d.max_p);
-            if !(max_p > 0.0 && max_p <= 1.0) {
-                return Err(err(
-                    "max_p",
-                    format!("{max_p} is out of range: expected 0 < max_p <= 1"),
-                ));
-            }
-            let w_q = a.w_q.unwrap_or(d.w_q);
-            if !(w_q > 0.0 && w_q <= 1.0) {
-                return Err(err(
-                    "w_q",
-                    format!("{w_q} is out of range: expected 0 < w_q <= 1"),
-                ));
-            }
-            let instantaneous = match a.queue.as_deref().unwrap_or(&d.queue) {
-                "average" => false,
-                "instantaneous" => true,
-                o => {
-                    return Err(err(
-                        "queue",
-                        format!("unknown {o:?}: expected \"average\" or \"instantaneous\""),
-                    ))
-                }
-            };
-            let mean = a.mean_pkt_size.unwrap_or(d.mean_pkt_size).0 .0;
-            if mean == 0 || mean > 65535 {
-                return Err(err("mean_pkt_size", "expected 1..65535 bytes".to_string()));
-            }
-            let p = RedParams {
-                min_th: min.0 as f64,
-                max_th: max.0 as f64,
-                unit: min.1,
-                max_p,
-                w_q,
-                gentle: a.gentle.unwrap_or(d.gentle),
-                wait: a.wait.unwrap_or(d.wait),
-                instantaneous,
-                mean_pkt_time: port.rate.tx_time(mean as u32),
-            };
-            // One random stream per port, derived from the scenario seed.
-            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x2_0000 + pid.0 as u64);
-            Ok((Aqm::Red(Box::new(Red::new(p, rng))), at))
-        }
-        o => Err(err(
-            "kind",
-            format!("unknown AQM {o:?}: expected \"step\", \"red\" or \"none\""),
-        )),
+    let th = |t: Option<Threshold>, d: Threshold| t.map_or((d.0, d.1), |t| (t.0, t.1));
+    aqm::Keys {
+        given: set.iter().filter(|x| x.1).map(|x| x.0).collect(),
+        at,
+        k: a.k.map_or((dk.0, dk.1), |t| (t.0, t.1)),
+        min_th: th(a.min_th, d.min_th),
+        max_th: th(a.max_th, d.max_th),
+        max_p: a.max_p.unwrap_or(d.max_p),
+        w_q: a.w_q.unwrap_or(d.w_q),
+        gentle: a.gentle.unwrap_or(d.gentle),
+        wait: a.wait.unwrap_or(d.wait),
+        queue: a.queue.clone().unwrap_or(d.queue),
+        mean_pkt_size: a.mean_pkt_size.unwrap_or(d.mean_pkt_size).0 .0,
+        threshold: m.threshold.unwrap_or(d.threshold).0,
+        t_min: m.t_min.map(|t| t.0),
+        t_max: m.t_max.map(|t| t.0),
+        p_max: m.p_max.unwrap_or(d.p_max),
+        target: m.target.unwrap_or(d.target).0,
+        interval: m.interval.unwrap_or(d.interval).0,
+        ecn: m.ecn.unwrap_or(d.ecn),
+        port_thresh: m.port_thresh.unwrap_or(d.port_thresh),
+        beta: m.beta.unwrap_or(d.beta),
     }
 }

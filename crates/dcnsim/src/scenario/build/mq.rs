@@ -1,20 +1,16 @@
 //! Multi-queue ports (`[topology] queues = {...}` and `[[topology.queue_ports]]`, keys in
 //! `scenario/config/mq.rs`), built into `mqport::MqPort`s.
 
-use super::aqm::aqm_from_cfg;
+use super::aqm::{aqm_from_cfg, build_aqm};
 use crate::base::ids::{NodeId, PortId};
-use crate::base::rng::Rng;
 use crate::base::units::RateBps;
 use crate::engine::net::mq_port::{MqPort, QueueMark, QueuedRef};
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
-use crate::model::aqm::{Aqm, AqmAt};
+use crate::model::aqm::Scope;
 use crate::model::mq::buffer::{Admission, BufferPolicy, SharedPool, DEFAULT_PORT_BUFFER_BYTES};
-use crate::model::mq::codel::{Codel, CodelConfig};
 use crate::model::mq::dqrate::{DqRate, DqRateConfig};
-use crate::model::mq::mqecn::{MqEcn, MqEcnConfig};
 use crate::model::mq::sched::{FlowKey, SfqLimit, DEFAULT_DRR_BUCKETS, DEFAULT_SFQ_BUCKETS};
-use crate::model::mq::tcn::{ProbTcn, Tcn};
 use crate::model::mq::{MultiQueue, SchedConfig};
 use crate::scenario::config::{MarkCfg, MarkDefaults, QueuesCfg};
 use crate::scenario::ctx::Ctx;
@@ -117,6 +113,10 @@ fn sched_config(
     })
 }
 
+/// The class-queue marking of port `pid` (`n` queues, DWRR `quanta` if any) from its
+/// `marking` table, built through the registry (`model/aqm/`): one instance per queue or
+/// one for all of them, as the discipline's entry says. MQ-ECN's round-time estimator goes
+/// to the scheduler (`mq`).
 #[allow(clippy::too_many_arguments)]
 fn mark_from_cfg(
     ctx: &Ctx,
@@ -128,79 +128,24 @@ fn mark_from_cfg(
     quanta: Option<Vec<u32>>,
     mq: &mut MultiQueue<QueuedRef>,
 ) -> Result<QueueMark, ScenarioError> {
-    let err = |key: &str, msg: String| ctx.err(what, key, msg);
-    let rate = sim.net.ports[pid.idx()].rate;
-    let d = MarkDefaults::default();
-    Ok(match m.kind.as_str() {
-        "none" => QueueMark::None,
-        "red" | "step" => {
-            let a = m.aqm();
-            let mut v = Vec::with_capacity(n);
-            let mut at = AqmAt::Enqueue;
-            for q in 0..n {
-                let (mut aqm, a_at) = aqm_from_cfg(ctx, what, &a, sim, pid)?;
-                if let Aqm::Red(r) = &mut aqm {
-                    r.rng = Rng::new(
-                        ctx.loaded.scenario.sim.seed,
-                        0x3_0000 + pid.0 as u64 * 64 + q as u64,
-                    );
-                }
-                at = a_at;
-                v.push(aqm);
-            }
-            QueueMark::PerQueue { aqm: v, at }
+    let a = m.aqm();
+    let quanta = quanta.as_deref();
+    let (entry, first) = build_aqm(ctx, what, &a, Some(m), sim, pid, Some((Some(0), quanta)))?;
+    let scope = entry.queues.expect("a class-queue marking");
+    let at = first.at;
+    let mut round = first.round;
+    let mut v = Vec::with_capacity(n);
+    v.push(first.aqm);
+    if scope == Scope::PerQueue {
+        for q in 1..n {
+            let built = build_aqm(ctx, what, &a, Some(m), sim, pid, Some((Some(q), quanta)))?;
+            v.push(built.1.aqm);
         }
-        "tcn" => {
-            let t = m.threshold.unwrap_or(d.threshold).0;
-            QueueMark::Tcn(Tcn::new(t).map_err(|e| err("threshold", e))?)
-        }
-        "prob_tcn" => {
-            let t_min = m
-                .t_min
-                .ok_or_else(|| err("t_min", "prob_tcn needs t_min".into()))?;
-            let t_max = m
-                .t_max
-                .ok_or_else(|| err("t_max", "prob_tcn needs t_max".into()))?;
-            let p = ProbTcn::new(t_min.0, t_max.0, m.p_max.unwrap_or(d.p_max))
-                .map_err(|e| err("t_max", e))?;
-            let rng = Rng::new(ctx.loaded.scenario.sim.seed, 0x4_0000 + pid.0 as u64);
-            QueueMark::ProbTcn(p, Box::new(rng))
-        }
-        "codel" => {
-            let cfg = CodelConfig {
-                target: m.target.unwrap_or(d.target).0,
-                interval: m.interval.unwrap_or(d.interval).0,
-                ecn: m.ecn.unwrap_or(d.ecn),
-                ..CodelConfig::default()
-            };
-            let mut v = Vec::with_capacity(n);
-            for _ in 0..n {
-                v.push(Codel::new(cfg).map_err(|e| err("interval", e))?);
-            }
-            QueueMark::Codel(v)
-        }
-        "mqecn" => {
-            let quanta = quanta.ok_or_else(|| {
-                err(
-                    "kind",
-                    "mqecn needs scheduler = \"dwrr\" or \"sp_dwrr\"".into(),
-                )
-            })?;
-            let mut cfg = MqEcnConfig::new(rate, quanta);
-            cfg.port_thresh_pkts = m.port_thresh.unwrap_or(d.port_thresh);
-            cfg.beta = m.beta.unwrap_or(d.beta);
-            let e = MqEcn::new(cfg).map_err(|e| err("port_thresh", e))?;
-            mq.set_mqecn(e).map_err(|e| err("kind", e))?;
-            QueueMark::MqEcn
-        }
-        "dqrate" => QueueMark::DqRate,
-        o => {
-            return Err(err(
-                "kind",
-                format!("unknown marking {o:?}: expected \"none\", \"red\", \"step\", \"tcn\", \"prob_tcn\", \"codel\", \"mqecn\" or \"dqrate\""),
-            ))
-        }
-    })
+    }
+    if let Some(e) = round.take() {
+        mq.set_mqecn(e).map_err(|e| ctx.err(what, "kind", e))?;
+    }
+    Ok(QueueMark::new(scope, v, at))
 }
 
 fn dq_config(
@@ -288,7 +233,7 @@ fn build_port(
     let rate = sim.net.ports[pid.idx()].rate;
     let mut mp = MqPort::new(mq, adm, mark);
     let want_est = q.record_estimates;
-    if matches!(mp.mark, QueueMark::DqRate) || want_est {
+    if mp.mark.reads_rates() || want_est {
         let c = dq_config(ctx, what, q.marking.as_ref(), rate)?;
         mp.dqrate = (0..n).map(|_| DqRate::new(c).expect("validated")).collect();
         mp.record_estimates = want_est;

@@ -18,9 +18,9 @@
 //! ends the loop and reschedules `drop_next := control_law(X, count)` with X = `drop_next`
 //! (Linux `codel.h`, default) or X = `now` (ns-3; option `mark_law_from_now`).
 
+use super::{Aqm, AqmAt, Build, Built, Entry, KeyError, Scope, Verdict};
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
-use crate::model::aqm::Verdict;
 
 /// TARGET default 5 ms (RFC 8289; MODELS.md §5.2).
 pub const DEFAULT_TARGET: SimTime = SimTime(5_000_000_000);
@@ -256,11 +256,32 @@ fn isqrt(x: u128) -> u128 {
     }
 }
 
+/// `kind = "codel"`: `target`, `interval`, `ecn` (the other parameters at their RFC 8289
+/// defaults); one instance per class queue, deciding at dequeue.
+fn build(b: &Build) -> Result<Built, KeyError> {
+    let cfg = CodelConfig {
+        target: b.keys.target,
+        interval: b.keys.interval,
+        ecn: b.keys.ecn,
+        ..CodelConfig::default()
+    };
+    let c = Codel::new(cfg).map_err(|e| KeyError::new("interval", e))?;
+    Ok(Built::new(Aqm::Codel(Box::new(c)), AqmAt::Dequeue))
+}
+
+/// Registry entry: one instance per class queue.
+pub const ENTRY: Entry = Entry {
+    name: "codel",
+    port: false,
+    queues: Some(Scope::PerQueue),
+    build,
+};
+
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::pkt;
     use super::*;
     use crate::base::packet::Ecn;
+    use crate::model::aqm::testutil::pkt_of as pkt;
 
     /// A standing queue: every packet has waited 10 ms and 100 KB stay queued. Dequeue
     /// requests at `times`; returns (time, verdict) of each drop/mark.

@@ -11,10 +11,10 @@
 //! with probability `P_max·(s − T_min)/(T_max − T_min)`. **Assumption**: the paper gives no
 //! formula; the RED-like line is our choice (MODELS.md §7 item 6). No public code implements it.
 
+use super::{Aqm, AqmAt, Build, Built, Entry, KeyError, Scope, Verdict};
 use crate::base::packet::Packet;
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
-use crate::model::aqm::Verdict;
 
 /// Default T = 78 µs: DCTCP at 10 Gb/s, K = 65 packets × 1500 B × 8 / 10 Gb/s (seed 002 §6,
 /// MODELS.md §5.1; 101 µs for ECN*, 256 µs on the 1 Gb/s testbed).
@@ -134,11 +134,64 @@ impl ProbTcn {
     }
 }
 
+/// Probabilistic TCN with the port's random stream (`0x4_0000 + port`): one instance for
+/// all the queues of a port, so the draws interleave across its queues as they depart.
+#[derive(Clone, Debug)]
+pub struct ProbTcnMarker {
+    pub tcn: ProbTcn,
+    pub rng: Rng,
+}
+
+impl ProbTcnMarker {
+    /// [`ProbTcn::on_dequeue`] with the port's stream.
+    #[inline]
+    pub fn on_dequeue(&mut self, p: &Packet, now: SimTime) -> Verdict {
+        self.tcn.on_dequeue(p, now, &mut self.rng)
+    }
+}
+
+/// `kind = "tcn"`: T from `threshold`; decides at dequeue.
+fn build(b: &Build) -> Result<Built, KeyError> {
+    let t = Tcn::new(b.keys.threshold).map_err(|e| KeyError::new("threshold", e))?;
+    Ok(Built::new(Aqm::Tcn(t), AqmAt::Dequeue))
+}
+
+/// `kind = "prob_tcn"`: `t_min` and `t_max` required, `p_max`; decides at dequeue.
+fn build_prob(b: &Build) -> Result<Built, KeyError> {
+    let k = b.keys;
+    let t_min = k
+        .t_min
+        .ok_or_else(|| KeyError::new("t_min", "prob_tcn needs t_min"))?;
+    let t_max = k
+        .t_max
+        .ok_or_else(|| KeyError::new("t_max", "prob_tcn needs t_max"))?;
+    let tcn = ProbTcn::new(t_min, t_max, k.p_max).map_err(|e| KeyError::new("t_max", e))?;
+    let rng = Rng::new(b.seed, 0x4_0000 + b.port as u64);
+    let aqm = Aqm::ProbTcn(Box::new(ProbTcnMarker { tcn, rng }));
+    Ok(Built::new(aqm, AqmAt::Dequeue))
+}
+
+/// Registry entry: TCN, one stateless instance for a port's queues.
+pub const ENTRY: Entry = Entry {
+    name: "tcn",
+    port: false,
+    queues: Some(Scope::Shared),
+    build,
+};
+
+/// Registry entry: probabilistic TCN, one instance (one random stream) per port.
+pub const PROB_ENTRY: Entry = Entry {
+    name: "prob_tcn",
+    port: false,
+    queues: Some(Scope::Shared),
+    build: build_prob,
+};
+
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::pkt;
     use super::*;
     use crate::base::packet::Ecn;
+    use crate::model::aqm::testutil::pkt_of as pkt;
 
     #[test]
     fn default_threshold_matches_k65_at_10g() {

@@ -16,8 +16,8 @@
 //! rounds; 40 KB: 29 samples in 2 ms). Set `count_opening_packet = true` for the literal text.
 //! A cycle that reaches `dq_thresh` with zero elapsed time yields no sample.
 
+use super::{Aqm, AqmAt, Build, Built, Entry, KeyError, Scope, Verdict};
 use crate::base::units::{RateBps, SimTime};
-use crate::model::aqm::Verdict;
 
 /// dq_thresh default 10 KB: "conventional wisdom recommends 10KB [PIE]" (seed 002 §3.3;
 /// the paper also evaluates 40 KB).
@@ -153,10 +153,23 @@ impl DqRate {
     }
 }
 
+/// `kind = "dqrate"`: the marking rule, one instance for the port's queues, deciding at
+/// enqueue from the estimates the port keeps ([`super::Signals::rates`]; its keys
+/// `dq_thresh`, `epsilon`, `rtt`, `lambda` configure those estimators).
+fn build(_: &Build) -> Result<Built, KeyError> {
+    Ok(Built::new(Aqm::DqRate, AqmAt::Enqueue))
+}
+
+/// Registry entry: one instance for a port's queues.
+pub const ENTRY: Entry = Entry {
+    name: "dqrate",
+    port: false,
+    queues: Some(Scope::Shared),
+    build,
+};
+
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::pkt;
-    use super::super::{MultiQueue, SchedConfig};
     use super::*;
 
     fn cfg(thresh: u64, literal: bool) -> DqRateConfig {
@@ -208,64 +221,6 @@ mod tests {
         // Cycle over; qlen 0 does not open another.
         assert_eq!(d.on_departure(us(14), 0, 1500), None);
         assert_eq!(d.samples(), 1);
-    }
-
-    /// Seed 002 Fig. 2: DWRR with two saturated queues of quantum 18 KB at 10 Gb/s; queue 1
-    /// gets 5 Gb/s in bursts of 12 packets every 28.8 µs.
-    fn fig2(thresh: u64) -> (DqRate, Vec<(SimTime, f64)>) {
-        let sched = SchedConfig::Dwrr {
-            quanta: vec![18_000, 18_000],
-        };
-        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &sched, 128).unwrap();
-        let mut d = DqRate::new(cfg(thresh, false)).unwrap();
-        let tx = DEFAULT_INITIAL_RATE.tx_time(1500);
-        let mut now = SimTime::ZERO;
-        let mut out = vec![];
-        while now < SimTime::from_ms(2) {
-            for q in 0..2 {
-                while mq.queue(q).len() < 100 {
-                    mq.enqueue(q, pkt(q as u8, 1500));
-                }
-            }
-            let (q, p) = mq.dequeue(now).unwrap();
-            if q == 0 {
-                if let Some(s) = d.on_departure(now, mq.queue(0).bytes(), p.size) {
-                    out.push((now, s));
-                }
-            }
-            now = now + tx;
-        }
-        (d, out)
-    }
-
-    #[test]
-    fn fig2_40kb_threshold_few_accurate_samples() {
-        let (d, s) = fig2(40_000);
-        // Paper: "only 29 sample rates in 2ms period".
-        assert_eq!(s.len(), 29);
-        // Every sample spans 27 packets over 2 rounds + 3 packets = 61.2 µs: 5.29 Gb/s.
-        for (_, r) in &s {
-            assert!((r - 40_500.0 * 8.0 / 61.2e-6).abs() < 1.0, "{r}");
-        }
-        // Smoothed from 10 Gb/s: still ≥ 5.3 Gb/s + 4.7·0.875^29 after 2 ms (slow).
-        assert!(d.avg_rate_bps() > 5.35e9 && d.avg_rate_bps() < 5.6e9);
-    }
-
-    #[test]
-    fn fig2_10kb_threshold_samples_swing_between_10_and_3_7_gbps() {
-        let (d, s) = fig2(10_000);
-        let hi = s.iter().map(|x| x.1).fold(0.0, f64::max);
-        let lo = s.iter().map(|x| x.1).fold(f64::MAX, f64::min);
-        // Within a round: 7 packets in 8.4 µs = 10 Gb/s; across a round: 7 packets in
-        // 8.4 + 14.4 µs = 3.68 Gb/s (paper: "oscillate between 3.7Gbps and 10Gbps").
-        assert!((hi - 10e9).abs() < 1.0, "{hi}");
-        assert!((lo - 10_500.0 * 8.0 / 22.8e-6).abs() < 1.0, "{lo}");
-        for (_, r) in &s {
-            assert!((r - hi).abs() < 1.0 || (r - lo).abs() < 1.0);
-        }
-        // Paper: the smoothed estimate stays above 6 Gb/s (true capacity 5 Gb/s).
-        let avg = d.avg_rate_bps();
-        assert!(avg > 6e9 && avg < 9e9, "{avg}");
     }
 
     #[test]

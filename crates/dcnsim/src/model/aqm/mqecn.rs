@@ -15,9 +15,8 @@
 //! - first arrival to an idle port: `T := T·β^n`, `n = ⌊(now − last_idle)/T_idle⌋`,
 //!   `T_idle = idle_bytes·8/C`; `last_idle := now` whenever a dequeue empties the port.
 
-use super::sched::RoundObserver;
+use super::{Aqm, AqmAt, Build, Built, Entry, KeyError, Scope, Verdict};
 use crate::base::units::{RateBps, SimTime};
-use crate::model::aqm::Verdict;
 
 /// EWMA weight β = 0.75 (MQ-ECN paper and TCN; MQECN-NS2 `estimate_round_alpha_`).
 pub const DEFAULT_BETA: f64 = 0.75;
@@ -79,7 +78,8 @@ impl MqEcn {
         if cfg.link.0 == 0 {
             return Err("MQ-ECN link capacity must be > 0".into());
         }
-        if cfg.quanta.is_empty() || cfg.quanta.len() > super::MAX_CLASS_QUEUES {
+        // At most 32 queues, as a multi-queue port (`MAX_CLASS_QUEUES` of the queues).
+        if cfg.quanta.is_empty() || cfg.quanta.len() > 32 {
             return Err(format!("MQ-ECN: 1..=32 queues, got {}", cfg.quanta.len()));
         }
         if !(cfg.beta >= 0.0 && cfg.beta < 1.0) {
@@ -221,16 +221,19 @@ impl MqEcn {
     }
 }
 
-impl RoundObserver for MqEcn {
-    fn activated(&mut self, q: usize, now: SimTime) {
+impl MqEcn {
+    /// Queue `q` became active at `now` (the DWRR scheduler's `RoundObserver` calls).
+    pub fn activated(&mut self, q: usize, now: SimTime) {
         self.start[q] = self.start[q].max(now);
     }
-    fn turn_ended(&mut self, q: usize, now: SimTime) {
+    /// The turn of queue `q` ended at `now` without it emptying.
+    pub fn turn_ended(&mut self, q: usize, now: SimTime) {
         let s = (now.ps() as f64 - self.start[q].ps() as f64) / SimTime::PS_PER_S as f64;
         self.sample(s);
         self.start[q] = now;
     }
-    fn emptied(&mut self, q: usize, now: SimTime, size: u32) {
+    /// Queue `q` emptied at `now` after sending its last `size` bytes.
+    pub fn emptied(&mut self, q: usize, now: SimTime, size: u32) {
         let end = now + self.cfg.link.tx_time(size);
         let s = (end.ps() as f64 - self.start[q].ps() as f64) / SimTime::PS_PER_S as f64;
         self.sample(s);
@@ -251,10 +254,32 @@ pub fn push_estimates(m: &MqEcn, now: SimTime, out: &mut Vec<(SimTime, u8, f64, 
     }
 }
 
+/// `kind = "mqecn"`: needs the port's DWRR quanta; `port_thresh` and `beta`. The marking
+/// rule is one instance for the port's queues, deciding at enqueue; the round-time
+/// estimator it reads goes to the port's scheduler ([`Built::round`]).
+fn build(b: &Build) -> Result<Built, KeyError> {
+    let quanta = b
+        .quanta
+        .ok_or_else(|| KeyError::new("kind", "mqecn needs scheduler = \"dwrr\" or \"sp_dwrr\""))?;
+    let mut cfg = MqEcnConfig::new(b.rate, quanta.to_vec());
+    cfg.port_thresh_pkts = b.keys.port_thresh;
+    cfg.beta = b.keys.beta;
+    let e = MqEcn::new(cfg).map_err(|e| KeyError::new("port_thresh", e))?;
+    let mut built = Built::new(Aqm::MqEcn, AqmAt::Enqueue);
+    built.round = Some(e);
+    Ok(built)
+}
+
+/// Registry entry: one instance for a port's queues.
+pub const ENTRY: Entry = Entry {
+    name: "mqecn",
+    port: false,
+    queues: Some(Scope::Shared),
+    build,
+};
+
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::pkt;
-    use super::super::{MultiQueue, SchedConfig};
     use super::*;
 
     const G10: RateBps = RateBps(10_000_000_000);
@@ -330,116 +355,6 @@ mod tests {
         assert_eq!(m.threshold_pkts(0), 65.0);
     }
 
-    /// Drive DWRR at line rate (one dequeue per transmission time) with `n` saturated queues
-    /// of 1500-B packets and quantum `quantum`: T_round converges to n × quantum / C.
-    #[test]
-    fn dwrr_round_time_converges_and_threshold_is_the_fair_share() {
-        for (n, quantum) in [(2usize, 1500u32), (2, 18_000), (4, 3000)] {
-            let cfg = SchedConfig::Dwrr {
-                quanta: vec![quantum; n],
-            };
-            let mut mq = MultiQueue::<crate::base::packet::Packet>::new(n, &cfg, 64).unwrap();
-            mq.set_mqecn(MqEcn::new(MqEcnConfig::new(G10, vec![quantum; n])).unwrap())
-                .unwrap();
-            let tx = G10.tx_time(1500);
-            let mut now = SimTime::ZERO;
-            for _ in 0..20_000 {
-                for q in 0..n {
-                    while mq.queue(q).len() < 40 {
-                        let mut p = pkt(q as u8, 1500);
-                        p.enq_time = now;
-                        mq.enqueue(q, p);
-                    }
-                }
-                mq.dequeue(now).unwrap();
-                now = now + tx;
-            }
-            let m = mq.mqecn().unwrap();
-            let want = n as f64 * quantum as f64 * 8.0 / 1e10;
-            assert!(
-                (m.round_time() - want).abs() < 0.01 * want,
-                "{} vs {want}",
-                m.round_time()
-            );
-            let th = m.threshold_pkts(0);
-            assert!((th - 65.0 / n as f64).abs() < 0.01 * 65.0, "{th}");
-        }
-    }
-
-    #[test]
-    fn queue_emptying_and_port_idle_through_multiqueue() {
-        let cfg = SchedConfig::Dwrr {
-            quanta: vec![1500, 1500],
-        };
-        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &cfg, 8).unwrap();
-        mq.set_mqecn(MqEcn::new(MqEcnConfig::new(G10, vec![1500, 1500])).unwrap())
-            .unwrap();
-        // One packet into queue 0 at 0, sent at 0: sample 0 + 1.2 µs − 0.
-        mq.enqueue(0, pkt(0, 1500));
-        mq.dequeue(SimTime::ZERO).unwrap();
-        let m = mq.mqecn().unwrap();
-        assert_eq!(m.samples(), 1);
-        assert!(close(m.round_time(), 0.25 * 1.2e-6));
-        // The link went idle when that packet left the wire, at 1.2 µs; an arrival at
-        // 12 µs (10.8 µs idle = 9 T_idle) decays T by 0.75^9.
-        let before = m.round_time();
-        let mut p = pkt(1, 1500);
-        p.enq_time = SimTime::from_us(12);
-        mq.enqueue(1, p);
-        assert!(close(
-            mq.mqecn().unwrap().round_time(),
-            before * 0.75f64.powi(9)
-        ));
-    }
-
-    /// Packets arriving one at a time at an empty port, each exactly when the previous one
-    /// has left the wire: the link never idles, so T_round must not decay. A packet that
-    /// arrives while the last one is still on the wire does not decay it either; a real gap
-    /// decays it by β^⌊gap / T_idle⌋, the gap counted from the end of the transmission.
-    #[test]
-    fn back_to_back_arrivals_are_not_idle() {
-        let cfg = SchedConfig::Dwrr {
-            quanta: vec![18_000, 18_000],
-        };
-        let mut mq = MultiQueue::<crate::base::packet::Packet>::new(2, &cfg, 8).unwrap();
-        mq.set_mqecn(MqEcn::new(MqEcnConfig::new(G10, vec![18_000, 18_000])).unwrap())
-            .unwrap();
-        let at = SimTime::from_ns;
-        let send = |mq: &mut MultiQueue, q: usize, t: SimTime| {
-            let mut p = pkt(q as u8, 1500);
-            p.enq_time = t;
-            mq.enqueue(q, p);
-            mq.dequeue(t).unwrap();
-        };
-        // 0: one packet, sent at once; it empties queue 0: sample 1.2 µs.
-        send(&mut mq, 0, at(0));
-        let t1 = 0.25 * 1.2e-6;
-        assert!(close(mq.mqecn().unwrap().round_time(), t1));
-        // 1.2 µs: the next arrives as the first leaves the wire — no decay, sample 1.2 µs.
-        send(&mut mq, 0, at(1200));
-        let t2 = 0.75 * t1 + 0.25 * 1.2e-6;
-        assert!(close(mq.mqecn().unwrap().round_time(), t2));
-        // 3.0 µs: the link has been idle since 2.4 µs, 0.6 µs < T_idle — no decay.
-        send(&mut mq, 1, at(3000));
-        let t3 = 0.75 * t2 + 0.25 * 1.2e-6;
-        assert!(close(mq.mqecn().unwrap().round_time(), t3));
-        // 3.6 µs: while the 3.0 µs packet is on the wire (until 4.2 µs): no decay.
-        send(&mut mq, 0, at(3600));
-        let t4 = 0.75 * t3 + 0.25 * 1.2e-6;
-        assert!(close(mq.mqecn().unwrap().round_time(), t4));
-        // That packet leaves the wire at 4.8 µs; an arrival at 4.8 + 3.6 + 0.5 µs
-        // (idle 4.1 µs = 3.42 T_idle) decays T_round by β³ before its own sample.
-        let m = mq.mqecn().unwrap().clone();
-        let mut p = pkt(1, 1500);
-        p.enq_time = at(8900);
-        mq.enqueue(1, p);
-        assert!(close(
-            mq.mqecn().unwrap().round_time(),
-            m.round_time() * 0.75f64.powi(3)
-        ));
-        assert_eq!(mq.mqecn().unwrap().samples(), 4);
-    }
-
     /// The Fig. 2 rows: one per round-robin queue for every round-time sample, the
     /// sample as quantum / sample (uncapped) and the estimate min(quantum / T_round, C).
     #[test]
@@ -487,9 +402,5 @@ mod tests {
         let mut c = MqEcnConfig::new(G10, vec![1500]);
         c.beta = 1.0;
         assert!(MqEcn::new(c).is_err());
-        let mut mq =
-            MultiQueue::<crate::base::packet::Packet>::new(2, &SchedConfig::Sp, 8).unwrap();
-        let m = MqEcn::new(MqEcnConfig::new(G10, vec![1500, 1500])).unwrap();
-        assert!(mq.set_mqecn(m).is_err());
     }
 }
