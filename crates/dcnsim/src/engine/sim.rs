@@ -8,6 +8,7 @@ use crate::engine::datapath::{Core, Hosts};
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{Network, Port};
 use crate::engine::observe::{Observers, SampleKind};
+use crate::model::transport::Endpoint;
 
 /// Hint the CPU to bring the cache line at `p` closer (no effect on results; a no-op on
 /// targets without a prefetch instruction).
@@ -189,7 +190,7 @@ impl Sim {
                 self.core.on_link_arrive(p);
                 self.deliver_app_calls();
             }
-            Event::TcpTimer { flow, kind } => self.core.on_tcp_timer(flow, kind),
+            Event::Timer { flow, kind } => self.core.on_timer(flow, kind),
             Event::App { app, arg } => self.app_event(app, AppEvent::Timer(arg)),
             Event::Sample(k) => self.core.on_sample(k),
             Event::L2 { idx, kind } => {
@@ -252,10 +253,9 @@ impl Sim {
     ///   sent) and the buffer bound of a single-FIFO port (the largest backlog seen,
     ///   `max_queue_bytes`, and the backlog now are at most the port's byte limit);
     /// - every packet stored in the arena is in a queue or on a wire;
-    /// - per TCP flow, the sequence space: acknowledged <= delivered in order at the
-    ///   receiver <= sent (`snd_una <= rcv_nxt <= snd_max`; the bytes sent and not
-    ///   delivered are lost, in flight or held out of order) and `snd_una <= snd_nxt <=
-    ///   snd_max`.
+    /// - per flow, its endpoint's own check (`Transport::check`; for TCP the sequence
+    ///   space: acknowledged <= delivered in order at the receiver <= sent, `snd_una <=
+    ///   rcv_nxt <= snd_max`, and `snd_una <= snd_nxt <= snd_max`).
     ///
     /// `Err` names the first ports and flows that fail (at most 4, then how many more).
     pub fn check_run(&self) -> Result<(), String> {
@@ -275,16 +275,7 @@ impl Sim {
             }
         }
         bad.extend(self.arena_check().err());
-        for f in &self.hosts.flows {
-            let (s, r) = (&f.snd, &f.rcv);
-            let ordered = s.snd_una <= r.rcv_nxt && r.rcv_nxt <= s.snd_max;
-            if !ordered || s.snd_una > s.snd_nxt || s.snd_nxt > s.snd_max {
-                bad.push(format!(
-                    "flow {}: snd_una {} snd_nxt {} snd_max {} rcv_nxt {} out of order",
-                    f.id, s.snd_una, s.snd_nxt, s.snd_max, r.rcv_nxt
-                ));
-            }
-        }
+        bad.extend(self.hosts.flows.iter().filter_map(|f| f.check().err()));
         match bad.len() {
             0 => Ok(()),
             n if n <= 4 => Err(bad.join("; ")),
@@ -440,7 +431,7 @@ impl Sim {
     }
 
     /// Bytes of the state that packet hops read and write: ports (with their multi-queue
-    /// state), the TCP flows built so far and the event calendar. An estimate of the working
+    /// state), the flows' endpoints built so far and the event calendar. An estimate of the working
     /// set for [`prefetch_pays`] (rings, scoreboards, routes and flows opened later by a
     /// workload left out).
     pub fn state_bytes(&self) -> u64 {
@@ -448,7 +439,7 @@ impl Sim {
         let ports: usize = (self.net.ports.iter())
             .map(|p| std::mem::size_of::<Port>() + p.mq.as_ref().map_or(0, |_| mq))
             .sum();
-        let flows = self.hosts.flows.len() * std::mem::size_of::<crate::model::tcp::TcpFlow>();
+        let flows = self.hosts.flows.len() * std::mem::size_of::<Endpoint>();
         (ports + flows + self.events.calendar_bytes()) as u64
     }
 }

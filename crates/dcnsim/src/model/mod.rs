@@ -5,4 +5,5 @@ pub mod aqm;
 pub mod l2;
 pub mod mq;
 pub mod tcp;
+pub mod transport;
 pub mod workload;

@@ -1,10 +1,9 @@
 //! Result tables: named columns handed to Python as lists (and written as CSV there).
 
-use crate::base::ids::NodeId;
 use crate::engine::apps::App;
 use crate::engine::net::{DropReason, MarkReason, NodeKind, Port, ReasonCounts};
 use crate::engine::sim::Sim;
-use crate::model::tcp::TcpFlow;
+use crate::model::transport::{Cell, FlowRow};
 use crate::scenario::{BuildInfo, Loaded};
 
 pub mod l2;
@@ -115,14 +114,10 @@ fn app_goodput(sim: &Sim) -> AppGoodput {
 fn summary(loaded: &Loaded, sim: &Sim, info: &BuildInfo, g: &AppGoodput) -> Table {
     let dur = sim.end.as_secs_f64();
     let (app_bytes, rounds_total, delivered) = (&g.app_bytes, g.rounds_total, g.delivered);
-    let timeouts: u64 = sim.hosts.flows.iter().map(|f| f.stats.timeouts).sum();
-    let retx: u64 = sim.hosts.flows.iter().map(|f| f.stats.retransmits).sum();
-    let frs: u64 = sim
-        .hosts
-        .flows
-        .iter()
-        .map(|f| f.stats.fast_recoveries)
-        .sum();
+    let fl = &sim.hosts.flows;
+    let timeouts: u64 = fl.iter().map(|f| f.counters().timeouts).sum();
+    let retx: u64 = fl.iter().map(|f| f.counters().retransmits).sum();
+    let frs: u64 = fl.iter().map(|f| f.counters().fast_recoveries).sum();
     let (mut drops, mut marks) = (0u64, 0u64);
     for p in &sim.net.ports {
         if sim.net.nodes[p.node.idx()].kind == NodeKind::Switch {
@@ -216,40 +211,90 @@ pub fn mark_partial(tables: &mut [Table], sim: &Sim) {
     }
 }
 
-/// One row per TCP flow.
-fn flows(sim: &Sim) -> Table {
+/// One row per flow: the common columns (flow, app, src, dst, then `transport`, the kind's
+/// name, when any flow is not TCP, and delivered_bytes), then each kind's own columns
+/// (`Transport::row`) in the order they first appear. A row without a column another
+/// kind has gets an empty cell (NaN for a float column). Without flows: TCP's columns.
+pub fn flows(sim: &Sim) -> Table {
     let fl = &sim.hosts.flows;
-    let int = |g: fn(&TcpFlow) -> i64| fl.iter().map(g).collect::<Vec<i64>>();
-    let name = |g: fn(&TcpFlow) -> NodeId| {
-        fl.iter()
-            .map(|f| sim.net.nodes[g(f).idx()].name.clone())
-            .collect::<Vec<String>>()
-    };
+    let name = |n: crate::base::ids::NodeId| sim.net.nodes[n.idx()].name.clone();
     let mut t = Table::new("flows");
-    t.i64("flow", int(|f| f.id.0 as i64))
+    t.i64("flow", (0..fl.len() as i64).collect())
         .i64(
             "app",
             sim.hosts.targets.iter().map(|t| t.app.0 as i64).collect(),
         )
-        .str("src", name(|f| f.src))
-        .str("dst", name(|f| f.dst))
-        .i64("delivered_bytes", int(|f| clamp_i64(f.delivered())))
-        .i64("segs_sent", int(|f| f.stats.segs_sent as i64))
-        .i64("retransmits", int(|f| f.stats.retransmits as i64))
-        .i64("timeouts", int(|f| f.stats.timeouts as i64))
-        .i64("fast_recoveries", int(|f| f.stats.fast_recoveries as i64))
-        .i64("dup_acks_sent", int(|f| f.stats.dup_acks_sent as i64))
-        .f64(
-            "srtt_s",
-            fl.iter().map(|f| f.snd.srtt.as_secs_f64()).collect(),
-        )
-        .i64("cwnd_bytes", int(|f| clamp_i64(f.snd.cwnd)))
-        .i64("ece_received", int(|f| f.stats.ece_received as i64))
-        .i64("cwr_sent", int(|f| f.stats.cwr_sent as i64))
-        .i64("ecn_reductions", int(|f| f.stats.ecn_reductions as i64))
-        .i64("ce_received", int(|f| f.stats.ce_received as i64))
-        .f64("alpha", fl.iter().map(|f| f.alpha_or_none()).collect());
+        .str("src", fl.iter().map(|f| name(f.src())).collect())
+        .str("dst", fl.iter().map(|f| name(f.dst())).collect());
+    if fl.iter().any(|f| f.tcp().is_none()) {
+        let kinds = fl.iter().map(|f| f.kind_name().to_string()).collect();
+        t.str("transport", kinds);
+    }
+    t.i64(
+        "delivered_bytes",
+        fl.iter().map(|f| clamp_i64(f.delivered())).collect(),
+    );
+    let rows: Vec<FlowRow> = fl
+        .iter()
+        .map(|f| {
+            let mut r = FlowRow::default();
+            f.row(&mut r);
+            r
+        })
+        .collect();
+    kind_columns(&mut t, &rows);
     t
+}
+
+/// Append the kinds' own columns of the `flows` table from its rows' cells.
+fn kind_columns(t: &mut Table, rows: &[FlowRow]) {
+    let mut names: Vec<(&'static str, Cell)> = Vec::new();
+    if rows.is_empty() {
+        // No flows: TCP's columns, empty (the table's shape before other kinds existed).
+        names = crate::model::transport::tcp::columns().cells;
+    }
+    for r in rows {
+        for &(n, c) in &r.cells {
+            if !names.iter().any(|(m, _)| *m == n) {
+                names.push((n, c));
+            }
+        }
+    }
+    for (n, first) in names {
+        let cells: Vec<Option<Cell>> = rows
+            .iter()
+            .map(|r| r.cells.iter().find(|(m, _)| *m == n).map(|&(_, c)| c))
+            .collect();
+        let whole = cells.iter().all(Option::is_some);
+        match first {
+            Cell::I64(_) => {
+                let v = cells.iter().map(|c| c.map(|c| cell_i64(n, c)));
+                if whole {
+                    t.i64(n, v.map(|x| x.unwrap_or_default()).collect());
+                } else {
+                    t.opt_i64(n, v.collect());
+                }
+            }
+            Cell::F64(_) => {
+                let v = cells.iter().map(|c| c.map_or(f64::NAN, |c| cell_f64(n, c)));
+                t.f64(n, v.collect());
+            }
+        }
+    }
+}
+
+fn cell_i64(name: &str, c: Cell) -> i64 {
+    match c {
+        Cell::I64(v) => v,
+        Cell::F64(_) => panic!("flows column {name}: an integer in one kind, a float in another"),
+    }
+}
+
+fn cell_f64(name: &str, c: Cell) -> f64 {
+    match c {
+        Cell::F64(v) => v,
+        Cell::I64(_) => panic!("flows column {name}: a float in one kind, an integer in another"),
+    }
 }
 
 /// One row per switch port.

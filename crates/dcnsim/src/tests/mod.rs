@@ -10,6 +10,7 @@ mod pfc;
 mod prefetch;
 mod queue_mean;
 mod route_hint;
+mod transport;
 
 use crate::output::{Column, Table};
 

@@ -322,7 +322,8 @@ fn check_run_names_the_port_and_the_flow_that_fail() {
     assert!(e.starts_with("port sw->client: backlog "), "{e}");
     sim.net.ports[1].limit_bytes = u64::MAX;
     sim.net.ports[1].stats.max_queue_bytes = 0;
-    sim.hosts.flows[1].rcv.rcv_nxt = sim.hosts.flows[1].snd.snd_max + 1;
+    let f = sim.hosts.flows[1].tcp_mut().expect("a TCP flow");
+    f.rcv.rcv_nxt = f.snd.snd_max + 1;
     let e = sim.check_run().unwrap_err();
     assert!(e.starts_with("flow 1: snd_una "), "{e}");
 }

@@ -61,7 +61,7 @@ fn conservation_and_ack_invariants_hold() {
             sim.net.absorbed + drops + sim.net.unroutable + sim.packets_in_network()
         );
         assert_eq!(sim.net.unroutable, 0);
-        for f in &sim.hosts.flows {
+        for f in sim.hosts.flows.iter().map(|f| f.tcp().expect("a TCP flow")) {
             assert!(f.snd.snd_una <= f.snd.snd_max);
             assert!(f.snd.snd_max <= f.snd.app_limit);
             assert!(f.delivered() <= f.snd.snd_max);

@@ -376,7 +376,7 @@ fn tcp_of(doc: &str) -> Result<dcnsim::model::tcp::TcpConfig, String> {
     );
     let loaded = load(&text, "t.toml", &[]).map_err(|e| e.to_string())?;
     let (sim, _) = build(&loaded).map_err(|e| e.to_string())?;
-    Ok((*sim.hosts.flows[0].cfg).clone())
+    Ok((*sim.hosts.flows[0].tcp().expect("a TCP flow").cfg).clone())
 }
 
 #[test]

@@ -95,7 +95,12 @@ fn every_flow_has_its_own_tick_clock_phase() {
         .replace("rwnd = 29200", "rwnd = 29200\nrtt_tick = \"0.5ms\"");
     let loaded = load(&text, "x.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
     let (sim, _) = build(&loaded).unwrap_or_else(|e| panic!("{e}"));
-    let phases: Vec<_> = sim.hosts.flows.iter().map(|f| f.snd.tick_phase).collect();
+    let phases: Vec<_> = sim
+        .hosts
+        .flows
+        .iter()
+        .map(|f| f.tcp().expect("a TCP flow").snd.tick_phase)
+        .collect();
     assert_eq!(phases.len(), 4);
     for (i, a) in phases.iter().enumerate() {
         assert!(phases[i + 1..].iter().all(|b| b != a), "{phases:?}");

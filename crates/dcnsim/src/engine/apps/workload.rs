@@ -248,9 +248,9 @@ impl Workload {
         let fid = conn.flow;
         let m = self.messages[mi.idx()];
         let f = &mut sim.hosts.flows[fid.idx()];
-        self.messages[mi.idx()].timeouts_base = f.stats.timeouts;
-        f.class = m.class;
-        let msg_start = f.snd.app_limit;
+        self.messages[mi.idx()].timeouts_base = f.counters().timeouts;
+        f.set_class(m.class);
+        let msg_start = f.written();
         if let Some(th) = self.pias_threshold {
             sim.hosts.pias[fid.idx()] = PiasTag {
                 on: true,
@@ -274,7 +274,7 @@ impl Workload {
         };
         let m = &mut self.messages[mi.idx()];
         m.end = Some(sim.now);
-        let n = sim.hosts.flows[fid.idx()].stats.timeouts - m.timeouts_base;
+        let n = sim.hosts.flows[fid.idx()].counters().timeouts - m.timeouts_base;
         m.timeouts = n.min(u32::MAX as u64) as u32;
         sim.hosts.completion_service.push((
             sim.hosts.completions.len().saturating_sub(1) as u32,

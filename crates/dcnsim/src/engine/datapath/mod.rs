@@ -1,7 +1,8 @@
 //! The per-packet path: [`Core`] (the clock, the event queue, the network, the hosts'
 //! transports, the observers and optional layer 2) and everything a packet meets on its way
 //! from a sender's transport to a receiver's: the NIC and switch ports (FIFO ports here,
-//! multi-queue ports in `mq`), forwarding, delivery to hosts, the TCP timers, and the
+//! multi-queue ports in `mq`), forwarding, delivery to hosts' transport endpoints and their
+//! timers (`model/transport`: the engine dispatches on the kind of endpoint), and the
 //! layer-2 glue (`l2`: QCN, PAUSE, rate changes; `pfc`: PAUSE/PFC on multi-queue ports).
 //! Zero-delay hand-offs (transport → NIC, switch input → output queue) are direct calls;
 //! only time-consuming steps become events.
@@ -22,7 +23,7 @@ use crate::engine::net::{
 };
 use crate::engine::observe::{Observers, SampleKind};
 use crate::model::aqm::{AqmAt, Backlog, Verdict, View};
-use crate::model::tcp::{FlowTimer, TcpFlow};
+use crate::model::transport::{Endpoint, TimerKind};
 
 /// What a flow's receiver is waiting for, and who to tell.
 #[derive(Clone, Copy, Debug, Default)]
@@ -59,11 +60,12 @@ pub enum AppEvent {
     PingReply(SimTime),
 }
 
-/// The hosts' transport state: TCP flows, what each flow's receiver waits for, finished
-/// transfers, and the notifications owed to applications.
+/// The hosts' transport state: the flows' endpoints (of any transport kind, indexed by
+/// flow id), what each flow's receiver waits for, finished transfers, and the
+/// notifications owed to applications.
 #[derive(Default)]
 pub struct Hosts {
-    pub flows: Vec<TcpFlow>,
+    pub flows: Vec<Endpoint>,
     pub targets: Vec<FlowTarget>,
     pub completions: Vec<Completion>,
     /// Two-priority PIAS tags per flow (`engine/apps/workload.rs`); empty: PIAS off.
@@ -198,9 +200,12 @@ impl Core {
         crate::base::alloc::try_reserve(&mut self.hosts.targets, n, "flows")
     }
 
-    pub fn add_flow(&mut self, mut f: TcpFlow, app: AppId) -> FlowId {
+    /// Add a flow's endpoint (of any transport kind: a `TcpFlow`, a `UdpFlow`, an
+    /// `Endpoint`) owned by application `app`; its id is the next flow number.
+    pub fn add_flow(&mut self, f: impl Into<Endpoint>, app: AppId) -> FlowId {
+        let mut f = f.into();
         let id = FlowId(self.hosts.flows.len() as u32);
-        // Through `set_id`: a flow's tick-clock phase follows from its id (`TcpFlow::new`
+        // Through `set_id`: a TCP flow's tick-clock phase follows from its id (`TcpFlow::new`
         // was given a placeholder, so every flow had the phase of id 0 before).
         f.set_id(id);
         self.hosts.flows.push(f);
@@ -487,36 +492,21 @@ impl Core {
         self.hosts.out.clear();
     }
 
-    /// Arm the flow's timers after a call into the TCP code (one pending event per timer).
+    /// Arm the flow's timers after a call into its endpoint: an event for each deadline that
+    /// needs one (`Transport::next_timer`; one pending event per timer).
+    #[inline]
     fn sync_timers(&mut self, fid: FlowId) {
-        let f = &mut self.hosts.flows[fid.idx()];
-        if f.snd.rto_timer.needs_event() {
-            let at = f.snd.rto_timer.deadline;
-            f.snd.rto_timer.event_at = at;
-            self.events.schedule(
-                at,
-                Event::TcpTimer {
-                    flow: fid,
-                    kind: FlowTimer::Rto,
-                },
-            );
-        }
-        if f.rcv.delack_timer.needs_event() {
-            let at = f.rcv.delack_timer.deadline;
-            f.rcv.delack_timer.event_at = at;
-            self.events.schedule(
-                at,
-                Event::TcpTimer {
-                    flow: fid,
-                    kind: FlowTimer::Delack,
-                },
-            );
-        }
+        let events = &mut self.events;
+        self.hosts.flows[fid.idx()].arm_timers(|kind, at| {
+            events.schedule(at, Event::Timer { flow: fid, kind });
+        });
     }
 
-    /// Host `host` absorbs packet `h` (in `net.packets`, whose slot is freed): a TCP segment
-    /// or ACK is read where it is and its slot freed before the transport's replies are sent
-    /// (so the first reply is written to the same slot, a line the cache holds).
+    /// Host `host` absorbs packet `h` (in `net.packets`, whose slot is freed): a flow's
+    /// forward packet (data, SYN) goes to its endpoint's receiver, one coming back (ACK,
+    /// SYN-ACK) to its sender. The packet is read where it is and its slot freed before the
+    /// endpoint's replies are sent (so the first reply is written to the same slot, a line
+    /// the cache holds).
     #[inline]
     fn host_receive(&mut self, host: NodeId, h: PktRef) {
         let now = self.now;
@@ -525,7 +515,7 @@ impl Core {
         match kind {
             Kind::Data | Kind::Syn => {
                 let hs = &mut self.hosts;
-                hs.flows[fid.idx()].on_segment(now, p, &mut hs.out);
+                hs.flows[fid.idx()].on_data(now, p, &mut hs.out);
                 self.net.packets.free(h);
                 self.after_segment(host, fid);
             }
@@ -534,7 +524,7 @@ impl Core {
                     self.obs.samplers.seq.on_ack_received(now, p);
                 }
                 let hs = &mut self.hosts;
-                hs.flows[fid.idx()].on_ack(now, p, &mut hs.out);
+                hs.flows[fid.idx()].on_feedback(now, p, &mut hs.out);
                 self.net.packets.free(h);
                 self.flush_out(host);
                 self.sync_timers(fid);
@@ -543,7 +533,8 @@ impl Core {
         }
     }
 
-    /// [`Core::host_receive`] of a datagram or a layer-2 frame (out of the TCP path).
+    /// [`Core::host_receive`] of an application's datagram or a layer-2 frame (out of the
+    /// flows' path).
     #[cold]
     #[inline(never)]
     fn host_receive_other(&mut self, host: NodeId, h: PktRef) {
@@ -566,13 +557,13 @@ impl Core {
                 let ev = AppEvent::UdpReceived(p.payload as u64);
                 self.hosts.app_calls.push((app, ev));
             }
-            // TCP is read in place by `host_receive`; a CNM or PAUSE frame that reaches a
+            // Flows are read in place by `host_receive`; a CNM or PAUSE frame that reaches a
             // host's transport (layer 2 off) is absorbed.
             _ => {}
         }
     }
 
-    /// After a flow's receiver took a segment: send its replies, arm its timers, and record
+    /// After a flow's receiver took a packet: send its replies, arm its timers, and record
     /// a finished transfer.
     #[inline]
     fn after_segment(&mut self, host: NodeId, fid: FlowId) {
@@ -600,15 +591,15 @@ impl Core {
         let now = self.now;
         let h = &mut self.hosts;
         let f = &mut h.flows[fid.idx()];
-        let base = f.snd.app_limit;
+        let base = f.written();
         f.app_write(now, bytes, &mut h.out);
-        // What the write put on the connection (`whole_segments` may round it up).
+        // What the write put on the connection (TCP's `whole_segments` may round it up).
         let bytes = if bytes == u64::MAX {
             bytes
         } else {
-            f.snd.app_limit - base
+            f.written() - base
         };
-        let src = f.src;
+        let src = f.src();
         if notify {
             let t = &mut h.targets[fid.idx()];
             t.target = base + bytes;
@@ -626,33 +617,24 @@ impl Core {
         self.hosts.targets[fid.idx()].started = started;
     }
 
-    pub(crate) fn on_tcp_timer(&mut self, fid: FlowId, kind: FlowTimer) {
+    /// Timer `kind` of flow `fid` fired (`Event::Timer`): run it if its deadline is due,
+    /// send what it produced, and re-arm the flow's timers.
+    pub(crate) fn on_timer(&mut self, fid: FlowId, kind: TimerKind) {
         let now = self.now;
-        let f = &mut self.hosts.flows[fid.idx()];
-        let due = if kind == FlowTimer::Rto {
-            f.snd.rto_timer.fire(now)
-        } else {
-            f.rcv.delack_timer.fire(now)
-        };
-        // QCN limiters: note whether the segment at snd_una is still held in the flow's
-        // limiter (the RTO is then caused by pacing, not by a loss; engine/datapath/l2/mod.rs).
+        let due = self.hosts.flows[fid.idx()].timer_due(now, kind);
+        // QCN limiters: note whether the segment a retransmission timeout resends is still
+        // held in the flow's limiter (the timeout is then caused by pacing, not by a loss;
+        // engine/datapath/l2/mod.rs).
         let held = due
-            && kind == FlowTimer::Rto
             && self.l2.is_some()
-            && crate::engine::datapath::l2::una_held_in_limiter(self, fid);
+            && crate::engine::datapath::l2::una_held_in_limiter(self, fid, kind);
         let h = &mut self.hosts;
         let f = &mut h.flows[fid.idx()];
-        let timeouts0 = f.stats.timeouts;
         if due {
-            let host = if kind == FlowTimer::Rto {
-                f.on_rto(now, &mut h.out);
-                f.src
-            } else {
-                f.on_delack(now, &mut h.out);
-                f.dst
-            };
+            let timeouts0 = if held { f.counters().timeouts } else { 0 };
+            let host = f.on_timer(now, kind, &mut h.out);
             self.flush_out(host);
-            if held && self.hosts.flows[fid.idx()].stats.timeouts > timeouts0 {
+            if held && self.hosts.flows[fid.idx()].counters().timeouts > timeouts0 {
                 crate::engine::datapath::l2::count_held_rto(self, fid);
             }
         }
@@ -672,15 +654,13 @@ impl Core {
             }
             SampleKind::Cwnd => {
                 for &fid in &self.obs.samplers.cwnd_flows {
-                    let f = &self.hosts.flows[fid.idx()];
-                    self.obs.samplers.cwnd.push((
-                        now,
-                        fid,
-                        f.snd.cwnd,
-                        f.snd.ssthresh,
-                        f.alpha_or_none(),
-                    ));
-                    self.obs.samplers.rtt.push((f.snd.srtt, f.snd.rto));
+                    // A sender without a window (not TCP) has no sample.
+                    let Some(w) = self.hosts.flows[fid.idx()].window() else {
+                        continue;
+                    };
+                    let c = (now, fid, w.cwnd, w.ssthresh, w.alpha);
+                    self.obs.samplers.cwnd.push(c);
+                    self.obs.samplers.rtt.push((w.srtt, w.rto));
                 }
                 let next = now + self.obs.samplers.cwnd_interval;
                 self.events.schedule(next, Event::Sample(SampleKind::Cwnd));

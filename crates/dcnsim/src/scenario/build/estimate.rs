@@ -13,7 +13,7 @@ use crate::base::packet::Packet;
 use crate::base::units::size_text;
 use crate::engine::net::{NodeKind, Port};
 use crate::engine::sim::Sim;
-use crate::model::tcp::TcpFlow;
+use crate::model::transport::Endpoint;
 use crate::scenario::config::{MeasureCfg, TopoKind, TopologyCfg};
 use crate::scenario::ctx::Ctx;
 use crate::scenario::error::ScenarioError;
@@ -156,7 +156,7 @@ pub(super) fn after_build(ctx: &Ctx, m: &MeasureCfg, sim: &Sim) -> Result<(), Sc
     let rows = |interval: crate::base::units::SimTime| dur / interval.as_secs_f64().max(1e-12);
     let mut parts = vec![Part {
         what: "flows",
-        bytes: flows * size_of::<TcpFlow>() as f64,
+        bytes: flows * size_of::<Endpoint>() as f64,
         key: "apps.count".to_string(),
     }];
     // (what, rows per sample instant, interval, key): each row kept twice (the samples and

@@ -345,7 +345,7 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
     let mut keys: Vec<(NodeId, u32, u32)> = Vec::new(); // (src, dst-or-flow key, limiter)
     for fid in 0..sim.hosts.flows.len() {
         let f = &sim.hosts.flows[fid];
-        let (src, dst) = (f.src, f.dst);
+        let (src, dst) = (f.src(), f.dst());
         let key = match scope {
             "flow" => fid as u32,
             "destination" => dst.0,
@@ -359,7 +359,7 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
                 let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
                 let fixed = if ideal {
                     // Destination link rate / number of flows to that destination.
-                    let n = sim.hosts.flows.iter().filter(|g| g.dst == dst).count() as u64;
+                    let n = sim.hosts.flows.iter().filter(|g| g.dst() == dst).count() as u64;
                     let down = sim.net.nodes[dst.idx()]
                         .ports
                         .first()

@@ -45,7 +45,7 @@ pub(crate) fn suspicious(ctx: &Ctx, sim: &Sim) {
         let msg = "zero NIC buffer: a host drops every packet it sends while its NIC is busy";
         ctx.warn("topology", "nic_buffer", msg);
     }
-    for f in &sim.hosts.flows {
+    for f in sim.hosts.flows.iter().filter_map(|f| f.tcp()) {
         let c = &f.cfg;
         if c.rwnd == 0 {
             ctx.warn("tcp", "rwnd", "rwnd = 0: the sender can never send data");

@@ -534,7 +534,7 @@ fn on_cnm_host(sim: &mut Core, host: NodeId, p: Packet) {
     // A flow id, or an app id for a CNM about a UDP datagram.
     let fid = p.flow.idx();
     let sampled_data = p.cnm_sampled(Kind::Data) || p.cnm_sampled(Kind::Syn);
-    let ok = sampled_data && fid < sim.hosts.flows.len() && sim.hosts.flows[fid].src == host;
+    let ok = sampled_data && fid < sim.hosts.flows.len() && sim.hosts.flows[fid].src() == host;
     let l2s = sim.l2.as_mut().expect("l2 state");
     let udp_ok = p.cnm_sampled(Kind::Udp) && l2s.cbr_src.get(fid) == Some(&host);
     l2s.cnm_received += 1;
@@ -690,9 +690,20 @@ fn on_rl_timer(sim: &mut Core, idx: u32) {
     sync_rl(sim, idx);
 }
 
-/// True when the flow's RTO is about to fire while the segment at `snd_una` is still held in
-/// the flow's rate limiter (it never left the host). Called only with L2 on, only at an RTO.
-pub(crate) fn una_held_in_limiter(sim: &Core, fid: FlowId) -> bool {
+/// True when timer `kind` of flow `fid` is a TCP flow's RTO, about to fire while the segment
+/// at `snd_una` is still held in the flow's rate limiter (it never left the host). Called
+/// only with L2 on, only for a due timer.
+pub(crate) fn una_held_in_limiter(
+    sim: &Core,
+    fid: FlowId,
+    kind: crate::model::transport::TimerKind,
+) -> bool {
+    let Some(f) = sim.hosts.flows[fid.idx()].tcp() else {
+        return false;
+    };
+    if kind != crate::model::transport::tcp::RTO {
+        return false;
+    }
     let l = match sim.l2.as_ref() {
         Some(l) => l,
         None => return false,
@@ -701,7 +712,7 @@ pub(crate) fn una_held_in_limiter(sim: &Core, fid: FlowId) -> bool {
         Some(&i) if i != u32::MAX => i,
         _ => return false,
     };
-    let una = sim.hosts.flows[fid.idx()].snd.snd_una;
+    let una = f.snd.snd_una;
     l.rls[idx.idx()]
         .fifo
         .iter()
