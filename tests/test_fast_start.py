@@ -98,9 +98,18 @@ def test_cli_run_with_its_store_loads_no_pandas(tmp_path: Path) -> None:
     """A whole `dcnsim run`, its Parquet store included, loads neither pandas nor
     matplotlib: pyarrow would load pandas (about 0.5 s) if the store built its arrays with
     pa.array or pa.scalar."""
-    out = run_fig08_with_store(tmp_path, "",
-                               "[m for m in ('pandas', 'matplotlib') if m in sys.modules]")
+    out = run_fig08_with_store(
+        tmp_path, "", "[m for m in ('pandas', 'matplotlib', 'duckdb') if m in sys.modules]")
     assert "EXIT 0 []" in out
+
+
+def test_importing_dcnsim_loads_neither_store_library() -> None:
+    """pyarrow and DuckDB are default dependencies but are imported only when used: the
+    package, its API and its command line load neither (nor pandas) on import."""
+    code = ("import sys\nimport dcnsim, dcnsim.api, dcnsim.cli, dcnsim.store, dcnsim.sweep\n"
+            "print('LOADED', [m for m in ('pyarrow', 'duckdb', 'pandas', 'matplotlib')\n"
+            "                 if m in sys.modules])\n")
+    assert "LOADED []" in python_out(code)
 
 
 @pytest.mark.parametrize(("chosen", "want"), [(None, "system"), ("mimalloc", "mimalloc")])

@@ -9,7 +9,7 @@ import dcnsim
 import pytest
 from dcnsim.cli import main
 
-from .conftest import FakeCore
+from .conftest import REPO, FakeCore
 
 Capture = pytest.CaptureFixture[str]
 
@@ -113,7 +113,8 @@ def test_store_errors_are_one_line(swept: tuple[Path, str], tmp_path: Path, caps
     monkeypatch.setitem(sys.modules, "duckdb", None)
     assert main(["results", str(folder)]) == 2
     assert capsys.readouterr().err == ("dcnsim: error: reading the results store needs duckdb, "
-                                       "which is not installed: pip install 'dcnsim[store]'\n")
+                                       "which is not installed (a dependency of dcnsim: "
+                                       "pip install duckdb)\n")
 
 
 def test_without_pyarrow_runs_write_csv_and_say_so(fake_core: FakeCore, fig08: Path,
@@ -122,7 +123,7 @@ def test_without_pyarrow_runs_write_csv_and_say_so(fake_core: FakeCore, fig08: P
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     assert main(["sweep", str(fig08), "--quick", "--out", str(tmp_path / "s")]) == 0
     err = capsys.readouterr().err
-    assert err.count("pyarrow is not installed") == 1 and "pip install 'dcnsim[store]'" in err
+    assert err.count("pyarrow is not installed") == 1 and "pip install pyarrow)" in err
     assert (tmp_path / "s" / "devkota-fig08-quick" / "results.csv").is_file()
     assert not (tmp_path / "s" / "devkota-fig08-quick" / "store").exists()
     assert main(["run", str(fig08), "--out", str(tmp_path / "r")]) == 0
@@ -167,3 +168,17 @@ def test_a_parameter_column_is_the_value_in_every_row(value: object, rows: int) 
     want = pa.repeat(pa.scalar(value), rows)
     assert got.type == want.type
     assert got.equals(want)
+
+
+def test_the_store_is_in_the_default_install() -> None:
+    """`pip install .` brings pyarrow and DuckDB ([docs]: the store is the embedded default
+    a user expects after the README's first command); `dcnsim[store]` still installs."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    names = {dep.split(">")[0].split("=")[0].split("[")[0].strip().lower()
+             for dep in project["dependencies"]}
+    assert {"pyarrow", "duckdb"} <= names
+    assert "store" in project["optional-dependencies"]  # old install commands keep working
+    for doc in ("README.md", "docs/api.md", "docs/design.md"):
+        assert "[store]" not in (REPO / doc).read_text(), doc

@@ -393,8 +393,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.stopped and result.stopped.startswith(OUT_OF_MEMORY):
         raise RunFailed(f"{args.file}: {result.stopped} (partial, written to {out})")
     if not store.available():
-        print("dcnsim: note: pyarrow is not installed, so the Parquet results store is not "
-              f"written (pip install 'dcnsim[{store.EXTRA}]')", file=sys.stderr)
+        print(f"dcnsim: note: {store.NO_PYARROW}", file=sys.stderr)
     return 0
 
 

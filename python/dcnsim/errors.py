@@ -39,3 +39,11 @@ def missing_extra(what: str, extra: str, exc: ImportError) -> UserError:
     name = exc.name or str(exc)
     return UserError(f"{what} needs {name}, which is not installed: "
                      f"pip install 'dcnsim[{extra}]'")
+
+
+def missing_dependency(what: str, exc: ImportError) -> UserError:
+    """The one-line error for a dependency of dcnsim that is missing all the same (an
+    install made with ``--no-deps``, or the package removed since)."""
+    name = (exc.name or str(exc)).partition(".")[0]
+    return UserError(f"{what} needs {name}, which is not installed (a dependency of dcnsim: "
+                     f"pip install {name})")

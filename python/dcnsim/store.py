@@ -12,8 +12,9 @@ sort in grid order) and ``point_id`` its stable id (``runs.point_id``), so a rer
 replaces its file and shards never collide. Each row carries the run's parameters as
 columns (``PARAM_COLUMNS`` and one column per override, named by its dotted key).
 
-Writing needs pyarrow, reading DuckDB (the ``store`` extra); without pyarrow a run writes
-its CSV files only.
+Writing needs pyarrow, reading DuckDB (both dependencies of dcnsim, imported only when
+used); without pyarrow (an install made with ``--no-deps``) a run writes its CSV files only
+and says so (``NO_PYARROW``).
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _toml
-from .errors import RunFailed, UserError, missing_extra
+from .errors import RunFailed, UserError, missing_dependency
 
 if TYPE_CHECKING:
     import pandas as pd
 
 STORE_DIR = "store"
-EXTRA = "store"
+#: The note a run gives (once) when pyarrow is missing and the store is not written.
+NO_PYARROW = ("pyarrow is not installed, so the Parquet results store is not written (it is "
+              "a dependency of dcnsim: pip install pyarrow)")
 #: Columns added to every row (besides the overrides and the ``experiment`` partition).
 PARAM_COLUMNS = ("point_id", "point_index", "quick", "seed", "scenario_sha256")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -289,8 +292,7 @@ def datasets(directory: Path) -> dict[str, list[Path]]:
                 found.setdefault(folder.name, []).append(folder)
     if not found:
         raise UserError(f"no results store in {directory} (dcnsim run and dcnsim sweep write "
-                        f"one under {STORE_DIR}/ when pyarrow is installed: "
-                        f"pip install 'dcnsim[{EXTRA}]')")
+                        f"one under {STORE_DIR}/ of their output folder)")
     return found
 
 
@@ -303,7 +305,7 @@ def connect(directory: Path) -> Any:
     try:
         import duckdb
     except ImportError as exc:
-        raise missing_extra("reading the results store", EXTRA, exc) from None
+        raise missing_dependency("reading the results store", exc) from None
     con = duckdb.connect()
     for name, folders in datasets(directory).items():
         globs = ", ".join(_sql_text(str(f / "*" / "*.parquet")) for f in folders)

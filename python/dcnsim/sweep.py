@@ -31,7 +31,7 @@ from .live import LiveRuns, reporter, subscribed
 from .provenance import RUN_JSON, dcnsim_version, git_commit, machine, now, run_metadata
 from .runs import RUNS_FILE, Record, RunStore, Tables, make_record, point_dir, point_id, save_tables
 from .scenario import VARIANTS_AXIS, Plan, Point
-from .store import EXTRA, params, write_run
+from .store import NO_PYARROW, params, write_run
 
 PROGRESS_EVERY_S = 2.0
 #: Without a terminal, the points running now are listed this often (long runs only).
@@ -348,8 +348,7 @@ def _execute_live(plan: Plan, pending: list[Point], records: list[Record | None]
         if write_run(out_dir, scn.id, point.index, meta["point_id"], columns,
                      result.tables) is None and not log.warned:
             log.warned = True
-            progress.say(f"dcnsim: note: pyarrow is not installed, so the Parquet results "
-                         f"store is not written (pip install 'dcnsim[{EXTRA}]')")
+            progress.say(f"dcnsim: note: {NO_PYARROW}")
         log.add(result, summary)
         return summary
 
