@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,25 @@ def fake_core(monkeypatch: pytest.MonkeyPatch) -> FakeCore:
     monkeypatch.setattr(dcnsim._native, "_CORE", fake)
     monkeypatch.setenv("CI", "true")  # no progress bar in tests
     return fake
+
+
+@pytest.fixture
+def sigint_raises() -> Iterator[None]:
+    """SIGINT raises ``KeyboardInterrupt`` in this process during the test, as Python sets it
+    up at start unless the process began with SIGINT ignored (a shell's background job, or
+    `trap "" INT`): a test of Ctrl-C must not inherit that."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def sigint_default() -> None:
+    """``preexec_fn`` of a child process that a test stops with SIGINT: the default
+    disposition, whatever this process inherited (a background job ignores SIGINT, and so
+    would the child, which Python then leaves ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from dcnsim._tables import write_text_atomic
 from dcnsim.runs import LOCK_FILE, RUNS_FILE
 
-from .conftest import FakeCore, run_cli
+from .conftest import FakeCore, run_cli, sigint_default
 
 Capture = pytest.CaptureFixture[str]
 
@@ -121,15 +121,23 @@ def test_ctrl_c_of_the_real_command_exits_130(fig08: Path, tmp_path: Path) -> No
     import signal
 
     env = {**os.environ, "CI": "true"}
+    # SIGINT as a terminal's Ctrl-C gives it, even when this suite runs with SIGINT ignored
+    # (a shell's background job), which the child would inherit.
     proc = subprocess.Popen([sys.executable, "-m", "dcnsim", "run", str(fig08), "--set",
                              'sim.duration="1000s"', "--out", str(tmp_path / "o")],
-                            stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "o").is_dir():  # made just before simulating
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=sigint_default)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "o").is_dir():  # made just before simulating
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:  # not stopped by SIGINT: no 1000 s run left behind
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "dcnsim: error: interrupted"

@@ -244,8 +244,8 @@ def test_generic_report(fake_core: FakeCore, tmp_path: Path) -> None:
     assert "goodput_mbps" in text
 
 
-def test_interrupt_keeps_finished_points(fake_core: FakeCore, fig08: Path,
-                                         tmp_path: Path) -> None:
+def test_interrupt_keeps_finished_points(fake_core: FakeCore, fig08: Path, tmp_path: Path,
+                                         sigint_raises: None) -> None:
     main = threading.main_thread().ident
     assert main is not None
     count = {"n": 0}
