@@ -76,6 +76,28 @@ CASES = [
     ("devkota-fig08", "report", "source_silent_table = { 2 = [1, inf] }",
      r"^source_silent_table = .*\n",
      ": line 47, field report.source_silent_table.2.1: expected a finite number, got inf"),
+    # [docs] Source numbers: finite, never negative, not absurd (1e308 took the axis with it).
+    ("devkota-fig08", "report", "source_silent_table = { 2 = [1, 1e308] }",
+     r"^source_silent_table = .*\n",
+     ": line 47, field report.source_silent_table.2.1: expected a number from 0 to 1e15, got "
+     "1e+308"),
+    ("devkota-fig08", "report", "source_silent_table = { 2 = [-3, 0] }",
+     r"^source_silent_table = .*\n",
+     ": line 47, field report.source_silent_table.2.0: expected a number from 0 to 1e15, got "
+     "-3"),
+    ("devkota-fig17", "report", "source_timeouts_per_flow = { 16 = -0.12 }",
+     r"^source_timeouts_per_flow = .*\n",
+     ": line 60, field report.source_timeouts_per_flow.16: expected a number from 0 to 1e15, "
+     "got -0.12"),
+    ("devkota-fig17", "report", "source_mean_queue_below_pkts = 2e15", None,
+     ": line 60, field report.source_mean_queue_below_pkts: expected a number from 0 to 1e15, "
+     "got 2000000000000000.0"),
+    ("devkota-table6", "report.source", '"VIII other" = { 2 = 1e308 }', None,
+     ': line 89, field report.source."VIII other".2: expected a number from 0 to 1e15, got '
+     "1e+308"),
+    ("devkota-table6", "report.source", '"VIII other" = -1', None,
+     ': line 89, field report.source."VIII other": expected a number from 0 to 1e15 or '
+     "expected a table, got an integer -1"),
     ("devkota-fig08", "report", "tables = [1]", None,
      ': line 47, field report.tables.0: expected a result table name such as "queue", got an '
      "integer 1"),

@@ -191,6 +191,26 @@ def non_negative(value: Any) -> None:
         raise Bad(f"expected a number >= 0, got {show(value)}")
 
 
+MAX_SOURCE = 1e15
+"""Largest source number in ``[report]`` (the shipped ones are under 200 000): a larger one,
+such as 1e308, is a typo that would only stretch a figure's axis."""
+
+
+def source_number(value: Any) -> None:
+    """A number a source publishes (goodput, seconds, a count, a queue length): none of
+    them can be negative, and none is above ``MAX_SOURCE``."""
+    number(value)
+    if not 0 <= value <= MAX_SOURCE:
+        raise Bad(f"expected a number from 0 to 1e15, got {show(value)}")
+
+
+def source_positive(value: Any) -> None:
+    """A ``source_number`` above 0."""
+    source_number(value)
+    if value == 0:
+        raise Bad(f"expected a number above 0 (at most 1e15), got {show(value)}")
+
+
 def index(value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise Bad(f"expected an index (an integer >= 0), {_got(value)}")
@@ -223,14 +243,22 @@ def table(item: Check | None = None, *, keys: Check | None = None) -> Check:
 
 
 def one_of(*choices: Check) -> Check:
+    """A value that passes one of ``choices``. When a choice took the value's shape and
+    refused an item inside it (a table of numbers holding a negative one), that choice's
+    error, naming the item, is the one given."""
     def check(value: Any) -> None:
         errors = []
+        inside = None
         for c in choices:
             try:
                 c(value)
                 return
             except Bad as exc:
                 errors.append(exc.message.split(",")[0])
+                if exc.path and inside is None:
+                    inside = exc
+        if inside is not None:
+            raise inside
         raise Bad(" or ".join(errors) + f", {_got(value)}")
     return check
 
@@ -290,24 +318,24 @@ _COMMON: dict[str, Check] = {"kind": name, "title": string,
                              "columns": array(summary_column, min_items=1)}
 
 _INCAST: dict[str, Check] = {"ceiling_mbps": positive,
-                             "source_silent_table": table(array(number, min_items=1),
+                             "source_silent_table": table(array(source_number, min_items=1),
                                                           keys=flows_key)}
 _VARIANT_TABLE: dict[str, Check] = {"rows": name, "metric": name,
                                     "metrics": array(name, min_items=1),
-                                    "source": table(one_of(number, table(number)))}
+                                    "source": table(one_of(source_number, table(source_number)))}
 REPORT_FIELDS: dict[str, dict[str, Check]] = {
     "generic": {},
     "incast-goodput": _INCAST,
     "qcn-incast": {**_INCAST, "goodput_column": name,
-                   "source_mean_queue_below_pkts": positive, "table_buffer": positive,
-                   "source_table3": table(array(number, exactly=4), keys=flows_key),
-                   "source_cnms": table(number, keys=flows_key),
-                   "source_timeouts_per_flow": table(number, keys=flows_key)},
+                   "source_mean_queue_below_pkts": source_positive, "table_buffer": positive,
+                   "source_table3": table(array(source_number, exactly=4), keys=flows_key),
+                   "source_cnms": table(source_number, keys=flows_key),
+                   "source_timeouts_per_flow": table(source_number, keys=flows_key)},
     "variant-table": _VARIANT_TABLE,
     "qcn-baseline": {**_VARIANT_TABLE, "hotspot": name, "bottleneck": name,
                      "figure_variants": array(name), "window": array(number, exactly=2),
-                     "groups": table(), "source_groups": table(number),
-                     "source_spread": table(array(number, exactly=2))},
+                     "groups": table(), "source_groups": table(source_number),
+                     "source_spread": table(array(source_number, exactly=2))},
     "odctcp-after-cwr": {"after_s": non_negative},
     "odctcp-fct": {"group": one_of(name, array(name, min_items=1)), "x": name,
                    "bins": array(index, min_items=2), "app": index},

@@ -81,7 +81,9 @@ def parse_toml(text: str, path: str | Path) -> dict[str, Any]:
 
 
 def _line_of(text: str, table: str, key: str) -> int | None:
-    """Best-effort line number of ``key`` inside ``[table]`` (for error messages)."""
+    """Best-effort line number of ``key`` inside ``[table]`` (for error messages); a dotted
+    ``key`` not found there is looked for in the sub-table its first part names
+    (``source."I unmodified".2`` inside ``[report.source]``)."""
     head = re.compile(r"^\s*\[\s*" + re.escape(table) + r"\s*\]")
     first = key.split(".")[0]
     names = {f'"{key}"', f"'{key}'", key, first, f'"{first}"'}
@@ -93,6 +95,9 @@ def _line_of(text: str, table: str, key: str) -> int | None:
             continue
         if inside and any(re.match(re.escape(n) + r"\s*[=.]", stripped) for n in names):
             return number
+    parts = re.findall(r'"[^"]*"|[^."]+', key)
+    if len(parts) > 1 and not parts[0].startswith('"'):
+        return _line_of(text, f"{table}.{parts[0]}", ".".join(parts[1:]))
     return None
 
 

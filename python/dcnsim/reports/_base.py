@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
+from .._tablecheck import MAX_SOURCE
 from ..runs import Record, point_table
 from ..scenario import Plan, Scenario
 from ..validation import VERDICTS
@@ -233,6 +234,8 @@ def _series(scn: Scenario, i: int, raw: Any) -> SourceSeries:
             raise bad(f"x: expected an array of finite numbers or of tick labels, got {x!r}")
         if len(x) != len(y):
             raise bad(f"x has {len(x)} values, y has {len(y)}")
+        _in_range(bad, "y", y, low=0.0)
+        _in_range(bad, "x", [v for v in x if not isinstance(v, str)], low=-MAX_SOURCE)
         return SourceSeries(label, provenance, x=tuple(x), y=tuple(float(v) for v in y),
                             panel=panel, style=style)
     if "x" in raw:
@@ -240,9 +243,22 @@ def _series(scn: Scenario, i: int, raw: Any) -> SourceSeries:
     value = raw[shapes[0]]
     if not is_number(value):
         raise bad(f"{shapes[0]}: expected a finite number, got {value!r}")
+    # A level is a published value (goodput, a queue, seconds): never negative. `at` is a
+    # place on the x axis, which may be (bars are offset to the left of 0).
+    _in_range(bad, shapes[0], [value], low=0.0 if shapes[0] == "level" else -MAX_SOURCE)
     level = float(value) if shapes[0] == "level" else None
     at = float(value) if shapes[0] == "at" else None
     return SourceSeries(label, provenance, level=level, at=at, panel=panel, style=style)
+
+
+def _in_range(bad: Callable[[str], ValueError], key: str, values: Sequence[float], *,
+              low: float) -> None:
+    """Refuse (``bad``) the first of ``values`` outside ``low``..``MAX_SOURCE``: a negative
+    published value, or an absurd one such as 1e308 (a typo that only stretches the axis)."""
+    for v in values:
+        if not low <= v <= MAX_SOURCE:
+            span = "from 0" if low == 0 else "from -1e15"
+            raise bad(f"{key}: expected numbers {span} to 1e15, got {v!r}")
 
 
 def draw_source(ax: Any, series: SourceSeries, *, marker: str = "D") -> None:
