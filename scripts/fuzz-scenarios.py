@@ -302,8 +302,8 @@ def classify(path: str, build: bool = True) -> tuple[str, str]:
     """Check the scenario file ``path`` as ``dcnsim validate`` does and, when it is valid and
     ``build``, build it and run ``BUILD_EVENTS`` events; (outcome, message)."""
     from dcnsim import api
+    from dcnsim._messages import shorten
     from dcnsim._native import core, is_scenario_error
-    from dcnsim.cli import _shorten
     from dcnsim.errors import UserError
 
     try:
@@ -326,7 +326,7 @@ def classify(path: str, build: bool = True) -> tuple[str, str]:
         if isinstance(exc, core().EngineError):
             return "panic", str(exc)[:500]
         if is_scenario_error(exc) or isinstance(exc, UserError):
-            msg = _shorten(str(exc))
+            msg = shorten(str(exc))
             lines = msg.strip().splitlines()
             named = any(w in msg for w in ("field ", "line ", "--set ", "at end of file",
                                            "not UTF-8", "TOML syntax error",

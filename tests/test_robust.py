@@ -99,14 +99,14 @@ def test_a_sweep_of_a_million_points_is_refused_at_once(fake_core: FakeCore, cap
 
 def test_a_huge_bad_value_is_cut_in_the_error_line(fake_core: FakeCore, capsys: Capture,
                                                    tmp_path: Path) -> None:
-    from dcnsim.cli import QUOTED_MAX, _shorten
+    from dcnsim._messages import QUOTED_MAX, shorten
 
     value = "x" * 5_000_000
-    line = _shorten(f'/t.toml: line 2, field sim.duration: invalid duration "{value}": expected')
+    line = shorten(f'/t.toml: line 2, field sim.duration: invalid duration "{value}": expected')
     assert len(line) < 200
     assert f'"{"x" * (QUOTED_MAX - 1)}…" (5000000 characters): expected' in line
     short = 'field a: unknown kind "bulk2": expected "bulk"'
-    assert _shorten(short) == short
+    assert shorten(short) == short
 
 
 def test_a_failed_check_exits_1_with_one_line(fake_core: FakeCore, capsys: Capture,
@@ -173,11 +173,11 @@ LONG_MESSAGES = [
 
 @pytest.mark.parametrize("message", LONG_MESSAGES)
 def test_long_messages_are_fitted_into_200_characters(message: str) -> None:
-    from dcnsim.cli import LINE_MAX, _shorten
+    from dcnsim._messages import LINE_MAX, shorten
 
     path = message.split(".toml")[0] + ".toml"
     assert len(message) - len(path) > LINE_MAX
-    line = _shorten(message)
+    line = shorten(message)
     assert len(line) - len(path) <= LINE_MAX, line
     assert line.startswith(path)
     field = message.split("field ")[1].split(":")[0]
@@ -186,16 +186,16 @@ def test_long_messages_are_fitted_into_200_characters(message: str) -> None:
 
 
 def test_fitting_keeps_the_closest_names() -> None:
-    from dcnsim.cli import _shorten
+    from dcnsim._messages import shorten
 
-    line = _shorten(LONG_MESSAGES[3])
+    line = shorten(LONG_MESSAGES[3])
     assert "(built-in: websearch, " in line and "8 in all)" in line
-    line = _shorten(LONG_MESSAGES[2])
+    line = shorten(LONG_MESSAGES[2])
     assert "(first 3 of 8 names" in line or "(closest" in line
 
 
 def test_fitting_shortens_unit_lists_and_long_numbers() -> None:
-    from dcnsim.cli import LINE_MAX, _shorten
+    from dcnsim._messages import LINE_MAX, shorten
 
     path = "/tmp/x/tcn-fig5.toml"
     size = (f'{path}, field topology.switch_buffer: invalid size "128KiB{"Ω" * 40}…": expected '
@@ -204,18 +204,80 @@ def test_fitting_shortens_unit_lists_and_long_numbers() -> None:
     number = (f"{path}: line 31, field apps.load: app 0 (workload): -1{'0' * 300} is out of "
               "range (0, 1.5] (in quick sweep point apps.0.load=0.1)")
     for message in (size, number):
-        line = _shorten(message)
+        line = shorten(message)
         assert len(line) - len(path) <= LINE_MAX, line
-    assert 'expected a size such as "256KiB" or "32KB", or "unlimited"' in _shorten(size)
-    assert "-1e300 (about) is out of range (0, 1.5]" in _shorten(number)
+    assert 'expected a size such as "256KiB" or "32KB", or "unlimited"' in shorten(size)
+    assert "-1e300 (about) is out of range (0, 1.5]" in shorten(number)
 
 
 def test_line_breaking_characters_are_escaped() -> None:
     """Hypothesis found a key with U+0085 (NEL), which ``str.splitlines`` treats as a line
     break: every C0/C1 control and the Unicode line separators are written as escapes."""
-    from dcnsim.cli import _shorten
+    from dcnsim._messages import shorten
 
-    line = _shorten("/tmp/a.toml: line 3, field meta.\u0085: unknown field `\x85 \u2028 \u2029 "
+    line = shorten("/tmp/a.toml: line 3, field meta.\u0085: unknown field `\x85 \u2028 \u2029 "
                     "\x1c \r`, expected one of `id`, `title`, `source`")
     assert len(line.splitlines()) == 1, line
     assert "field meta.\\x85:" in line and "`\\x85 \\u2028 \\u2029 \\x1c \\x0d`" in line
+
+
+# A congestion control's name of 100 KB, in the scenario file (line 21) or in a sweep axis
+# (strings in the Python-owned tables are capped at 10 000 characters: 9 000 here). The
+# engine quotes such a name whole.
+HUGE = "9" * 100_000
+AXIS = "9" * 9_000
+
+
+def _fig08_with(tmp_path: Path, old: str, new: str) -> Path:
+    from .conftest import SCENARIOS
+
+    text = (SCENARIOS / "devkota-fig08.toml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "fig08-bad.toml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("call", ["run", "validate", "run_sweep"])
+def test_the_api_gives_the_short_one_line_error_for_a_huge_value(tmp_path: Path,
+                                                                 call: str) -> None:
+    """[docs] The API's `ScenarioError` carried the whole bad value (a 100 KB message for a
+    100 KB string; only the command line cut it): it now has the CLI's one line, naming
+    the file, line and field, and the whole text in `full_message`."""
+    import dcnsim
+
+    path = _fig08_with(tmp_path, 'cc = "newreno"', f'cc = "{HUGE}"')
+    calls = {"run": lambda: dcnsim.run(path), "validate": lambda: dcnsim.validate(path),
+             "run_sweep": lambda: dcnsim.run_sweep(path, tmp_path / "out", quick=True)}
+    with pytest.raises(dcnsim.ScenarioError) as info:
+        calls[call]()
+    message = str(info.value)
+    assert len(message) < 300, message[:400]
+    assert message.startswith(f"{path}: line 21, field tcp.cc: "), message
+    assert "\n" not in message and "…" in message
+    assert HUGE in info.value.full_message  # type: ignore[attr-defined]
+
+
+def test_a_sweep_point_error_through_the_api_is_short(tmp_path: Path) -> None:
+    import dcnsim
+
+    path = _fig08_with(tmp_path, '"topology.servers" = [1, 2, 4, 8, 16, 32, 64]',
+                       f'"topology.servers" = [1, 2]\n"tcp.cc" = ["newreno", "{AXIS}"]')
+    for call in (lambda: dcnsim.validate(path),
+                 lambda: dcnsim.run_sweep(path, tmp_path / "out", jobs=1)):
+        with pytest.raises(dcnsim.ScenarioError) as info:
+            call()
+        message = str(info.value)
+        assert len(message) < 300, message[:400]
+        assert message.startswith(f"{path}") and "field tcp.cc: " in message, message
+        assert AXIS in info.value.full_message  # type: ignore[attr-defined]
+
+
+def test_a_short_message_is_left_as_it_is_and_shortening_is_stable() -> None:
+    """The API's shortening and the command line's give one line: the CLI shortens an
+    already shortened message to itself."""
+    from dcnsim._messages import shorten
+
+    for message in LONG_MESSAGES:
+        once = shorten(message)
+        assert shorten(once) == once

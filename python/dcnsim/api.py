@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _toml
+from ._messages import shortens_scenario_errors
 from ._native import core
 from ._tables import frame_csv, write_bytes_atomic, write_text_atomic
 from .errors import CheckFailed, RunFailed
@@ -136,6 +137,7 @@ def _tables_to_frames(raw: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, p
     return {name: pd.DataFrame(dict(columns)) for name, columns in raw.items()}
 
 
+@shortens_scenario_errors
 def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,
         text: str | None = None, progress: Callable[[float], Any] | None = None,
         check: bool = False, max_events: int | None = None, max_wall: float | None = None,
@@ -180,6 +182,7 @@ def run(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = Non
                   stopped=info.get("stopped"))
 
 
+@shortens_scenario_errors
 def validate(scenario: str | PathLike[str], overrides: Mapping[str, Any] | None = None, *,
              text: str | None = None) -> list[str]:
     """Check a scenario file without running it: the engine's schema, the Python-owned

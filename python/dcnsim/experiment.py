@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import executors
+from ._messages import shortens_scenario_errors
 from .scenario import load_validated, make_plan, validate_points
 from .sweep import SweepOutcome
 from .sweep import run_sweep as _run_plan
 
 
+@shortens_scenario_errors
 def run_sweep(scenario: str | PathLike[str], out: str | PathLike[str],
               overrides: Mapping[str, Any] | None = None, *, quick: bool = False,
               keep: Sequence[str] = (), fresh: bool = False, jobs: int | None = None,

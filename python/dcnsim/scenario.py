@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _tablecheck, _toml
+from ._messages import shortens_scenario_errors
 from ._native import core, is_scenario_error, scenario_error
 
 PYTHON_TABLES = ("sweep", "quick", "report")
@@ -340,6 +341,7 @@ def variant_of(scn: Scenario, overrides: Mapping[str, Any]) -> str | None:
     return best[1] if best else None
 
 
+@shortens_scenario_errors
 def load(path: str | Path, text: str | None = None) -> Scenario:
     """Read a scenario file and check its ``[sweep]`` and ``[quick]`` tables.
 
@@ -415,6 +417,7 @@ class Plan:
     points: list[Point]
 
 
+@shortens_scenario_errors
 def make_plan(scn: Scenario, *, quick: bool = False,
               sets: Mapping[str, Any] | None = None) -> Plan:
     """Expand the sweep. Precedence: file < ``[quick]`` (with ``quick``) < ``sets``.
@@ -495,6 +498,7 @@ def _names(scn: Scenario, axis_values: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
+@shortens_scenario_errors
 def validate_points(plan: Plan, seen: set[tuple[tuple[str, str], ...]] | None = None,
                     warned: dict[str, list[str]] | None = None) -> None:
     """Have the engine check every point of ``plan`` (parsing only, no simulation).
@@ -527,7 +531,7 @@ def point_warnings(base: Sequence[str], warned: Mapping[str, list[str]]) -> list
     for text, points in warned.items():
         if text in base:
             continue
-        # The count first: a line too long is cut at its end (``cli._fit``).
+        # The count first: a line too long is cut at its end (``_messages._fit``).
         count = f"{len(points)} points, e.g. " if len(points) > 1 else ""
         out.append(f"{text} ({count}{points[0]})")
     return out
@@ -544,6 +548,7 @@ def check_sets(path: str | PathLike[str], sets: Mapping[str, Any] | None) -> Non
                                  "scenario file instead")
 
 
+@shortens_scenario_errors
 def load_validated(path: str | PathLike[str], sets: Mapping[str, Any] | None = None, *,
                    text: str | None = None) -> Scenario:
     """Have the engine check the scenario with ``sets`` applied, then ``load`` it."""

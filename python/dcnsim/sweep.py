@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import _toml
+from ._messages import shortens_scenario_errors
 from ._native import core, is_scenario_error, scenario_error
 from ._tables import write_text_atomic
 from .errors import UserError
@@ -197,6 +198,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+@shortens_scenario_errors
 def run_sweep(plan: Plan, out_dir: Path, *, jobs: int, keep: Sequence[str] = (),
               fresh: bool = False, stream: IO[str] | None = None,
               executor: Executor | None = None, where: str | None = None) -> SweepOutcome:
