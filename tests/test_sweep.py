@@ -464,13 +464,63 @@ def test_git_commit_of_this_checkout() -> None:
         top = Path(git("rev-parse", "--show-toplevel")).resolve()
         head = git("rev-parse", "HEAD")
     except (OSError, subprocess.CalledProcessError):
-        assert commit is None  # an installed copy outside any repository
+        # An installed copy outside any repository: the commit its extension was built from.
+        assert commit == provenance.build_commit()
         return
     if top / "python" / "dcnsim" != provenance.PACKAGE_DIR:
         # Installed into site-packages that some other repository holds (pyenv's, say).
-        assert commit is None
+        assert commit == provenance.build_commit()
         return
     assert commit is not None and commit.removesuffix("+dirty") == head
+
+
+def test_the_extension_records_the_commit_it_was_built_from() -> None:
+    """[docs] `run.json` said `commit: unknown` for a package installed from a clone:
+    `crates/dcnsim-py/build.rs` records the commit of the tree the extension is built from
+    (skipped for an extension built outside a git checkout)."""
+    import importlib
+    import subprocess
+
+    try:
+        core = importlib.import_module("dcnsim._core")
+    except ImportError:
+        pytest.skip("the compiled extension is not built")
+    commit, tree = core.build_commit(), core.build_tree()
+    if commit is None or tree is None:
+        pytest.skip("the extension was not built from a git checkout")
+    assert re.fullmatch(r"[0-9a-f]{40,64}(\+dirty)?", commit), commit
+    try:
+        head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"the tree the extension was built from ({tree}) is gone")
+    built = commit.removesuffix("+dirty")
+    if built != head and subprocess.run(
+            ["git", "-C", tree, "merge-base", "--is-ancestor", built, head]).returncode == 0:
+        pytest.skip(f"{tree} has new commits since the extension was built at {built}: "
+                    "rebuild it to check")
+    assert built == head
+
+
+def test_run_metadata_falls_back_to_the_build_commit(fake_core: FakeCore, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package loaded from outside any checkout records the commit its extension was
+    built from; None when that is not known either."""
+    from dcnsim import provenance
+
+    monkeypatch.setattr(provenance, "PACKAGE_DIR", tmp_path)  # no repository here
+    provenance.git_commit.cache_clear()
+    try:
+        assert provenance.checkout_commit() is None
+        assert provenance.git_commit() is None  # the fake engine records no build commit
+        provenance.git_commit.cache_clear()
+        monkeypatch.setattr(fake_core, "build_commit", lambda: "0123abcd+dirty", raising=False)
+        meta = provenance.run_metadata(scenario="s.toml", scenario_sha256="0" * 64,
+                                       engine="fake-0.0", overrides={}, summary={},
+                                       wall_s=0.0)
+        assert meta["git_commit"] == "0123abcd+dirty"
+    finally:
+        provenance.git_commit.cache_clear()
 
 
 # ---------------------------------------------------------------------------- executors

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["run", "run_captured", "validate", "schema", "schema_json", "version",
-           "ScenarioError", "EngineError"]
+           "build_commit", "build_tree", "ScenarioError", "EngineError"]
 
 class ScenarioError(ValueError):
     """A scenario is invalid; the message names the file, line, field and expectation."""
@@ -37,3 +37,9 @@ def validate(text: str, path: str, overrides: list[tuple[str, str]] = ...) -> li
 def schema() -> str: ...
 def schema_json() -> str: ...
 def version() -> str: ...
+def build_commit() -> str | None:
+    """The git commit the extension was built from (``<sha>+dirty`` if the tree differed
+    from it), None when built without git or outside a repository."""
+
+def build_tree() -> str | None:
+    """The top folder of the git work tree the extension was built from, or None."""

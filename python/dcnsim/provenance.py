@@ -3,8 +3,8 @@
 Every run writes one: ``dcnsim run`` into its output folder, every sweep point into
 ``points/NNNN/run.json`` and a sweep into ``<dir>/run.json``. The tables themselves hold no
 wall-clock time or host (the same scenario and seed give byte-identical tables); this is
-where those go. Fields a run cannot know are ``null`` (e.g. the git commit of an installed
-wheel).
+where those go. Fields a run cannot know are ``null`` (e.g. the git commit of a wheel built
+outside any git repository).
 """
 
 from __future__ import annotations
@@ -34,7 +34,28 @@ def dcnsim_version() -> str:
 @functools.cache
 def git_commit() -> str | None:
     """The commit of the dcnsim checkout this package is loaded from (with ``+dirty`` when
-    it has uncommitted changes), or None for an installed wheel or without git."""
+    it has uncommitted changes); else, for an installed package, the commit its extension
+    was built from (``build_commit``); None when neither is known."""
+    return checkout_commit() or build_commit()
+
+
+def build_commit() -> str | None:
+    """The git commit of the source tree the compiled extension was built from (recorded by
+    ``crates/dcnsim-py/build.rs``; ``+dirty`` when the tree differed from it), or None: built
+    without git or outside a repository, or no extension."""
+    from ._native import core
+
+    try:
+        recorded = getattr(core(), "build_commit", None)
+    except ImportError:
+        return None
+    value = recorded() if callable(recorded) else None
+    return str(value) if value else None
+
+
+def checkout_commit() -> str | None:
+    """The commit of the dcnsim checkout this package is loaded from (``+dirty`` when it has
+    uncommitted changes), or None: an installed copy, or no git."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(PACKAGE_DIR), *args], capture_output=True,
                               text=True, timeout=5, check=True).stdout.strip()

@@ -191,6 +191,25 @@ fn version() -> &'static str {
     dcnsim::version()
 }
 
+/// `Some(text)` for a non-empty build-time value, else `None`.
+fn non_empty(text: &'static str) -> Option<&'static str> {
+    (!text.is_empty()).then_some(text)
+}
+
+/// The git commit of the source tree this extension was built from (`<sha>+dirty` when a
+/// tracked file differed from it), or None when built without git or outside a repository
+/// (`build.rs`).
+#[pyfunction]
+fn build_commit() -> Option<&'static str> {
+    non_empty(env!("DCNSIM_BUILD_COMMIT"))
+}
+
+/// The top folder of the git work tree this extension was built from, or None (`build.rs`).
+#[pyfunction]
+fn build_tree() -> Option<&'static str> {
+    non_empty(env!("DCNSIM_BUILD_TREE"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // A caught panic becomes an `EngineError` (`no_panic`) carrying its message: the default
@@ -204,6 +223,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build_commit, m)?)?;
+    m.add_function(wrap_pyfunction!(build_tree, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     Ok(())
