@@ -4,6 +4,7 @@ folders, and two sweeps into one folder (issue [robust], section "Nothing lost")
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import dcnsim.api
@@ -247,15 +248,16 @@ def test_the_api_gives_the_short_one_line_error_for_a_huge_value(tmp_path: Path,
     import dcnsim
 
     path = _fig08_with(tmp_path, 'cc = "newreno"', f'cc = "{HUGE}"')
-    calls = {"run": lambda: dcnsim.run(path), "validate": lambda: dcnsim.validate(path),
-             "run_sweep": lambda: dcnsim.run_sweep(path, tmp_path / "out", quick=True)}
+    calls: dict[str, Callable[[], object]] = {
+        "run": lambda: dcnsim.run(path), "validate": lambda: dcnsim.validate(path),
+        "run_sweep": lambda: dcnsim.run_sweep(path, tmp_path / "out", quick=True)}
     with pytest.raises(dcnsim.ScenarioError) as info:
         calls[call]()
     message = str(info.value)
     assert len(message) < 300, message[:400]
     assert message.startswith(f"{path}: line 21, field tcp.cc: "), message
     assert "\n" not in message and "…" in message
-    assert HUGE in info.value.full_message  # type: ignore[attr-defined]
+    assert HUGE in info.value.full_message
 
 
 def test_a_sweep_point_error_through_the_api_is_short(tmp_path: Path) -> None:
@@ -270,7 +272,7 @@ def test_a_sweep_point_error_through_the_api_is_short(tmp_path: Path) -> None:
         message = str(info.value)
         assert len(message) < 300, message[:400]
         assert message.startswith(f"{path}") and "field tcp.cc: " in message, message
-        assert AXIS in info.value.full_message  # type: ignore[attr-defined]
+        assert AXIS in info.value.full_message
 
 
 def test_a_short_message_is_left_as_it_is_and_shortening_is_stable() -> None:
