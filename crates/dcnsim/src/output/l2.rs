@@ -157,8 +157,13 @@ pub fn summary_columns(sim: &Sim, t: &mut Table) {
             "pause_received",
             vec![l.pause_rcvd.iter().sum::<u64>() as i64],
         )
-        .f64("paused_s", vec![paused])
-        .f64("avg_minrate_mbps", vec![l.avg_minrate_mbps()]);
+        .f64("paused_s", vec![paused]);
+    // The mean lowest QCN rate exists only with QCN reaction points sampled
+    // (`measure.rp_interval`): PAUSE or PFC alone, or only fixed-rate limiters, have none,
+    // and the column is left out (as `cbr_mbps` without a CBR app) rather than written NaN.
+    if !l.minrate.is_empty() {
+        t.f64("avg_minrate_mbps", vec![l.avg_minrate_mbps()]);
+    }
 }
 
 /// Table `pfc_ports`: per port and priority with any PFC activity, frames sent/received and

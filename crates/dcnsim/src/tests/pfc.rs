@@ -179,8 +179,8 @@ fn pfc_pauses_only_the_congested_priority() {
 #[test]
 fn pfc_runs_are_deterministic() {
     let s = two_classes("pause = { mode = \"pfc\" }", true);
-    // Compared as text: NaN (avg_minrate_mbps without QCN) is not equal to itself. The
-    // tables carry no wall-clock time, so two runs compare whole.
+    // Compared as text (a NaN, if any, is not equal to itself). The tables carry no
+    // wall-clock time, so two runs compare whole.
     let (a, b) = (run(&s), run(&s));
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
     assert!(a.iter().any(|t| t.name == "pfc_ports"));
