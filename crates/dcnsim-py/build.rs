@@ -34,7 +34,13 @@ fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     // The workspace's own files, whatever git says: a change there may make the tree dirty.
     let workspace = manifest.join("..").join("..");
-    for part in ["crates", "python", "Cargo.toml", "Cargo.lock", "pyproject.toml"] {
+    for part in [
+        "crates",
+        "python",
+        "Cargo.toml",
+        "Cargo.lock",
+        "pyproject.toml",
+    ] {
         watch(&workspace.join(part));
     }
     let (commit, tree) = describe(&manifest).unwrap_or_default();
@@ -53,8 +59,10 @@ fn describe(dir: &Path) -> Option<(String, String)> {
         watched.push(branch);
     }
     for name in &watched {
-        if let Some(path) = git(dir, &["rev-parse", "--path-format=absolute", "--git-path", name])
-        {
+        if let Some(path) = git(
+            dir,
+            &["rev-parse", "--path-format=absolute", "--git-path", name],
+        ) {
             watch(Path::new(&path));
         }
     }
