@@ -174,23 +174,42 @@ impl Packet {
         self.ecn != Ecn::NotEct
     }
 
-    /// A layer-2 control frame of `size` bytes from node `src` to `dst`, stamped `now`.
-    fn control(kind: Kind, (src, dst): (NodeId, NodeId), size: u32, now: SimTime) -> Packet {
+    /// A packet of `kind` in `flow` from node `src` to `dst`, `size` bytes on the wire of
+    /// which `payload` are data; every other field is empty: sequence and acknowledgement
+    /// numbers 0, no flags, not ECN-capable, class 0, stamped at time zero, no SACK blocks.
+    /// Fill the others by struct update (`Packet { seq, ..Packet::new(..) }`).
+    #[inline]
+    pub const fn new(
+        kind: Kind,
+        flow: FlowId,
+        (src, dst): (NodeId, NodeId),
+        size: u32,
+        payload: u32,
+    ) -> Packet {
         Packet {
-            flow: FlowId::NONE,
+            flow,
             src,
             dst,
             seq: 0,
             ack: 0,
             size,
-            payload: 0,
+            payload,
             kind,
             flags: 0,
             ecn: Ecn::NotEct,
             class: 0,
+            enq_time: SimTime::ZERO,
+            sent_time: SimTime::ZERO,
+            sack: SackBlocks::EMPTY,
+        }
+    }
+
+    /// A layer-2 control frame of `size` bytes from node `src` to `dst`, stamped `now`.
+    fn control(kind: Kind, ends: (NodeId, NodeId), size: u32, now: SimTime) -> Packet {
+        Packet {
             enq_time: now,
             sent_time: now,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(kind, FlowId::NONE, ends, size, 0)
         }
     }
 

@@ -685,7 +685,7 @@ pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
 mod tests {
     use super::*;
     use crate::base::ids::{FlowId, NodeId};
-    use crate::base::packet::{Ecn, SackBlocks};
+    
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs()
@@ -943,20 +943,9 @@ mod tests {
 
     fn pias_pkt(kind: Kind, seq: u64) -> Packet {
         Packet {
-            flow: FlowId(1),
-            src: NodeId(0),
-            dst: NodeId(1),
             seq,
-            ack: 0,
-            size: 1500,
-            payload: 1460,
-            kind,
-            flags: 0,
-            ecn: Ecn::NotEct,
             class: 7,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(kind, FlowId(1), (NodeId(0), NodeId(1)), 1500, 1460)
         }
     }
 

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::base::ids::{FlowId, NodeId, PortId};
-use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
+use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::table::{Column, Table};
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::net::mq_port::{MqPort, QueueMark};
@@ -74,20 +74,10 @@ fn pair() -> (Sim, PortId) {
 fn offer_six(sim: &mut Sim, pid: PortId) {
     for seq in 0..6u64 {
         let p = Packet {
-            flow: FlowId::NONE,
-            src: NodeId(0),
-            dst: NodeId(1),
             seq,
-            ack: 0,
-            size: 1500,
-            payload: 1460,
-            kind: Kind::Udp,
-            flags: 0,
             ecn: Ecn::Ect0,
             class: (seq % 2) as u8,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(Kind::Udp, FlowId::NONE, (NodeId(0), NodeId(1)), 1500, 1460)
         };
         sim.enqueue(pid, p);
     }

@@ -7,7 +7,7 @@
 //! `Endpoint::Ext`, beside a TCP flow.
 
 use crate::base::ids::{AppId, FlowId, NodeId};
-use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
+use crate::base::packet::{Kind, Packet};
 use crate::base::table::Column;
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::apps::{App, Bulk};
@@ -94,20 +94,11 @@ impl Probe {
             (self.dst, self.src)
         };
         Packet {
-            flow: self.id,
-            src,
-            dst,
             seq: self.sent,
             ack: self.received,
-            size: HEADER + payload,
-            payload,
-            kind,
-            flags: 0,
-            ecn: Ecn::NotEct,
-            class: 0,
             enq_time: now,
             sent_time: now,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(kind, self.id, (src, dst), HEADER + payload, payload)
         }
     }
 

@@ -2,8 +2,7 @@
 //! template for scripted packets.
 
 use dcnsim::base::ids::{FlowId, NodeId};
-use dcnsim::base::packet::{Ecn, Kind, Packet, SackBlocks};
-use dcnsim::base::units::SimTime;
+use dcnsim::base::packet::{Kind, Packet};
 use dcnsim::engine::sim::Sim;
 use dcnsim::output::{Column, Table};
 
@@ -97,19 +96,7 @@ pub fn port_row(tables: &[Table], port: &str, col: &str) -> f64 {
 /// not ECN-capable and outside any flow; fill other fields by struct update.
 pub fn udp(seq: u64, size: u32, dst: NodeId) -> Packet {
     Packet {
-        flow: FlowId::NONE,
-        src: NodeId(0),
-        dst,
         seq,
-        ack: 0,
-        size,
-        payload: size - 28,
-        kind: Kind::Udp,
-        flags: 0,
-        ecn: Ecn::NotEct,
-        class: 0,
-        enq_time: SimTime::ZERO,
-        sent_time: SimTime::ZERO,
-        sack: SackBlocks::EMPTY,
+        ..Packet::new(Kind::Udp, FlowId::NONE, (NodeId(0), dst), size, size - 28)
     }
 }

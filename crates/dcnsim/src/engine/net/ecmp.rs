@@ -171,26 +171,11 @@ impl EdgeGrouper {
 mod tests {
     use super::*;
     use crate::base::ids::FlowId;
-    use crate::base::packet::{Ecn, Kind, SackBlocks};
-    use crate::base::units::SimTime;
+    use crate::base::packet::Kind;
+    
 
     fn pkt(flow: u32, src: u32, dst: u32) -> Packet {
-        Packet {
-            flow: FlowId(flow),
-            src: NodeId(src),
-            dst: NodeId(dst),
-            seq: 0,
-            ack: 0,
-            size: 1500,
-            payload: 1460,
-            kind: Kind::Data,
-            flags: 0,
-            ecn: Ecn::NotEct,
-            class: 0,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
-        }
+        Packet::new(Kind::Data, FlowId(flow), (NodeId(src), NodeId(dst)), 1500, 1460)
     }
 
     #[test]

@@ -53,28 +53,17 @@ mod port_rate_tests {
 mod transmitter_tests {
     use super::super::*;
     use crate::base::ids::FlowId;
-    use crate::base::packet::{Ecn, Kind, SackBlocks};
+    use crate::base::packet::Kind;
     use crate::engine::net::mq_port::{MqPort, QueueMark};
     use crate::engine::sim::Sim;
     use crate::model::mq::buffer::{Admission, BufferPolicy};
     use crate::model::mq::{MultiQueue, SchedConfig};
 
     fn udp(seq: u64, size: u32) -> Packet {
+        let ends = (NodeId(0), NodeId(1));
         Packet {
-            flow: FlowId::NONE,
-            src: NodeId(0),
-            dst: NodeId(1),
             seq,
-            ack: 0,
-            size,
-            payload: size - 28,
-            kind: Kind::Udp,
-            flags: 0,
-            ecn: Ecn::NotEct,
-            class: 0,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(Kind::Udp, FlowId::NONE, ends, size, size - 28)
         }
     }
 
@@ -209,7 +198,7 @@ mod transmitter_tests {
 mod verdict_tests {
     use super::super::*;
     use crate::base::ids::FlowId;
-    use crate::base::packet::{Kind, SackBlocks};
+    use crate::base::packet::Kind;
     use crate::base::rng::Rng;
     use crate::engine::net::mq_port::{MqPort, QueueMark};
     use crate::engine::sim::Sim;
@@ -220,21 +209,11 @@ mod verdict_tests {
     use crate::model::mq::{MultiQueue, SchedConfig};
 
     fn pkt(seq: u64, ecn: Ecn) -> Packet {
+        let ends = (NodeId(0), NodeId(1));
         Packet {
-            flow: FlowId(0),
-            src: NodeId(0),
-            dst: NodeId(1),
             seq,
-            ack: 0,
-            size: 1500,
-            payload: 1460,
-            kind: Kind::Data,
-            flags: 0,
             ecn,
-            class: 0,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(Kind::Data, FlowId(0), ends, 1500, 1460)
         }
     }
 

@@ -408,22 +408,7 @@ mod tests {
     use crate::base::units::SimTime;
 
     fn pkt(kind: Kind) -> Packet {
-        Packet {
-            flow: FlowId(3),
-            src: NodeId(1),
-            dst: NodeId(2),
-            seq: 0,
-            ack: 0,
-            size: 40,
-            payload: 0,
-            kind,
-            flags: 0,
-            ecn: Ecn::NotEct,
-            class: 0,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
-        }
+        Packet::new(kind, FlowId(3), (NodeId(1), NodeId(2)), 40, 0)
     }
 
     fn frame(p: &Packet) -> (Vec<u8>, u32) {

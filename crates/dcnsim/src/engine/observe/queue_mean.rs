@@ -67,24 +67,13 @@ impl QueueMean {
 mod tests {
     use super::*;
     use crate::base::ids::{FlowId, NodeId};
-    use crate::base::packet::{Ecn, Kind, SackBlocks};
+    use crate::base::packet::Kind;
 
     fn pkt(enq_us: u64, size: u32) -> Packet {
+        let ends = (NodeId(0), NodeId(1));
         Packet {
-            flow: FlowId(0),
-            src: NodeId(0),
-            dst: NodeId(1),
-            seq: 0,
-            ack: 0,
-            size,
-            payload: size.saturating_sub(40),
-            kind: Kind::Data,
-            flags: 0,
-            ecn: Ecn::NotEct,
-            class: 0,
             enq_time: SimTime::from_us(enq_us),
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(Kind::Data, FlowId(0), ends, size, size.saturating_sub(40))
         }
     }
 

@@ -95,24 +95,15 @@ impl SeqTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::packet::{Ecn, Kind, SackBlocks};
+    use crate::base::packet::Kind;
 
     fn pkt(flow: u32, kind: Kind, seq: u64, ack: u64, payload: u32, fl: u8) -> Packet {
+        let ends = (crate::base::ids::NodeId(0), crate::base::ids::NodeId(1));
         Packet {
-            flow: FlowId(flow),
-            src: crate::base::ids::NodeId(0),
-            dst: crate::base::ids::NodeId(1),
             seq,
             ack,
-            size: payload + 40,
-            payload,
-            kind,
             flags: fl,
-            ecn: Ecn::NotEct,
-            class: 0,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(kind, FlowId(flow), ends, payload + 40, payload)
         }
     }
 

@@ -499,26 +499,14 @@ pub fn find(name: &str, port: bool) -> Result<&'static Entry, String> {
 #[cfg(test)]
 pub(crate) mod testutil {
     use crate::base::ids::{FlowId, NodeId};
-    use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
-    use crate::base::units::SimTime;
+    use crate::base::packet::{Ecn, Kind, Packet};
+    
 
     /// A 1500-byte data packet with codepoint `ecn`.
     pub fn pkt(ecn: Ecn) -> Packet {
         Packet {
-            flow: FlowId(0),
-            src: NodeId(0),
-            dst: NodeId(1),
-            seq: 0,
-            ack: 0,
-            size: 1500,
-            payload: 1460,
-            kind: Kind::Data,
-            flags: 0,
             ecn,
-            class: 0,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(Kind::Data, FlowId(0), (NodeId(0), NodeId(1)), 1500, 1460)
         }
     }
 

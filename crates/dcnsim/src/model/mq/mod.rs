@@ -343,28 +343,18 @@ impl MultiQueue<Packet> {
 pub(crate) mod testutil {
     use crate::base::ids::{FlowId, NodeId};
     use crate::base::packet::{Ecn, Kind, Packet};
-    use crate::base::units::SimTime;
+    
 
     /// A data packet of `size` bytes in class `class` from `src` to `dst`.
     pub fn pkt(class: u8, size: u32) -> Packet {
         pkt_flow(class, size, 0, 1)
     }
     pub fn pkt_flow(class: u8, size: u32, src: u32, dst: u32) -> Packet {
+        let ends = (NodeId(src), NodeId(dst));
         Packet {
-            flow: FlowId(src),
-            src: NodeId(src),
-            dst: NodeId(dst),
-            seq: 0,
-            ack: 0,
-            size,
-            payload: size.saturating_sub(40),
-            kind: Kind::Data,
-            flags: 0,
             ecn: Ecn::Ect0,
             class,
-            enq_time: SimTime::ZERO,
-            sent_time: SimTime::ZERO,
-            sack: Default::default(),
+            ..Packet::new(Kind::Data, FlowId(src), ends, size, size.saturating_sub(40))
         }
     }
 }

@@ -31,22 +31,7 @@ fn sender_established(bytes: u64) -> (TcpFlow, Vec<Packet>) {
 
 /// Template of what a receiver sends back: a 40-byte pure ACK from node 2 to node 1 with
 /// no SACK blocks, no flags and no ECN codepoint. Scripts fill in the rest by struct update.
-const ACK: Packet = Packet {
-    flow: FlowId(0),
-    src: NodeId(2),
-    dst: NodeId(1),
-    seq: 0,
-    ack: 0,
-    size: 40,
-    payload: 0,
-    kind: Kind::Ack,
-    flags: 0,
-    ecn: Ecn::NotEct,
-    class: 0,
-    enq_time: SimTime::ZERO,
-    sent_time: SimTime::ZERO,
-    sack: SackBlocks::EMPTY,
-};
+const ACK: Packet = Packet::new(Kind::Ack, FlowId(0), (NodeId(2), NodeId(1)), 40, 0);
 
 /// Template of what a sender sends: a full-sized data segment from node 1 to node 2.
 const SEGMENT: Packet = Packet {

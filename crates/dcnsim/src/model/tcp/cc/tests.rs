@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::base::ids::{FlowId, NodeId};
-use crate::base::packet::{flags, Ecn, Kind, Packet, SackBlocks};
+use crate::base::packet::{flags, Ecn, Kind, Packet};
 use crate::base::units::SimTime;
 use crate::model::tcp::TcpFlow;
 
@@ -54,20 +54,9 @@ impl CongestionControl for Aimd {
 
 fn ack(a: u64, ece: bool) -> Packet {
     Packet {
-        flow: FlowId(0),
-        src: NodeId(2),
-        dst: NodeId(1),
-        seq: 0,
         ack: a,
-        size: 40,
-        payload: 0,
-        kind: Kind::Ack,
         flags: if ece { flags::ECE } else { 0 },
-        ecn: Ecn::NotEct,
-        class: 0,
-        enq_time: SimTime::ZERO,
-        sent_time: SimTime::ZERO,
-        sack: SackBlocks::EMPTY,
+        ..Packet::new(Kind::Ack, FlowId(0), (NodeId(2), NodeId(1)), 40, 0)
     }
 }
 
