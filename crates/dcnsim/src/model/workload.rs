@@ -685,7 +685,6 @@ pub fn pias_tag(tags: &[PiasTag], p: &mut Packet) {
 mod tests {
     use super::*;
     use crate::base::ids::{FlowId, NodeId};
-    
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs()

@@ -172,10 +172,15 @@ mod tests {
     use super::*;
     use crate::base::ids::FlowId;
     use crate::base::packet::Kind;
-    
 
     fn pkt(flow: u32, src: u32, dst: u32) -> Packet {
-        Packet::new(Kind::Data, FlowId(flow), (NodeId(src), NodeId(dst)), 1500, 1460)
+        Packet::new(
+            Kind::Data,
+            FlowId(flow),
+            (NodeId(src), NodeId(dst)),
+            1500,
+            1460,
+        )
     }
 
     #[test]

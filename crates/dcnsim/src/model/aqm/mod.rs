@@ -500,7 +500,6 @@ pub fn find(name: &str, port: bool) -> Result<&'static Entry, String> {
 pub(crate) mod testutil {
     use crate::base::ids::{FlowId, NodeId};
     use crate::base::packet::{Ecn, Kind, Packet};
-    
 
     /// A 1500-byte data packet with codepoint `ecn`.
     pub fn pkt(ecn: Ecn) -> Packet {

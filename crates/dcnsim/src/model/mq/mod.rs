@@ -343,7 +343,6 @@ impl MultiQueue<Packet> {
 pub(crate) mod testutil {
     use crate::base::ids::{FlowId, NodeId};
     use crate::base::packet::{Ecn, Kind, Packet};
-    
 
     /// A data packet of `size` bytes in class `class` from `src` to `dst`.
     pub fn pkt(class: u8, size: u32) -> Packet {

@@ -206,6 +206,17 @@ fn check_len(len: usize, want: usize, what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The checks shared by the weighted schedulers `name`: `n` queues, the first `strict` of
+/// them strict priority (0 but for the SP+ kinds), and one of `len` weights or quanta
+/// (`what`) for each of the others.
+fn check_split(n: usize, strict: usize, len: usize, name: &str, what: &str) -> Result<(), String> {
+    check_n(n, MAX_CLASS_QUEUES, name)?;
+    if strict >= n {
+        return Err(format!("{name}: strict queues {strict} must be < {n}"));
+    }
+    check_len(len, n - strict, &format!("{name} {what}"))
+}
+
 fn check_weights(w: &[f64]) -> Result<(), String> {
     match w.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
         Some(x) => Err(format!("WFQ weight {x} must be finite and > 0")),
@@ -221,15 +232,18 @@ fn check_quanta(q: &[u32]) -> Result<(), String> {
 }
 
 impl Wfq {
-    fn new(n: usize, strict: usize, w: &[f64]) -> Wfq {
+    /// A validated WFQ (`strict` 0) or SP+WFQ scheduler called `name` in errors.
+    fn checked(n: usize, strict: usize, w: &[f64], name: &str) -> Result<Wfq, String> {
+        check_split(n, strict, w.len(), name, "weights")?;
+        check_weights(w)?;
         let mut weights = vec![1.0; n];
         weights[strict..].copy_from_slice(w);
-        Wfq {
+        Ok(Wfq {
             strict,
             weights,
             finish: vec![f64::INFINITY; n],
             vt: 0.0,
-        }
+        })
     }
     /// Current virtual time (bytes / weight).
     pub fn virtual_time(&self) -> f64 {
@@ -238,6 +252,13 @@ impl Wfq {
 }
 
 impl Dwrr {
+    /// A validated DWRR (`strict` 0) or SP+DWRR scheduler called `name` in errors.
+    fn checked(n: usize, strict: usize, q: &[u32], name: &str) -> Result<Dwrr, String> {
+        check_split(n, strict, q.len(), name, "quanta")?;
+        check_quanta(q)?;
+        Ok(Dwrr::new(n, strict, q))
+    }
+
     fn new(n: usize, strict: usize, q: &[u32]) -> Dwrr {
         let mut qs = vec![DwrrQueue::default(); n];
         for (s, &quantum) in qs[strict..].iter_mut().zip(q) {
@@ -304,39 +325,16 @@ impl Scheduler {
                 check_n(n, MAX_CLASS_QUEUES, "SP")?;
                 Scheduler::Sp
             }
-            SchedConfig::Wfq { weights } => {
-                check_n(n, MAX_CLASS_QUEUES, "WFQ")?;
-                check_len(weights.len(), n, "WFQ weights")?;
-                check_weights(weights)?;
-                Scheduler::Wfq(Wfq::new(n, 0, weights))
-            }
+            SchedConfig::Wfq { weights } => Scheduler::Wfq(Wfq::checked(n, 0, weights, "WFQ")?),
             SchedConfig::SpWfq { strict, weights } => {
-                check_n(n, MAX_CLASS_QUEUES, "SP+WFQ")?;
-                if *strict >= n {
-                    return Err(format!("SP+WFQ: strict queues {strict} must be < {n}"));
-                }
-                check_len(weights.len(), n - strict, "SP+WFQ weights")?;
-                check_weights(weights)?;
-                Scheduler::Wfq(Wfq::new(n, *strict, weights))
+                Scheduler::Wfq(Wfq::checked(n, *strict, weights, "SP+WFQ")?)
             }
-            SchedConfig::Dwrr { quanta } => {
-                check_n(n, MAX_CLASS_QUEUES, "DWRR")?;
-                check_len(quanta.len(), n, "DWRR quanta")?;
-                check_quanta(quanta)?;
-                Scheduler::Dwrr(Dwrr::new(n, 0, quanta))
-            }
+            SchedConfig::Dwrr { quanta } => Scheduler::Dwrr(Dwrr::checked(n, 0, quanta, "DWRR")?),
             SchedConfig::SpDwrr { strict, quanta } => {
-                check_n(n, MAX_CLASS_QUEUES, "SP+DWRR")?;
-                if *strict >= n {
-                    return Err(format!("SP+DWRR: strict queues {strict} must be < {n}"));
-                }
-                check_len(quanta.len(), n - strict, "SP+DWRR quanta")?;
-                check_quanta(quanta)?;
-                Scheduler::Dwrr(Dwrr::new(n, *strict, quanta))
+                Scheduler::Dwrr(Dwrr::checked(n, *strict, quanta, "SP+DWRR")?)
             }
             SchedConfig::Wrr { weights } => {
-                check_n(n, MAX_CLASS_QUEUES, "WRR")?;
-                check_len(weights.len(), n, "WRR weights")?;
+                check_split(n, 0, weights.len(), "WRR", "weights")?;
                 if weights.contains(&0) {
                     return Err("WRR weight must be ≥ 1 packet".into());
                 }
@@ -947,23 +945,23 @@ mod tests {
         assert_eq!(order, want);
     }
 
-    #[test]
-    fn sfq_ns2_drop_rule_exact_admission_counts() {
-        let cfg = SchedConfig::Sfq {
-            maxqueue: DEFAULT_SFQ_MAXQUEUE,
-            limit: SfqLimit::Ns2,
-        };
-        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
-        let f = distinct_flows(10, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
-        // Each flow in turn offers 50 packets with no departures. Hand-computed from
-        // used ≥ left>>1, (left < 16 and used > 40/16 = 2), left ≤ 0: flow 1 stops at
-        // used 13 (left 27: 13 ≥ 13), flow 2 at 9 (left 18), then left < 16 caps every
-        // flow at 3 (used 3 > 2) until left>>1 bites: 3, 3, 3, 3 (left 9 → 6), then
-        // 2 (left 4: 2 ≥ 2), 1, 1, 1 (1 ≥ left>>1); 39 of 40 slots.
+    /// An SFQ of the default bucket count and `n` flow sources that hash to distinct
+    /// buckets.
+    fn sfq_with_flows(cfg: &SchedConfig, n: usize) -> (MultiQueue<Packet>, Vec<u32>) {
+        let mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, cfg, 8).unwrap();
+        (
+            mq,
+            distinct_flows(n, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS)),
+        )
+    }
+
+    /// Each flow source of `flows` in turn offers `offers` 1500-B packets with no
+    /// departures; how many of each were admitted.
+    fn offer_in_turn(mq: &mut MultiQueue<Packet>, flows: &[u32], offers: usize) -> Vec<u32> {
         let mut admitted = vec![];
-        for &src in &f {
+        for &src in flows {
             let mut a = 0;
-            for _ in 0..50 {
+            for _ in 0..offers {
                 let p = pkt_flow(0, 1500, src, 0);
                 if mq.enqueue(mq.classify(&p), p) == 0 {
                     a += 1;
@@ -971,6 +969,22 @@ mod tests {
             }
             admitted.push(a);
         }
+        admitted
+    }
+
+    #[test]
+    fn sfq_ns2_drop_rule_exact_admission_counts() {
+        let cfg = SchedConfig::Sfq {
+            maxqueue: DEFAULT_SFQ_MAXQUEUE,
+            limit: SfqLimit::Ns2,
+        };
+        let (mut mq, f) = sfq_with_flows(&cfg, 10);
+        // Each flow in turn offers 50 packets with no departures. Hand-computed from
+        // used ≥ left>>1, (left < 16 and used > 40/16 = 2), left ≤ 0: flow 1 stops at
+        // used 13 (left 27: 13 ≥ 13), flow 2 at 9 (left 18), then left < 16 caps every
+        // flow at 3 (used 3 > 2) until left>>1 bites: 3, 3, 3, 3 (left 9 → 6), then
+        // 2 (left 4: 2 ≥ 2), 1, 1, 1 (1 ≥ left>>1); 39 of 40 slots.
+        let admitted = offer_in_turn(&mut mq, &f, 50);
         assert_eq!(admitted, vec![13, 9, 3, 3, 3, 3, 2, 1, 1, 1]);
         assert_eq!(mq.len(), 39);
         assert_eq!(mq.take_dropped().count(), 500 - 39);
@@ -982,19 +996,8 @@ mod tests {
             maxqueue: 40,
             limit: SfqLimit::HardPartition { flows: 4 },
         };
-        let mut mq = MultiQueue::<Packet>::new(DEFAULT_SFQ_BUCKETS, &cfg, 8).unwrap();
-        let f = distinct_flows(5, |p| sfq_bucket(p, DEFAULT_SFQ_BUCKETS));
-        let mut admitted = vec![];
-        for &src in &f {
-            let mut a = 0;
-            for _ in 0..20 {
-                let p = pkt_flow(0, 1500, src, 0);
-                if mq.enqueue(mq.classify(&p), p) == 0 {
-                    a += 1;
-                }
-            }
-            admitted.push(a);
-        }
+        let (mut mq, f) = sfq_with_flows(&cfg, 5);
+        let admitted = offer_in_turn(&mut mq, &f, 20);
         // 4 × 10 fill the 40-packet buffer; a fifth flow finds it full.
         assert_eq!(admitted, vec![10, 10, 10, 10, 0]);
     }

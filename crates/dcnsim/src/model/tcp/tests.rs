@@ -21,9 +21,14 @@ fn cfg() -> TcpConfig {
     }
 }
 
+/// A flow from node 1 to node 2 with configuration `c` (its receiver, or its sender).
+fn flow(c: TcpConfig) -> TcpFlow {
+    TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c)
+}
+
 /// A sender with `bytes` written and the initial window sent at t = 0.
 fn sender_established(bytes: u64) -> (TcpFlow, Vec<Packet>) {
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
+    let mut f = flow(cfg());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, bytes, &mut out);
     (f, out)
@@ -146,22 +151,17 @@ fn test_closed_write_sends_initial_window() {
 
 #[test]
 fn test_handshake_syn_synack_then_data() {
-    let mut f = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            handshake: true,
-            ..cfg()
-        },
-    );
+    let mut f = flow(TcpConfig {
+        handshake: true,
+        ..cfg()
+    });
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 10 * MSS, &mut out);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].kind, Kind::Syn);
     assert_eq!(f.snd.state, SndState::SynSent);
     // Receiver side answers with a SYN-ACK.
-    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
+    let mut r = flow(cfg());
     let mut rout = Vec::new();
     r.on_segment(us(50), &out[0], &mut rout);
     assert_eq!(rout.len(), 1);
@@ -179,15 +179,10 @@ fn test_handshake_syn_synack_then_data() {
 
 #[test]
 fn test_syn_lost_retransmits_with_backoff() {
-    let mut f = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            handshake: true,
-            ..cfg()
-        },
-    );
+    let mut f = flow(TcpConfig {
+        handshake: true,
+        ..cfg()
+    });
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, MSS, &mut out);
     out.clear();
@@ -222,7 +217,7 @@ fn test_rtt_sample_and_rto_formula() {
     let mut c = cfg();
     c.min_rto = SimTime::ZERO;
     c.rto_granularity = us(1);
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut f = flow(c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     out.clear();
@@ -250,7 +245,7 @@ fn test_min_rto_and_granularity_bound_rto() {
     let mut c = cfg();
     c.min_rto = SimTime::ZERO;
     c.rto_granularity = ms(10);
-    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut g = flow(c);
     g.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     g.on_ack(us(100), &ack(MSS), &mut out);
     // SRTT + max(G, 4·RTTVAR) = 100 us + 10 ms, rounded up to a multiple of G = 20 ms.
@@ -387,7 +382,7 @@ fn test_rto_stops_when_all_acked() {
 
 #[test]
 fn test_receiver_acks_every_segment_without_delack() {
-    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
+    let mut r = flow(cfg());
     let mut out = Vec::new();
     r.on_segment(us(1), &data(0, 1460), &mut out);
     r.on_segment(us(2), &data(MSS, 1460), &mut out);
@@ -400,7 +395,7 @@ fn test_receiver_acks_every_segment_without_delack() {
 
 #[test]
 fn test_receiver_out_of_order_dupacks_then_fill() {
-    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
+    let mut r = flow(cfg());
     let mut out = Vec::new();
     r.on_segment(us(1), &data(0, 1460), &mut out);
     r.on_segment(us(2), &data(2 * MSS, 1460), &mut out);
@@ -418,16 +413,11 @@ fn test_receiver_out_of_order_dupacks_then_fill() {
 
 #[test]
 fn test_delack_receiver_second_segment_or_timer_sends_the_ack() {
-    let mut r = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            delack_count: 2,
-            delack_timeout: ms(40),
-            ..cfg()
-        },
-    );
+    let mut r = flow(TcpConfig {
+        delack_count: 2,
+        delack_timeout: ms(40),
+        ..cfg()
+    });
     recv_nothing!(r, us(1), data(0, 1460));
     assert_eq!(r.rcv.delack_timer.deadline, us(1) + ms(40));
     let out = send!(r, us(2), data(MSS, 1460));
@@ -504,7 +494,7 @@ fn ecn_cfg(cc: CcConfig, rx: EcnRxPolicy) -> TcpConfig {
 /// As `sender_with_window` with a given configuration: cwnd 10 MSS, segments 1..10
 /// outstanding (SND.UNA = 1 MSS, SND.MAX = 11 MSS), RTO 200 ms.
 fn sender_with_window_cfg(c: TcpConfig) -> TcpFlow {
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut f = flow(c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 1000 * MSS, &mut out);
     f.snd.ssthresh = 8 * MSS;
@@ -517,12 +507,7 @@ fn sender_with_window_cfg(c: TcpConfig) -> TcpFlow {
 
 #[test]
 fn test_standard_receiver_latches_ece_until_cwr_and_ce_wins() {
-    let mut r = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Standard),
-    );
+    let mut r = flow(ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Standard));
     let mut out = Vec::new();
     let d = |i: u64| data(i * MSS, 1460);
     let script = [
@@ -561,12 +546,7 @@ fn test_standard_receiver_latches_ece_until_cwr_and_ce_wins() {
 #[test]
 fn test_standard_sender_ect_on_new_data_only() {
     let (f, out) = {
-        let mut f = TcpFlow::new(
-            FlowId(0),
-            NodeId(1),
-            NodeId(2),
-            ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Standard),
-        );
+        let mut f = flow(ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Standard));
         let mut out = Vec::new();
         f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
         (f, out)
@@ -579,12 +559,7 @@ fn test_standard_sender_ect_on_new_data_only() {
     assert_eq!(seqs(&out), vec![0]);
     assert_eq!(out[0].ecn, Ecn::NotEct);
     // Without an ECN-capable receiver (negotiation fails) nothing is ECT.
-    let mut g = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Off),
-    );
+    let mut g = flow(ecn_cfg(CcConfig::NewReno, EcnRxPolicy::Off));
     let mut out = Vec::new();
     g.app_write(SimTime::ZERO, 10 * MSS, &mut out);
     assert!(out.iter().all(|p| p.ecn == Ecn::NotEct));
@@ -670,7 +645,7 @@ fn dctcp(f: &TcpFlow) -> &Dctcp {
 fn dctcp_mark_script(alpha0: f64, recovery_mode: bool) -> (TcpFlow, Vec<f64>, u64) {
     let mut c = dctcp_cfg(CcConfig::Dctcp, alpha0);
     c.cc.dctcp_mut().unwrap().recovery_mode = recovery_mode;
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut f = flow(c);
     let mut out = Vec::new();
     let mut alphas = Vec::new();
     let t = |i: u64| us(100 + i);
@@ -783,18 +758,13 @@ fn test_dctcp_sender_sets_no_cwr_odctcp_sender_does() {
 }
 
 fn dctcp_receiver(rx: EcnRxPolicy) -> TcpFlow {
-    TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            cc: CcConfig::Dctcp(DctcpConfig::default()),
-            ecn_rx: rx,
-            delack_count: 2,
-            delack_timeout: ms(40),
-            ..cfg()
-        },
-    )
+    flow(TcpConfig {
+        cc: CcConfig::Dctcp(DctcpConfig::default()),
+        ecn_rx: rx,
+        delack_count: 2,
+        delack_timeout: ms(40),
+        ..cfg()
+    })
 }
 
 #[test]
@@ -851,7 +821,7 @@ fn test_idle_restart_and_dctcp_alpha_reset_after_idle() {
     c.init_cwnd = 2;
     c.idle_restart = true;
     c.cc.dctcp_mut().unwrap().reset_alpha_after_idle = true;
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c.clone());
+    let mut f = flow(c.clone());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 4 * MSS, &mut out);
     f.on_ack(us(100), &ack(2 * MSS), &mut out); // window 0 closes with M = 0
@@ -874,7 +844,7 @@ fn test_idle_restart_and_dctcp_alpha_reset_after_idle() {
     // Both options off (the default): no restart.
     c.idle_restart = false;
     c.cc.dctcp_mut().unwrap().reset_alpha_after_idle = false;
-    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut g = flow(c);
     g.app_write(SimTime::ZERO, 2 * MSS, &mut out);
     g.on_ack(us(100), &ack(2 * MSS), &mut out);
     let w = g.snd.cwnd;
@@ -911,7 +881,7 @@ fn sack_ack(a: u64, b: &[(u64, u64)]) -> Packet {
 
 #[test]
 fn test_sack_receiver_blocks_for_hole_pattern() {
-    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), sack_cfg());
+    let mut r = flow(sack_cfg());
     let mut out = Vec::new();
     // Segments 1, 4, 6, 8 lost; the rest arrive in order of sequence.
     for (i, s) in [0u64, 2, 3, 5, 7, 9].iter().enumerate() {
@@ -943,7 +913,7 @@ fn test_sack_receiver_blocks_for_hole_pattern() {
         ]
     );
     // Without SACK the same receiver sends no blocks.
-    let mut n = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
+    let mut n = flow(cfg());
     out.clear();
     n.on_segment(us(0), &data(2 * MSS, 1460), &mut out);
     assert!(out[0].sack.is_empty());
@@ -1000,16 +970,11 @@ fn test_sack_window_rto_discards_the_scoreboard() {
 
 #[test]
 fn test_abc_slow_start_counts_bytes_up_to_l() {
-    let mut f = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            abc_limit: 2,
-            init_cwnd: 4,
-            ..cfg()
-        },
-    );
+    let mut f = flow(TcpConfig {
+        abc_limit: 2,
+        init_cwnd: 4,
+        ..cfg()
+    });
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     // A delayed ACK covering two segments opens cwnd by 2 MSS (RFC 3465, L = 2) ...
@@ -1019,15 +984,10 @@ fn test_abc_slow_start_counts_bytes_up_to_l() {
     f.on_ack(us(110), &ack(5 * MSS), &mut out);
     assert_eq!(f.snd.cwnd, 8 * MSS);
     // Without byte counting the same ACKs open cwnd by one MSS each.
-    let mut g = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            init_cwnd: 4,
-            ..cfg()
-        },
-    );
+    let mut g = flow(TcpConfig {
+        init_cwnd: 4,
+        ..cfg()
+    });
     g.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     g.on_ack(us(100), &ack(2 * MSS), &mut out);
     assert_eq!(g.snd.cwnd, 5 * MSS);
@@ -1035,16 +995,11 @@ fn test_abc_slow_start_counts_bytes_up_to_l() {
 
 #[test]
 fn test_abc_congestion_avoidance_one_mss_per_cwnd_acked() {
-    let mut f = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            abc_limit: 2,
-            init_cwnd: 4,
-            ..cfg()
-        },
-    );
+    let mut f = flow(TcpConfig {
+        abc_limit: 2,
+        init_cwnd: 4,
+        ..cfg()
+    });
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     f.snd.ssthresh = 4 * MSS; // in congestion avoidance from the start
@@ -1168,7 +1123,7 @@ fn ns2_cfg() -> TcpConfig {
 
 #[test]
 fn test_ns2_tick_estimator_sub_tick_rtt_gives_three_tick_rto() {
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
+    let mut f = flow(ns2_cfg());
     f.snd.tick_phase = SimTime::ZERO;
     // Sent at 0, acked at 100 us: no tick boundary crossed, the sample counts as 1 tick;
     // 8·SRTT = 8, 4·RTTVAR = 2, RTO = (8 + 2·8)/8 = 3 ticks = 30 ms (above min_rto).
@@ -1183,26 +1138,21 @@ fn test_ns2_tick_estimator_sub_tick_rtt_gives_three_tick_rto() {
         (8, 2, ms(30))
     );
     // With min_rto 200 ms the RTO is min_rto (rfc2988_: clamp before the backoff).
-    let mut g = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            min_rto: ms(200),
-            ..ns2_cfg()
-        },
-    );
+    let mut g = flow(TcpConfig {
+        min_rto: ms(200),
+        ..ns2_cfg()
+    });
     g.tick_rtt_sample(SimTime::ZERO, us(100));
     assert_eq!(g.snd.rto, ms(200));
 }
 
 #[test]
 fn test_ns2_tick_estimator_counts_tick_boundaries_of_the_connection_clock() {
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
+    let mut f = flow(ns2_cfg());
     f.snd.tick_phase = SimTime::ZERO;
     f.tick_rtt_sample(SimTime::ZERO, ms(25));
     assert_eq!(f.snd.tick_srtt, 16, "0 → 25 ms crosses 2 boundaries");
-    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
+    let mut g = flow(ns2_cfg());
     g.snd.tick_phase = SimTime::ZERO;
     g.tick_rtt_sample(ms(7), ms(32));
     assert_eq!(g.snd.tick_srtt, 24, "7 → 32 ms crosses 3");
@@ -1220,7 +1170,7 @@ fn test_ns2_tick_estimator_counts_tick_boundaries_of_the_connection_clock() {
 fn test_ns2_tick_phase_follows_the_flow_id() {
     // ns-2 draws `boot_time_` per agent; here the phase is a hash of the flow id, in
     // [0, tick), set again when the engine numbers the flow.
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
+    let mut f = flow(ns2_cfg());
     let p0 = f.snd.tick_phase;
     let phases: Vec<SimTime> = (1..=4)
         .map(|i| {
@@ -1236,14 +1186,14 @@ fn test_ns2_tick_phase_follows_the_flow_id() {
     f.set_id(FlowId(0));
     assert_eq!(f.snd.tick_phase, p0, "a pure function of the id");
     // Without a tick clock there is no phase.
-    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), cfg());
+    let mut g = flow(cfg());
     g.set_id(FlowId(3));
     assert_eq!(g.snd.tick_phase, SimTime::ZERO);
 }
 
 #[test]
 fn test_ns2_tick_estimator_backoff_multiplier_and_srtt_reset() {
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), ns2_cfg());
+    let mut f = flow(ns2_cfg());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     f.snd.tick_phase = SimTime::ZERO;
@@ -1273,7 +1223,7 @@ fn test_timestamps_receiver_echoes_ts_recent_per_rfc7323() {
         timestamps: true,
         ..cfg()
     };
-    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut r = flow(c);
     let mut out = Vec::new();
     let seg = |seq: u64, sent: SimTime| Packet {
         sent_time: sent,
@@ -1295,7 +1245,7 @@ fn test_timestamps_sender_samples_every_ack_even_after_retransmission() {
         timestamps: true,
         ..cfg()
     };
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut f = flow(c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
     assert_eq!(out[0].size, 1500 + TS_OPTION_BYTES);
@@ -1325,7 +1275,7 @@ fn test_ns2_idle_rto_reset_restarts_from_one_segment() {
         init_cwnd: 4,
         ..cfg()
     };
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c.clone());
+    let mut f = flow(c.clone());
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 4 * MSS, &mut out);
     f.on_ack(us(100), &ack(4 * MSS), &mut out);
@@ -1346,15 +1296,10 @@ fn test_ns2_idle_rto_reset_restarts_from_one_segment() {
 #[test]
 fn test_rto_reset_on_ack_ends_backoff_at_first_new_ack() {
     for reset in [false, true] {
-        let mut f = TcpFlow::new(
-            FlowId(0),
-            NodeId(1),
-            NodeId(2),
-            TcpConfig {
-                rto_reset_on_ack: reset,
-                ..cfg()
-            },
-        );
+        let mut f = flow(TcpConfig {
+            rto_reset_on_ack: reset,
+            ..cfg()
+        });
         let mut out = Vec::new();
         f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
         f.on_ack(us(100), &ack(MSS), &mut out); // a sample: RTO = min_rto 200 ms
@@ -1396,22 +1341,17 @@ fn test_whole_segments_rounds_a_write_up_to_full_segments() {
         init_cwnd: 200,
         ..cfg()
     };
-    let mut f = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut f = flow(c);
     let mut out = Vec::new();
     f.app_write(SimTime::ZERO, 256_000, &mut out);
     // ns-2's one-way TCP: ceil(256000 / 1460) = 176 packets of 1460 B.
     assert_eq!(f.snd.app_limit, 176 * MSS);
     assert_eq!(out.len(), 176);
     assert!(out.iter().all(|p| p.payload as u64 == MSS));
-    let mut g = TcpFlow::new(
-        FlowId(0),
-        NodeId(1),
-        NodeId(2),
-        TcpConfig {
-            init_cwnd: 200,
-            ..cfg()
-        },
-    );
+    let mut g = flow(TcpConfig {
+        init_cwnd: 200,
+        ..cfg()
+    });
     out.clear();
     g.app_write(SimTime::ZERO, 256_000, &mut out);
     assert_eq!(out.last().unwrap().payload, 256_000 - 175 * 1460);
@@ -1701,7 +1641,7 @@ fn test_tlp_not_armed_in_recovery_or_when_rto_is_sooner() {
     assert!(f.snd.in_recovery);
     assert_eq!(rack(&f).timer, TimerKind::Rto);
     // One segment outstanding: PTO = 2·SRTT + WCDelAckT (200 ms) is later than the RTO.
-    let mut g = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), rack_cfg(true));
+    let mut g = flow(rack_cfg(true));
     g.app_write(SimTime::ZERO, 2 * MSS, &mut out);
     g.on_ack(us(100), &ack(MSS), &mut out);
     assert_eq!(rack(&g).timer, TimerKind::Rto);
@@ -1720,7 +1660,7 @@ fn test_dsack_receiver_reports_duplicates_first_rfc2883() {
         dsack: true,
         ..sack_cfg()
     };
-    let mut r = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), c);
+    let mut r = flow(c);
     let mut out = Vec::new();
     r.on_segment(us(0), &data(0, 1460), &mut out);
     r.on_segment(us(1), &data(2 * MSS, 1460), &mut out);
@@ -1741,7 +1681,7 @@ fn test_dsack_receiver_reports_duplicates_first_rfc2883() {
     r.on_segment(us(4), &data(3 * MSS, 1460), &mut out);
     assert_eq!(out[0].sack.dsack(MSS), None);
     // Without `dsack` nothing is reported.
-    let mut n = TcpFlow::new(FlowId(0), NodeId(1), NodeId(2), sack_cfg());
+    let mut n = flow(sack_cfg());
     out.clear();
     n.on_segment(us(0), &data(0, 1460), &mut out);
     n.on_segment(us(1), &data(0, 1460), &mut out);

@@ -14,7 +14,7 @@
 //! of the two upward hops (the paper's two-level tables spread flows over the same paths;
 //! here a per-flow hash picks among them, `engine/net/ecmp.rs`).
 
-use super::{BuildInfo, Ctx, LinkDefaults, ScenarioError, TopologyCfg};
+use super::{link_defaults, BuildInfo, Built, Ctx, TopologyCfg};
 use crate::base::ids::NodeId;
 use crate::base::limits;
 use crate::engine::net::NodeKind;
@@ -25,13 +25,7 @@ pub(super) fn nodes(k: u64) -> u64 {
     k * k * k / 4 + 5 * k * k / 4
 }
 
-pub(super) fn build(
-    ctx: &Ctx,
-    t: &TopologyCfg,
-    d: &LinkDefaults,
-    sim: &mut Sim,
-    info: &mut BuildInfo,
-) -> Result<(), ScenarioError> {
+pub(super) fn build(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim, info: &mut BuildInfo) -> Built {
     let k =
         t.k.ok_or_else(|| ctx.err("topology", "k", "a fattree needs `k` (an even port count)"))?;
     let k = u64::from(k);
@@ -43,11 +37,10 @@ pub(super) fn build(
         );
         return Err(ctx.err("topology", "k", msg));
     }
-    let rate = d
-        .rate
-        .ok_or_else(|| ctx.err("topology", "link_rate", "a fattree needs `link_rate`"))?;
+    let (rate, delay, sw_buf, nic_buf) = link_defaults(t);
+    let rate =
+        rate.ok_or_else(|| ctx.err("topology", "link_rate", "a fattree needs `link_rate`"))?;
     let frate = t.fabric_rate.map(|r| r.0).unwrap_or(rate);
-    let (delay, sw_buf, nic_buf) = (d.delay, d.sw_buf, d.nic_buf);
     let half = (k / 2) as usize;
     let pods = k as usize;
     // Links: k³/4 to hosts, as many edge-aggregation and as many aggregation-core.

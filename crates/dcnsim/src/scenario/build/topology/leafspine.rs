@@ -11,18 +11,13 @@
 //! `base_rtt` every link gets `link_delay` (default 0). Serialization is not part of
 //! `base_rtt`. ECMP (`engine/net/ecmp.rs`) spreads inter-leaf flows over the spines.
 
-use super::{BuildInfo, Ctx, ScenarioError, TopologyCfg};
+use super::{BuildInfo, Built, Ctx, ScenarioError, TopologyCfg};
 use crate::base::ids::{Idx, NodeId};
 use crate::base::units::SimTime;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 
-pub(super) fn build(
-    ctx: &Ctx,
-    t: &TopologyCfg,
-    sim: &mut Sim,
-    info: &mut BuildInfo,
-) -> Result<(), ScenarioError> {
+pub(super) fn build(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim, info: &mut BuildInfo) -> Built {
     let need = |v: Option<u32>, key: &str| -> Result<u32, ScenarioError> {
         let v = v.ok_or_else(|| ctx.err("topology", key, format!("a leafspine needs `{key}`")))?;
         if v == 0 || v > 10_000 {

@@ -22,20 +22,14 @@ pub(crate) fn build_topology(
     sim: &mut Sim,
     info: &mut BuildInfo,
 ) -> Result<(), ScenarioError> {
-    let d = LinkDefaults {
-        rate: t.link_rate.map(|r| r.0),
-        delay: t.link_delay.map(|d| d.0).unwrap_or(SimTime::ZERO),
-        sw_buf: t.switch_buffer.0,
-        nic_buf: t.nic_buffer.0,
-    };
-    info.switch_buffer_bytes = d.sw_buf;
+    info.switch_buffer_bytes = t.switch_buffer.0;
     check_kind_keys(ctx, t)?;
     match t.kind {
-        TopoKind::Star => build_star(ctx, t, &d, sim, info)?,
-        TopoKind::Dumbbell => build_dumbbell(ctx, t, &d, sim, info)?,
-        TopoKind::Explicit => build_explicit(ctx, t, &d, sim, info)?,
+        TopoKind::Star => build_star(ctx, t, sim, info)?,
+        TopoKind::Dumbbell => build_dumbbell(ctx, t, sim, info)?,
+        TopoKind::Explicit => build_explicit(ctx, t, sim, info)?,
         TopoKind::Leafspine => leafspine::build(ctx, t, sim, info)?,
-        TopoKind::Fattree => fattree::build(ctx, t, &d, sim, info)?,
+        TopoKind::Fattree => fattree::build(ctx, t, sim, info)?,
     }
     estimate::before_routes(ctx, t, sim)?;
     let ecmp = t
@@ -99,27 +93,23 @@ fn check_kind_keys(ctx: &Ctx, t: &TopologyCfg) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// Link rate, delay and buffers shared by the built-in topologies.
-struct LinkDefaults {
-    rate: Option<RateBps>,
-    delay: SimTime,
-    sw_buf: u64,
-    nic_buf: u64,
+/// What a topology builder returns: the nodes and links are added to the `Sim` it is given.
+type Built = Result<(), ScenarioError>;
+
+/// The link rate (if given), delay (default 0), switch buffer and NIC buffer shared by the
+/// built-in topologies.
+fn link_defaults(t: &TopologyCfg) -> (Option<RateBps>, SimTime, u64, u64) {
+    let delay = t.link_delay.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    (
+        t.link_rate.map(|r| r.0),
+        delay,
+        t.switch_buffer.0,
+        t.nic_buffer.0,
+    )
 }
 
-fn build_star(
-    ctx: &Ctx,
-    t: &TopologyCfg,
-    d: &LinkDefaults,
-    sim: &mut Sim,
-    info: &mut BuildInfo,
-) -> Result<(), ScenarioError> {
-    let LinkDefaults {
-        rate,
-        delay,
-        sw_buf,
-        nic_buf,
-    } = *d;
+fn build_star(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim, info: &mut BuildInfo) -> Built {
+    let (rate, delay, sw_buf, nic_buf) = link_defaults(t);
     let n = t
         .servers
         .ok_or_else(|| ctx.err("topology", "servers", "a star needs `servers` (at least 1)"))?;
@@ -174,19 +164,8 @@ fn build_star(
     Ok(())
 }
 
-fn build_dumbbell(
-    ctx: &Ctx,
-    t: &TopologyCfg,
-    d: &LinkDefaults,
-    sim: &mut Sim,
-    info: &mut BuildInfo,
-) -> Result<(), ScenarioError> {
-    let LinkDefaults {
-        rate,
-        delay,
-        sw_buf,
-        nic_buf,
-    } = *d;
+fn build_dumbbell(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim, info: &mut BuildInfo) -> Built {
+    let (rate, delay, sw_buf, nic_buf) = link_defaults(t);
     let l = t.left.ok_or_else(|| {
         ctx.err(
             "topology",
@@ -236,19 +215,8 @@ fn build_dumbbell(
     Ok(())
 }
 
-fn build_explicit(
-    ctx: &Ctx,
-    t: &TopologyCfg,
-    d: &LinkDefaults,
-    sim: &mut Sim,
-    info: &mut BuildInfo,
-) -> Result<(), ScenarioError> {
-    let LinkDefaults {
-        rate,
-        delay,
-        sw_buf,
-        nic_buf,
-    } = *d;
+fn build_explicit(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim, info: &mut BuildInfo) -> Built {
+    let (rate, delay, sw_buf, nic_buf) = link_defaults(t);
     if t.nodes.is_empty() {
         return Err(ctx.err(
             "topology",
