@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use crate::base::ids::{FlowId, NodeId, PortId};
 use crate::base::packet::{Ecn, Kind, Packet};
 use crate::base::table::{Column, Table};
-use crate::base::units::{RateBps, SimTime};
+use crate::base::units::SimTime;
 use crate::engine::net::mq_port::{MqPort, QueueMark};
-use crate::engine::net::{DropReason, NodeKind, ReasonCounts};
+use crate::engine::net::{DropReason, ReasonCounts};
 use crate::engine::sim::Sim;
 use crate::model::aqm::{Aqm, AqmAt, Discipline, MarkReason, Verdict, View};
 use crate::model::mq::buffer::{Admission, BufferPolicy};
@@ -61,13 +61,7 @@ fn toy() -> (Aqm, Arc<Mutex<Vec<String>>>) {
 
 /// Host a → host b at 1 Gb/s (12 µs per 1500 B); the port a→b.
 fn pair() -> (Sim, PortId) {
-    let mut sim = Sim::new(SimTime::from_ms(10), 1);
-    let a = sim.add_node("a", NodeKind::Host);
-    let b = sim.add_node("b", NodeKind::Host);
-    let rate = RateBps(1_000_000_000);
-    let (ab, _) = sim.add_link(a, b, rate, SimTime::from_us(5), u64::MAX, u64::MAX);
-    sim.finalize_routes().unwrap();
-    (sim, ab)
+    super::two_hosts(SimTime::from_ms(10), u64::MAX)
 }
 
 /// Offer six ECN-capable 1500-B packets at t = 0 (classes 0, 1, 0, 1, ...) and run.

@@ -14,6 +14,23 @@ mod transport;
 
 use crate::output::{Column, Table};
 
+/// Host "a" and host "b" on one 1 Gb/s (12 µs per 1500 B), 5 µs link, routes computed, to
+/// run for `duration`; the port a→b, which holds `limit` bytes (the port b→a holds any).
+pub fn two_hosts(
+    duration: crate::base::units::SimTime,
+    limit: u64,
+) -> (crate::engine::sim::Sim, crate::base::ids::PortId) {
+    use crate::base::units::{RateBps, SimTime};
+    use crate::engine::net::NodeKind;
+    let mut sim = crate::engine::sim::Sim::new(duration, 1);
+    let a = sim.add_node("a", NodeKind::Host);
+    let b = sim.add_node("b", NodeKind::Host);
+    let rate = RateBps(1_000_000_000);
+    let (ab, _) = sim.add_link(a, b, rate, SimTime::from_us(5), limit, u64::MAX);
+    sim.finalize_routes().unwrap();
+    (sim, ab)
+}
+
 /// Run a scenario given as TOML text (no overrides); panics with the error if it fails or
 /// if packet conservation fails at a port after the run (`Sim::check_conservation`).
 pub fn run(text: &str) -> Vec<Table> {

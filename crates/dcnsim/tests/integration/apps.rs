@@ -10,21 +10,12 @@ duration = "20ms"
 kind = "explicit"
 link_rate = "1Gbps"
 link_delay = "1us"
-[[topology.nodes]]
-name = "h1"
-kind = "host"
-[[topology.nodes]]
-name = "sw"
-kind = "switch"
-[[topology.nodes]]
-name = "h2"
-kind = "host"
-[[topology.links]]
-a = "h1"
-b = "sw"
-[[topology.links]]
-a = "sw"
-b = "h2"
+nodes = [
+    { name = "h1", kind = "host" },
+    { name = "sw", kind = "switch" },
+    { name = "h2", kind = "host" },
+]
+links = [{ a = "h1", b = "sw" }, { a = "sw", b = "h2" }]
 "#;
 
 #[test]
@@ -87,6 +78,10 @@ fn delayed_ack_halves_the_acks() {
 #[test]
 fn dumbbell_routes_through_the_bottleneck() {
     let text = r#"
+apps = [
+    { kind = "bulk", src = "left1", dst = "right1" },
+    { kind = "bulk", src = "left2", dst = "right2" },
+]
 [sim]
 duration = "50ms"
 [topology]
@@ -97,14 +92,6 @@ link_rate = "10Gbps"
 bottleneck_rate = "1Gbps"
 link_delay = "5us"
 switch_buffer = "100KB"
-[[apps]]
-kind = "bulk"
-src = "left1"
-dst = "right1"
-[[apps]]
-kind = "bulk"
-src = "left2"
-dst = "right2"
 "#;
     let t = run(text);
     let s = table(&t, "summary");

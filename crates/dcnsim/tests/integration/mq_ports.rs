@@ -8,6 +8,10 @@ use dcnsim::output::Table;
 fn two_services(queues: &str, aqm: &str, n: u32) -> String {
     format!(
         r#"
+apps = [
+    {{ kind = "bulk", src = "server1", dst = "client", class = 0 }},
+    {{ kind = "bulk", src = "server2", dst = "client", class = 1, count = {n} }},
+]
 [sim]
 duration = "300ms"
 [topology]
@@ -20,17 +24,6 @@ queues = {queues}
 [tcp]
 cc = "dctcp"
 min_rto = "10ms"
-[[apps]]
-kind = "bulk"
-src = "server1"
-dst = "client"
-class = 0
-[[apps]]
-kind = "bulk"
-src = "server2"
-dst = "client"
-class = 1
-count = {n}
 "#
     )
 }

@@ -67,21 +67,10 @@ mod transmitter_tests {
         }
     }
 
-    /// Two hosts on one 1 Gb/s, 5 us link; the port a→b holds `limit` bytes.
+    /// Two hosts on one 1 Gb/s (12 µs per 1500 B), 5 µs link, run for 10 ms; the port a→b
+    /// holds `limit` bytes.
     fn pair(limit: u64) -> (Sim, PortId) {
-        let mut sim = Sim::new(SimTime::from_ms(10), 1);
-        let a = sim.add_node("a", NodeKind::Host);
-        let b = sim.add_node("b", NodeKind::Host);
-        let (ab, _) = sim.add_link(
-            a,
-            b,
-            RateBps(1_000_000_000),
-            SimTime::from_us(5),
-            limit,
-            u64::MAX,
-        );
-        sim.finalize_routes().unwrap();
-        (sim, ab)
+        crate::tests::two_hosts(SimTime::from_ms(10), limit)
     }
 
     fn make_multi_queue(sim: &mut Sim, pid: PortId, limit: u64) {
@@ -285,21 +274,10 @@ mod verdict_tests {
         assert_eq!(MarkReason::Extension as usize, MarkReason::ALL.len());
     }
 
-    /// Host a → host b, 1 Gb/s (12 µs per 1500 B), 5 µs; port a→b holds `limit` bytes.
+    /// Two hosts on one 1 Gb/s (12 µs per 1500 B), 5 µs link, run for 50 ms; the port a→b
+    /// holds `limit` bytes.
     fn pair(limit: u64) -> (Sim, PortId) {
-        let mut sim = Sim::new(SimTime::from_ms(50), 1);
-        let a = sim.add_node("a", NodeKind::Host);
-        let b = sim.add_node("b", NodeKind::Host);
-        let (ab, _) = sim.add_link(
-            a,
-            b,
-            RateBps(1_000_000_000),
-            SimTime::from_us(5),
-            limit,
-            u64::MAX,
-        );
-        sim.finalize_routes().unwrap();
-        (sim, ab)
+        crate::tests::two_hosts(SimTime::from_ms(50), limit)
     }
 
     fn multi_queue(sim: &mut Sim, pid: PortId, sched: SchedConfig, limit: u64, mark: QueueMark) {

@@ -973,49 +973,33 @@ mod tests {
             (cp, cnms)
         };
         // Admitted: the drops change nothing; the admitted frame uses the last 1500 B of the
-        // budget and is sampled: qoff 117000, qdelta 150000, Fb = -417000 -> clamp -> q 63.
-        let (cp, cnms) = script(SampleSet::Admitted);
-        assert_eq!(
-            cnms,
-            vec![Cnm {
-                q: 63,
-                qoff: 117_000,
-                qdelta: 150_000
-            }]
-        );
-        assert_eq!(
-            cp.stats,
-            CpStats {
-                samples: 1,
-                cnms: 1,
-                congestion_events: 0,
-                dropped_samples: 0
-            }
-        );
-        assert_eq!(cp.qold(), 150_000);
-        assert_eq!(cp.sample_left(), 18_500);
+        // budget and is sampled: qoff 117000, qdelta 150000, Fb = -417000 -> clamp -> q 63;
+        // 18500 B left to the next sample.
         // Arrivals: the first dropped frame exhausts the budget and is sampled (same Fb, the
         // CNM goes to its source); the reload is 18500 (q 63), so the second drop and the
         // admitted frame are not sampled: 18500 - 3000 = 15500 left.
-        let (cp, cnms) = script(SampleSet::Arrivals);
-        assert_eq!(
-            cnms,
-            vec![Cnm {
+        let cases = [
+            (SampleSet::Admitted, 0, 18_500),
+            (SampleSet::Arrivals, 1, 15_500),
+        ];
+        for (set, dropped_samples, left) in cases {
+            let (cp, cnms) = script(set);
+            let cnm = Cnm {
                 q: 63,
                 qoff: 117_000,
-                qdelta: 150_000
-            }]
-        );
-        assert_eq!(
-            cp.stats,
-            CpStats {
+                qdelta: 150_000,
+            };
+            assert_eq!(cnms, vec![cnm], "{set:?}");
+            let stats = CpStats {
                 samples: 1,
                 cnms: 1,
                 congestion_events: 0,
-                dropped_samples: 1
-            }
-        );
-        assert_eq!(cp.sample_left(), 15_500);
+                dropped_samples,
+            };
+            assert_eq!(cp.stats, stats, "{set:?}");
+            assert_eq!(cp.qold(), 150_000, "{set:?}");
+            assert_eq!(cp.sample_left(), left, "{set:?}");
+        }
         // A long run of drops at a full queue: with Admitted no sample at all. With Arrivals
         // the first (150000-B) arrival samples at q 63 (qdelta 150000) and reloads 18500: the
         // 13th 1500-B drop samples (12 leave 500). From then on qdelta = 0, Fb = -117000,

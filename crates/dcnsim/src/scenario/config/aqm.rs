@@ -5,83 +5,37 @@
 //! own `port`, `MarkCfg` after `kind` and before its own keys (the order serde lists them in
 //! its "expected one of" errors and `json_schema` in the schema). Not one struct: serde's
 //! `flatten` does not work with `deny_unknown_fields`, and one struct with every key would
-//! let `aqm` accept the TCN/CoDel keys. `shared_keys!` names the shared keys once and
-//! writes `MarkCfg::aqm` from them; a test checks the list against the two structs.
+//! let `aqm` accept the TCN/CoDel keys. `aqm_tables!` declares both with the shared keys
+//! written once and writes `MarkCfg::aqm` from them.
 
 use super::units::{Dur, Size, Threshold};
 use crate::base::units::{Bytes, RateBps};
 use crate::model::aqm::QueueUnit;
 use serde::Deserialize;
 
-/// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (also `aqm_ports` entries
-/// and `queues.port_marking`). One table holds the keys of several kinds and a key of
-/// another kind is an error, so every key is an `Option`; absence means the value in
-/// `MarkDefaults` (for `k`, `MarkDefaults::k` of the port's rate).
-#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct AqmCfg {
-    pub kind: String,
-    /// Only in `aqm_ports`: the port ("A->B") this entry applies to.
-    pub port: Option<String>,
-    /// "enqueue" or "dequeue".
-    pub at: Option<String>,
-    /// step: marking threshold K.
-    pub k: Option<Threshold>,
-    /// red (this key to `mean_pkt_size`).
-    pub min_th: Option<Threshold>,
-    pub max_th: Option<Threshold>,
-    pub max_p: Option<f64>,
-    pub w_q: Option<f64>,
-    pub gentle: Option<bool>,
-    pub wait: Option<bool>,
-    /// "average" or "instantaneous".
-    pub queue: Option<String>,
-    pub mean_pkt_size: Option<Size>,
-}
+/// Declares `AqmCfg` and `MarkCfg` with the keys they share written once (after `kind`
+/// and `AqmCfg`'s own `port`, before `MarkCfg`'s own keys), and writes `MarkCfg::aqm` from
+/// them.
+macro_rules! aqm_tables {
+    (
+        shared { $($(#[$sm:meta])* pub $s:ident: $st:ty,)* }
+        $(#[$am:meta])* pub struct AqmCfg { $($(#[$afm:meta])* pub $af:ident: $aft:ty,)* }
+        $(#[$mm:meta])* pub struct MarkCfg { $($(#[$mfm:meta])* pub $mf:ident: $mft:ty,)* }
+    ) => {
+        $(#[$am])*
+        pub struct AqmCfg {
+            pub kind: String,
+            $($(#[$afm])* pub $af: $aft,)*
+            $($(#[$sm])* pub $s: $st,)*
+        }
 
-/// `marking = { kind = ..., ... }` of a multi-queue port (`scenario/build/mq.rs`): "step"
-/// and "red" take the keys of `[topology] aqm`, per queue. As in `AqmCfg`, absence means
-/// the value in `MarkDefaults`; prob_tcn's `t_min` and `t_max` are required.
-#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct MarkCfg {
-    pub kind: String,
-    /// "enqueue" or "dequeue".
-    pub at: Option<String>,
-    /// step: marking threshold K.
-    pub k: Option<Threshold>,
-    /// red (this key to `mean_pkt_size`).
-    pub min_th: Option<Threshold>,
-    pub max_th: Option<Threshold>,
-    pub max_p: Option<f64>,
-    pub w_q: Option<f64>,
-    pub gentle: Option<bool>,
-    pub wait: Option<bool>,
-    /// "average" or "instantaneous".
-    pub queue: Option<String>,
-    pub mean_pkt_size: Option<Size>,
-    /// tcn / prob_tcn.
-    pub threshold: Option<Dur>,
-    pub t_min: Option<Dur>,
-    pub t_max: Option<Dur>,
-    pub p_max: Option<f64>,
-    /// codel.
-    pub target: Option<Dur>,
-    pub interval: Option<Dur>,
-    pub ecn: Option<bool>,
-    /// mqecn.
-    pub port_thresh: Option<f64>,
-    pub beta: Option<f64>,
-    /// dqrate (ideal RED) and the estimators.
-    pub dq_thresh: Option<Size>,
-    pub epsilon: Option<f64>,
-    pub rtt: Option<Dur>,
-    pub lambda: Option<f64>,
-}
+        $(#[$mm])*
+        pub struct MarkCfg {
+            pub kind: String,
+            $($(#[$sm])* pub $s: $st,)*
+            $($(#[$mfm])* pub $mf: $mft,)*
+        }
 
-/// Writes `MarkCfg::aqm` from the keys `AqmCfg` and `MarkCfg` share (besides `kind`).
-macro_rules! shared_keys {
-    ($($s:ident),* $(,)?) => {
         impl MarkCfg {
             /// `kind` and the step/RED keys, as the `aqm` table they mean.
             pub fn aqm(&self) -> AqmCfg {
@@ -95,18 +49,60 @@ macro_rules! shared_keys {
     };
 }
 
-shared_keys!(
-    at,
-    k,
-    min_th,
-    max_th,
-    max_p,
-    w_q,
-    gentle,
-    wait,
-    queue,
-    mean_pkt_size
-);
+aqm_tables! {
+    shared {
+        /// "enqueue" or "dequeue".
+        pub at: Option<String>,
+        /// step: marking threshold K.
+        pub k: Option<Threshold>,
+        /// red (this key to `mean_pkt_size`).
+        pub min_th: Option<Threshold>,
+        pub max_th: Option<Threshold>,
+        pub max_p: Option<f64>,
+        pub w_q: Option<f64>,
+        pub gentle: Option<bool>,
+        pub wait: Option<bool>,
+        /// "average" or "instantaneous".
+        pub queue: Option<String>,
+        pub mean_pkt_size: Option<Size>,
+    }
+
+    /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (also `aqm_ports` entries
+    /// and `queues.port_marking`). One table holds the keys of several kinds and a key of
+    /// another kind is an error, so every key is an `Option`; absence means the value in
+    /// `MarkDefaults` (for `k`, `MarkDefaults::k` of the port's rate).
+    #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct AqmCfg {
+        /// Only in `aqm_ports`: the port ("A->B") this entry applies to.
+        pub port: Option<String>,
+    }
+
+    /// `marking = { kind = ..., ... }` of a multi-queue port (`scenario/build/mq.rs`): "step"
+    /// and "red" take the keys of `[topology] aqm`, per queue. As in `AqmCfg`, absence means
+    /// the value in `MarkDefaults`; prob_tcn's `t_min` and `t_max` are required.
+    #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct MarkCfg {
+        /// tcn / prob_tcn.
+        pub threshold: Option<Dur>,
+        pub t_min: Option<Dur>,
+        pub t_max: Option<Dur>,
+        pub p_max: Option<f64>,
+        /// codel.
+        pub target: Option<Dur>,
+        pub interval: Option<Dur>,
+        pub ecn: Option<bool>,
+        /// mqecn.
+        pub port_thresh: Option<f64>,
+        pub beta: Option<f64>,
+        /// dqrate (ideal RED) and the estimators.
+        pub dq_thresh: Option<Size>,
+        pub epsilon: Option<f64>,
+        pub rtt: Option<Dur>,
+        pub lambda: Option<f64>,
+    }
+}
 
 /// The constant defaults of the keys of `AqmCfg` and `MarkCfg`, one field per key (the
 /// tables keep `Option`s; see `AqmCfg`). `Deserialize` only lets the schema test read

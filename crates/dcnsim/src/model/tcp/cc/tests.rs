@@ -40,7 +40,8 @@ impl CongestionControl for Aimd {
         (flight * 7 / 10).max(2 * cfg.mss as u64)
     }
     fn on_ece(&mut self, snd: &mut Sender, cfg: &TcpConfig) {
-        snd.cwnd = (snd.cwnd * 7 / 10).max(2 * cfg.mss as u64);
+        // The same cut as on a loss, from the window.
+        snd.cwnd = self.ssthresh_on_loss(snd, cfg, snd.cwnd);
         snd.ssthresh = snd.cwnd;
         self.cuts += 1;
     }
