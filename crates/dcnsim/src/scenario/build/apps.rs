@@ -114,8 +114,8 @@ pub(super) fn build_app(args: &AppArgs, a: &AppCfg, sim: &mut Sim) -> Result<(),
         AppCfg::Incast(c) => app_incast(args, c, sim),
         AppCfg::Bulk(c) => app_bulk(args, c, sim),
         AppCfg::Cbr(c) => app_cbr(args, c, sim),
-        AppCfg::Flows(c) => super::flows::build_flows(file, text, sim, ai, c, tcp),
-        AppCfg::Mix(c) => super::flows::build_mix(file, text, sim, ai, c, tcp, seed),
+        AppCfg::Flows(c) => super::flows::build_flows(args, c, sim),
+        AppCfg::Mix(c) => super::flows::build_mix(args, c, sim),
         AppCfg::Workload(c) => {
             super::workload::build_workload(file, text, sim, ai, c, tcp, seed)?;
             warn_idle_workload(ctx, ai, sim);

@@ -2,6 +2,7 @@
 //! their meaning: `scenario/config/flows.rs`). All random draws come from one stream per
 //! app derived from the scenario seed.
 
+use super::apps::AppArgs;
 use crate::base::ids::{AppId, FlowId, NodeId, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
@@ -15,7 +16,8 @@ use crate::scenario::config::flows::{FlowsCfg, MixCfg};
 use crate::scenario::config::units::{Dur, Size};
 use crate::scenario::error::{line_of, ScenarioError};
 
-fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
+/// An error about key `key` of an `[[apps]]` entry.
+pub(super) fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
     ScenarioError {
         file: file.to_string(),
         line: line_of(text, "apps", key),
@@ -25,53 +27,54 @@ fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
     }
 }
 
-fn hosts(
-    file: &str,
-    text: &str,
-    sim: &Sim,
+/// The `[[apps]]` entry being built: where its errors point, and its index.
+struct Entry<'a> {
+    file: &'a str,
+    text: &'a str,
     ai: usize,
-    key: &str,
-    names: &[String],
-) -> Result<Vec<NodeId>, ScenarioError> {
+}
+
+impl<'a> Entry<'a> {
+    fn of(args: &'a AppArgs) -> Entry<'a> {
+        let loaded = args.ctx.loaded;
+        let (file, text) = (&loaded.file, &loaded.text);
+        Entry {
+            file,
+            text,
+            ai: args.ai,
+        }
+    }
+
+    /// An error about key `key` of this entry.
+    fn err(&self, key: &str, message: String) -> ScenarioError {
+        err(self.file, self.text, key, message)
+    }
+}
+
+fn hosts(e: &Entry, sim: &Sim, key: &str, names: &[String]) -> Result<Vec<NodeId>, ScenarioError> {
+    let ai = e.ai;
     if names.is_empty() {
-        return Err(err(file, text, key, format!("app {ai}: `{key}` is empty")));
+        return Err(e.err(key, format!("app {ai}: `{key}` is empty")));
     }
     names
         .iter()
         .map(|n| match sim.node_by_name(n) {
             Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => Ok(id),
-            Some(_) => Err(err(
-                file,
-                text,
-                key,
-                format!("app {ai}: {n:?} is a switch, expected a host"),
-            )),
-            None => Err(err(
-                file,
-                text,
-                key,
-                format!("app {ai}: unknown host {n:?}"),
-            )),
+            Some(_) => Err(e.err(key, format!("app {ai}: {n:?} is a switch, expected a host"))),
+            None => Err(e.err(key, format!("app {ai}: unknown host {n:?}"))),
         })
         .collect()
 }
 
-fn cdf(
-    file: &str,
-    text: &str,
-    ai: usize,
-    key: &str,
-    pts: &Option<Vec<(f64, f64)>>,
-) -> Result<EmpiricalCdf, ScenarioError> {
+fn cdf(e: &Entry, key: &str, pts: &Option<Vec<(f64, f64)>>) -> Result<EmpiricalCdf, ScenarioError> {
+    let ai = e.ai;
     let pts = pts.clone().ok_or_else(|| {
-        err(
-            file,
-            text,
+        e.err(
             key,
             format!("app {ai} (mix) needs `{key}` = [[value, cdf], ...]"),
         )
     })?;
-    EmpiricalCdf::new(pts).map_err(|m| err(file, text, key, format!("app {ai}: {m}")))
+    EmpiricalCdf::new(pts).map_err(|m| e.err(key, format!("app {ai}: {m}")))
 }
 
 /// What every transfer of a schedule app shares.
@@ -82,28 +85,29 @@ struct Each {
 }
 
 impl Each {
-    fn new(
-        file: &str,
-        text: &str,
-        ai: usize,
-        start: Dur,
-        chunk: Option<Size>,
-        pause: Dur,
-    ) -> Result<Each, ScenarioError> {
+    fn new(e: &Entry, start: Dur, chunk: Option<Size>, pause: Dur) -> Result<Each, ScenarioError> {
+        let ai = e.ai;
         let chunk = chunk.map(|c| c.0 .0).unwrap_or(u64::MAX);
         if chunk == 0 {
-            return Err(err(
-                file,
-                text,
-                "chunk",
-                format!("app {ai}: must be positive"),
-            ));
+            return Err(e.err("chunk", format!("app {ai}: must be positive")));
         }
         Ok(Each {
             start: start.0,
             chunk,
             pause: pause.0,
         })
+    }
+
+    /// A transfer of `bytes` starting at `start`, not begun.
+    fn transfer(&self, start: SimTime, bytes: u64) -> Transfer {
+        Transfer {
+            start,
+            bytes,
+            chunk: self.chunk,
+            pause: self.pause,
+            written: 0,
+            finished: None,
+        }
     }
 }
 
@@ -115,67 +119,55 @@ fn list_or_one(list: &Option<Vec<String>>, one: &Option<String>) -> Option<Vec<S
 }
 
 /// Add the flows of app `ai` (kind "flows").
-pub fn build_flows(
-    file: &str,
-    text: &str,
-    sim: &mut Sim,
-    ai: usize,
+pub(super) fn build_flows(
+    args: &AppArgs,
     a: &FlowsCfg,
-    tcp: &std::sync::Arc<TcpConfig>,
+    sim: &mut Sim,
 ) -> Result<(), ScenarioError> {
-    let srcs = list_or_one(&a.srcs, &a.src).ok_or_else(|| {
-        err(
-            file,
-            text,
-            "srcs",
-            format!("app {ai} (flows) needs `srcs` (or `src`)"),
-        )
-    })?;
-    let srcs = hosts(file, text, sim, ai, "srcs", &srcs)?;
-    let each = Each::new(file, text, ai, a.start, a.chunk, a.pause)?;
-    let (pairs, transfers) = fixed_transfers(file, text, sim, ai, a, &srcs, &each)?;
-    add_schedule(file, text, sim, ai, a.class, tcp, (pairs, transfers))
+    let e = &Entry::of(args);
+    let srcs = sources(e, sim, "flows", (&a.srcs, &a.src))?;
+    let each = Each::new(e, a.start, a.chunk, a.pause)?;
+    let (pairs, transfers) = fixed_transfers(e, sim, a, &srcs, &each)?;
+    add_schedule(e, sim, a.class, args.tcp, (pairs, transfers))
 }
 
 /// Add the flows of app `ai` (kind "mix").
-pub fn build_mix(
-    file: &str,
-    text: &str,
-    sim: &mut Sim,
-    ai: usize,
-    a: &MixCfg,
-    tcp: &std::sync::Arc<TcpConfig>,
-    seed: u64,
-) -> Result<(), ScenarioError> {
-    let srcs = list_or_one(&a.srcs, &a.src).ok_or_else(|| {
-        err(
-            file,
-            text,
-            "srcs",
-            format!("app {ai} (mix) needs `srcs` (or `src`)"),
-        )
+pub(super) fn build_mix(args: &AppArgs, a: &MixCfg, sim: &mut Sim) -> Result<(), ScenarioError> {
+    let e = &Entry::of(args);
+    let srcs = sources(e, sim, "mix", (&a.srcs, &a.src))?;
+    let seed = args.ctx.loaded.scenario.sim.seed;
+    let each = Each::new(e, a.start, a.chunk, a.pause)?;
+    let (pairs, transfers) = mix_transfers(e, sim, a, &srcs, &each, seed)?;
+    add_schedule(e, sim, a.class, args.tcp, (pairs, transfers))
+}
+
+/// The source hosts of app `ai` of kind `kind`: its `srcs` list, or its one `src`.
+fn sources(
+    e: &Entry,
+    sim: &Sim,
+    kind: &str,
+    (list, one): (&Option<Vec<String>>, &Option<String>),
+) -> Result<Vec<NodeId>, ScenarioError> {
+    let ai = e.ai;
+    let srcs = list_or_one(list, one).ok_or_else(|| {
+        let msg = format!("app {ai} ({kind}) needs `srcs` (or `src`)");
+        e.err("srcs", msg)
     })?;
-    let srcs = hosts(file, text, sim, ai, "srcs", &srcs)?;
-    let each = Each::new(file, text, ai, a.start, a.chunk, a.pause)?;
-    let (pairs, transfers) = mix_transfers(file, text, sim, ai, a, &srcs, &each, seed)?;
-    add_schedule(file, text, sim, ai, a.class, tcp, (pairs, transfers))
+    hosts(e, sim, "srcs", &srcs)
 }
 
 /// Check the routes of `pairs` and add one flow per pair and the `Schedule` app.
 fn add_schedule(
-    file: &str,
-    text: &str,
+    e: &Entry,
     sim: &mut Sim,
-    ai: usize,
     class: u8,
     tcp: &std::sync::Arc<TcpConfig>,
     (pairs, transfers): Transfers,
 ) -> Result<(), ScenarioError> {
+    let ai = e.ai;
     for &(s, d) in &pairs {
         if sim.net.routing.route(s, d) == PortId::NONE || s == d {
-            return Err(err(
-                file,
-                text,
+            return Err(e.err(
                 "dst",
                 format!(
                     "app {ai}: no route from {} to {}",
@@ -202,26 +194,21 @@ fn add_schedule(
 /// `kind = "flows"`: `count` transfers of `size` bytes from `srcs` in turn to one `dst`,
 /// `stagger` apart.
 fn fixed_transfers(
-    file: &str,
-    text: &str,
+    e: &Entry,
     sim: &Sim,
-    ai: usize,
     a: &FlowsCfg,
     srcs: &[NodeId],
     each: &Each,
 ) -> Result<Transfers, ScenarioError> {
-    let Each {
-        start,
-        chunk,
-        pause,
-    } = *each;
+    let ai = e.ai;
+    let start = each.start;
     let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
     let dst_name = a
         .dst
         .clone()
-        .ok_or_else(|| err(file, text, "dst", format!("app {ai} (flows) needs `dst`")))?;
-    let dst = hosts(file, text, sim, ai, "dst", &[dst_name])?[0];
+        .ok_or_else(|| e.err("dst", format!("app {ai} (flows) needs `dst`")))?;
+    let dst = hosts(e, sim, "dst", &[dst_name])?[0];
     let count = match a.count_like {
         None => a.count.unwrap_or(srcs.len() as u32),
         Some(j) => {
@@ -230,17 +217,13 @@ fn fixed_transfers(
                 _ => None,
             });
             if a.count.is_some() {
-                return Err(err(
-                    file,
-                    text,
+                return Err(e.err(
                     "count_like",
                     format!("app {ai}: give `count` or `count_like`, not both"),
                 ));
             }
             like.ok_or_else(|| {
-                err(
-                    file,
-                    text,
+                e.err(
                     "count_like",
                     format!("app {ai}: app {j} is not an earlier \"flows\" app"),
                 )
@@ -248,78 +231,54 @@ fn fixed_transfers(
         }
     };
     if count == 0 || count > 100_000 {
-        return Err(err(
-            file,
-            text,
+        return Err(e.err(
             "count",
             format!("app {ai}: {count} is out of range: expected 1..100000"),
         ));
     }
     let bytes = a.size.0;
     if bytes == 0 {
-        return Err(err(
-            file,
-            text,
-            "size",
-            format!("app {ai}: must be positive"),
-        ));
+        return Err(e.err("size", format!("app {ai}: must be positive")));
     }
     let stagger = a.stagger.0;
     for i in 0..count as usize {
         pairs.push((srcs[i % srcs.len()], dst));
-        transfers.push(Transfer {
-            start: start + SimTime(stagger.0 * i as u64),
-            bytes,
-            chunk,
-            pause,
-            written: 0,
-            finished: None,
-        });
+        transfers.push(each.transfer(start + SimTime(stagger.0 * i as u64), bytes));
     }
     Ok((pairs, transfers))
 }
 
 /// `kind = "mix"`: `count` transfers with sizes and gaps drawn from the CDFs, between random
 /// src/dst pairs of different hosts.
-#[allow(clippy::too_many_arguments)]
 fn mix_transfers(
-    file: &str,
-    text: &str,
+    e: &Entry,
     sim: &Sim,
-    ai: usize,
     a: &MixCfg,
     srcs: &[NodeId],
     each: &Each,
     seed: u64,
 ) -> Result<Transfers, ScenarioError> {
-    let Each {
-        start,
-        chunk,
-        pause,
-    } = *each;
+    let ai = e.ai;
+    let start = each.start;
     let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
     let dsts_names = list_or_one(&a.dsts, &a.dst);
-    let dsts_names = dsts_names
-        .ok_or_else(|| err(file, text, "dsts", format!("app {ai} (mix) needs `dsts`")))?;
-    let dsts = hosts(file, text, sim, ai, "dsts", &dsts_names)?;
+    let dsts_names =
+        dsts_names.ok_or_else(|| e.err("dsts", format!("app {ai} (mix) needs `dsts`")))?;
+    let dsts = hosts(e, sim, "dsts", &dsts_names)?;
     let count = a
         .count
-        .ok_or_else(|| err(file, text, "count", format!("app {ai} (mix) needs `count`")))?;
+        .ok_or_else(|| e.err("count", format!("app {ai} (mix) needs `count`")))?;
     if count == 0 || count > 1_000_000 {
-        return Err(err(
-            file,
-            text,
+        return Err(e.err(
             "count",
             format!("app {ai}: {count} is out of range: expected 1..1000000"),
         ));
     }
-    let sizes = cdf(file, text, ai, "size_cdf", &a.size_cdf)?;
-    let gaps = cdf(file, text, ai, "interarrival_cdf", &a.interarrival_cdf)?;
+    let sizes = cdf(e, "size_cdf", &a.size_cdf)?;
+    let gaps = cdf(e, "interarrival_cdf", &a.interarrival_cdf)?;
     if !srcs.iter().any(|s| dsts.iter().any(|d| d != s)) {
-        return Err(err(
-            file,
-            text,
+        return Err(e.err(
             "dsts",
             format!("app {ai}: no src/dst pair of different hosts"),
         ));
@@ -340,14 +299,7 @@ fn mix_transfers(
         };
         let bytes = (sizes.sample(rng.uniform()).round() as u64).max(1);
         pairs.push((s, d));
-        transfers.push(Transfer {
-            start: t,
-            bytes,
-            chunk,
-            pause,
-            written: 0,
-            finished: None,
-        });
+        transfers.push(each.transfer(t, bytes));
     }
     Ok((pairs, transfers))
 }

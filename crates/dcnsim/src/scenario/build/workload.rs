@@ -1,6 +1,7 @@
 //! Builder of `kind = "workload"` apps (`engine/apps/workload.rs`; keys, defaults and their
 //! sources: `scenario/config/workload.rs`).
 
+use super::flows::err;
 use crate::base::ids::NodeId;
 use crate::base::rng::Rng;
 use crate::engine::apps::workload::{Pattern, Service, Workload};
@@ -10,17 +11,7 @@ use crate::engine::sim::Sim;
 use crate::model::tcp::TcpConfig;
 use crate::model::workload::{load_cdf_file, FlowSizeDist, PoissonArrivals};
 use crate::scenario::config::workload::{default_connections, WorkloadCfg};
-use crate::scenario::error::{line_of, ScenarioError};
-
-fn err(file: &str, text: &str, key: &str, message: String) -> ScenarioError {
-    ScenarioError {
-        file: file.to_string(),
-        line: line_of(text, "apps", key),
-        column: None,
-        field: Some(format!("apps.{key}")),
-        message,
-    }
-}
+use crate::scenario::error::ScenarioError;
 
 fn host(file: &str, text: &str, sim: &Sim, key: &str, name: &str) -> Result<NodeId, ScenarioError> {
     match sim.node_by_name(name) {
