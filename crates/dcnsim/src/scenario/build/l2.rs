@@ -351,44 +351,37 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
             "destination" => dst.0,
             _ => u32::MAX,
         };
-        let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
-        let idx = match found {
-            Some(i) => i,
-            None => {
-                let line = nic_rate(sim, src, dst);
-                let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
-                let fixed = if ideal {
-                    // Destination link rate / number of flows to that destination.
-                    let n = sim.hosts.flows.iter().filter(|g| g.dst() == dst).count() as u64;
-                    let down = sim.net.nodes[dst.idx()]
-                        .ports
-                        .first()
-                        .map(|&p| sim.net.ports[sim.net.ports[p.idx()].peer_port.idx()].rate)
-                        .unwrap_or(line);
-                    Some(RateBps((down.0 / n.max(1)).max(1)))
-                } else {
-                    rc.fixed_rate.map(|r| r.0)
-                };
-                if let Some(r) = fixed {
-                    if r.0 == 0 {
-                        return Err(err("qcn", "rp", "fixed_rate must be positive".into()));
-                    }
+        let idx = limiter_for(l, &mut keys, (src, key), || {
+            let line = nic_rate(sim, src, dst);
+            let rp = ReactionPoint::new(cfg, line).map_err(|e| err("qcn", "rp", e))?;
+            let fixed = if ideal {
+                // Destination link rate / number of flows to that destination.
+                let n = sim.hosts.flows.iter().filter(|g| g.dst() == dst).count() as u64;
+                let down = sim.net.nodes[dst.idx()]
+                    .ports
+                    .first()
+                    .map(|&p| sim.net.ports[sim.net.ports[p.idx()].peer_port.idx()].rate)
+                    .unwrap_or(line);
+                Some(RateBps((down.0 / n.max(1)).max(1)))
+            } else {
+                rc.fixed_rate.map(|r| r.0)
+            };
+            if let Some(r) = fixed {
+                if r.0 == 0 {
+                    return Err(err("qcn", "rp", "fixed_rate must be positive".into()));
                 }
-                let name = match scope {
-                    "flow" => format!("flow{fid}"),
-                    "destination" => format!(
-                        "{}->{}",
-                        sim.net.nodes[src.idx()].name,
-                        sim.net.nodes[dst.idx()].name
-                    ),
-                    _ => sim.net.nodes[src.idx()].name.clone(),
-                };
-                l.rls.push(Limiter::new(name, src, rp, fixed));
-                let i = (l.rls.len() - 1) as u32;
-                keys.push((src, key, i));
-                i
             }
-        };
+            let name = match scope {
+                "flow" => format!("flow{fid}"),
+                "destination" => format!(
+                    "{}->{}",
+                    sim.net.nodes[src.idx()].name,
+                    sim.net.nodes[dst.idx()].name
+                ),
+                _ => sim.net.nodes[src.idx()].name.clone(),
+            };
+            Ok(Limiter::new(name, src, rp, fixed))
+        })?;
         l.rls[idx.idx()].flows += 1;
         l.rl_of_flow[fid] = idx;
     }
@@ -397,6 +390,23 @@ fn install_rps(sim: &Sim, l: &mut L2, rc: &RpCfgFile, err: ErrFn) -> Result<(), 
         cbr_limiters(sim, l, cfg, scope, &mut keys, err)?;
     }
     Ok(())
+}
+
+/// The limiter of (`src`, `key`) in `keys` (source, key, limiter), made by `make` and
+/// recorded if there is none yet.
+fn limiter_for(
+    l: &mut L2,
+    keys: &mut Vec<(NodeId, u32, u32)>,
+    (src, key): (NodeId, u32),
+    make: impl FnOnce() -> Result<Limiter, ScenarioError>,
+) -> Result<u32, ScenarioError> {
+    if let Some(k) = keys.iter().find(|k| k.0 == src && k.1 == key) {
+        return Ok(k.2);
+    }
+    l.rls.push(make()?);
+    let i = (l.rls.len() - 1) as u32;
+    keys.push((src, key, i));
+    Ok(i)
 }
 
 /// Rate limiters of the CBR sources; `keys` holds (source, key, limiter) of those made.
@@ -418,18 +428,11 @@ fn cbr_limiters(
             "destination" => dst.0,
             _ => u32::MAX,
         };
-        let found = keys.iter().find(|k| k.0 == src && k.1 == key).map(|k| k.2);
-        let idx = match found {
-            Some(i) => i,
-            None => {
-                let rp = ReactionPoint::new(cfg, nic_rate(sim, src, dst))
-                    .map_err(|e| err("qcn", "rp", e))?;
-                l.rls.push(Limiter::new(format!("app{ai}"), src, rp, None));
-                let i = (l.rls.len() - 1) as u32;
-                keys.push((src, key, i));
-                i
-            }
-        };
+        let idx = limiter_for(l, keys, (src, key), || {
+            let rp = ReactionPoint::new(cfg, nic_rate(sim, src, dst))
+                .map_err(|e| err("qcn", "rp", e))?;
+            Ok(Limiter::new(format!("app{ai}"), src, rp, None))
+        })?;
         l.rls[idx.idx()].flows += 1;
         l.rl_of_app[ai] = idx;
     }

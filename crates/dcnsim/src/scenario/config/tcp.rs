@@ -56,44 +56,13 @@ impl TcpCfgFile {
         macro_rules! pick {
             ($($f:ident),*) => { TcpCfgFile { $($f: self.$f.clone().or_else(|| base.$f.clone())),* } };
         }
-        pick!(
-            cc,
-            mss,
-            header,
-            init_cwnd,
-            init_ssthresh,
-            min_rto,
-            max_rto,
-            initial_rto,
-            rto_granularity,
-            delayed_ack,
-            delack_timeout,
-            rwnd,
-            handshake,
-            dupack_threshold,
-            sack,
-            ecn,
-            receiver,
-            dctcp_g,
-            dctcp_alpha_init,
-            dctcp_recovery_mode,
-            dctcp_reset_alpha_after_idle,
-            idle_restart,
-            abc_limit,
-            profile,
-            limited_transmit,
-            rtt_tick,
-            timestamps,
-            idle_rto_reset,
-            exit_cwnd_ns2,
-            rto_reset_on_ack,
-            whole_segments,
-            recover_strict,
-            recovery_maxburst,
-            ssthresh_from_cwnd,
-            rack,
-            tlp,
-            dsack
-        )
+        pick! {
+            cc, mss, header, init_cwnd, init_ssthresh, min_rto, max_rto, initial_rto,
+            rto_granularity, delayed_ack, delack_timeout, rwnd, handshake, dupack_threshold, sack,
+            ecn, receiver, dctcp_g, dctcp_alpha_init, dctcp_recovery_mode,
+            dctcp_reset_alpha_after_idle, idle_restart, abc_limit, profile, limited_transmit,
+            rtt_tick, timestamps, idle_rto_reset, exit_cwnd_ns2, rto_reset_on_ack, whole_segments,
+            recover_strict, recovery_maxburst, ssthresh_from_cwnd, rack, tlp, dsack
+        }
     }
 }
