@@ -20,24 +20,25 @@
 use crate::base::ids::{FlowId, NodeId};
 use crate::base::units::SimTime;
 
-/// What a packet is, which decides who handles it on arrival at a host.
+/// What a packet is, which decides who handles it on arrival at a host. Its `u8` value is
+/// its place in this list, from 0 (a CNM carries the sampled frame's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
     /// TCP segment carrying data (it may also carry an ACK; we model one-way data).
-    Data = 0,
+    Data,
     /// Pure TCP acknowledgement.
-    Ack = 1,
-    Syn = 2,
-    SynAck = 3,
+    Ack,
+    Syn,
+    SynAck,
     /// UDP datagram (constant-bit-rate sources).
-    Udp = 4,
+    Udp,
     /// QCN congestion notification message (64 B), from a switch to the source host of the
     /// sampled frame: build with [`Packet::cnm`], read with `Packet::cnm_*`.
-    Cnm = 5,
+    Cnm,
     /// IEEE 802.3x PAUSE or 802.1Qbb PFC frame (64 B MAC control, one hop): build with
     /// [`Packet::pause`], read with [`Packet::pause_quanta`] / [`Packet::pause_priority`].
-    Pause = 6,
+    Pause,
 }
 
 /// ECN codepoint of the IP header (RFC 3168).

@@ -35,23 +35,24 @@ use crate::model::aqm::{Aqm, AqmAt, Verdict};
 use std::collections::VecDeque;
 
 /// Why a port discarded a packet. Closed: the counters are arrays indexed by it
-/// ([`ReasonCounts`]) and the result tables have one column per reason ([`DropReason::ALL`]).
+/// ([`ReasonCounts`]) and the result tables have one column per reason ([`DropReason::ALL`]);
+/// its `u8` value, the index, is its place in this list, from 0.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
     /// A single-FIFO port's byte or packet limit (tail drop).
-    Tail = 0,
+    Tail,
     /// A multi-queue port's buffer admission (per-queue limit, complete sharing or the
     /// switch's shared pool).
-    Buffer = 1,
+    Buffer,
     /// RED (the port's AQM or a per-queue instance) dropping a packet that is not
     /// ECN-capable, at enqueue or at dequeue.
-    Aqm = 2,
+    Aqm,
     /// A DRR/SFQ scheduler's own limit dropped packets on this arrival: the arrival itself
     /// or packets of the longest flow (ns-2 rules).
-    SchedulerLimit = 3,
+    SchedulerLimit,
     /// CoDel's dequeue-side drop (RFC 8289), per queue of a multi-queue port.
-    Codel = 4,
+    Codel,
 }
 
 impl DropReason {

@@ -92,24 +92,25 @@ pub enum AqmAt {
 /// [`MarkReason::if_not_ect`], and the port's `drop_reason`) what its verdict does to a
 /// packet that cannot be marked and what its drops are counted as. The result tables have
 /// one `marks_<name>` column per built-in reason ([`MarkReason::ALL`]); the marks of an
-/// [`Aqm::Extension`] are counted under [`MarkReason::Extension`].
+/// [`Aqm::Extension`] are counted under [`MarkReason::Extension`]. Its `u8` value is its
+/// place in this list, from 0.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MarkReason {
     /// RED (`model/aqm/red.rs`), per port or per queue.
-    Red = 0,
+    Red,
     /// The DCTCP step marker (`model/aqm/step.rs`), per port or per queue.
-    Step = 1,
+    Step,
     /// TCN or probabilistic TCN (`model/aqm/tcn.rs`), at dequeue.
-    Tcn = 2,
+    Tcn,
     /// CoDel with ECN (`model/aqm/codel.rs`), at dequeue.
-    Codel = 3,
+    Codel,
     /// MQ-ECN (`model/aqm/mqecn.rs`), at enqueue.
-    MqEcn = 4,
+    MqEcn,
     /// The Algorithm-1 dequeue-rate threshold ("ideal RED", `model/aqm/dqrate.rs`).
-    DqRate = 5,
+    DqRate,
     /// A discipline outside the built-ins ([`Discipline`]).
-    Extension = 6,
+    Extension,
 }
 
 impl MarkReason {
