@@ -31,7 +31,7 @@
 //! `out` and leaves its timer deadlines in the endpoint for the simulation to arm.
 
 use crate::base::ids::{FlowId, NodeId};
-use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
+use crate::base::packet::{Kind, Packet};
 use crate::base::units::SimTime;
 use cc::{Cc, CcConfig, CongestionControl};
 
@@ -191,52 +191,9 @@ impl Default for TcpConfig {
 /// FreeBSD and ns-3 send it).
 pub const TS_OPTION_BYTES: u32 = 12;
 
-/// A lazily armed timer: `deadline` is what the protocol wants; `event_at` is the time of
-/// the one pending event the simulation holds for it (see DESIGN.md, "Where the time goes").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timer {
-    pub deadline: SimTime,
-    pub event_at: SimTime,
-}
-
-impl Default for Timer {
-    fn default() -> Self {
-        Timer {
-            deadline: SimTime::NEVER,
-            event_at: SimTime::NEVER,
-        }
-    }
-}
-
-impl Timer {
-    pub fn armed(&self) -> bool {
-        !self.deadline.is_never()
-    }
-    pub fn set(&mut self, at: SimTime) {
-        self.deadline = at;
-    }
-    pub fn stop(&mut self) {
-        self.deadline = SimTime::NEVER;
-    }
-    /// Whether the simulation must schedule a new event (at `deadline`).
-    pub fn needs_event(&self) -> bool {
-        self.deadline < self.event_at
-    }
-    /// Called when an event for this timer fires at `now`. Returns true if the timer is due
-    /// (the handler should run). Stale events and early events (the deadline moved later)
-    /// return false; for the latter `needs_event` becomes true so the caller re-arms.
-    pub fn fire(&mut self, now: SimTime) -> bool {
-        if now != self.event_at {
-            return false; // stale: a newer, earlier event replaced this one
-        }
-        self.event_at = SimTime::NEVER;
-        if self.deadline.is_never() || self.deadline > now {
-            return false;
-        }
-        self.deadline = SimTime::NEVER;
-        true
-    }
-}
+/// TCP's retransmission and delayed-ACK timers are the transports' lazily armed timer
+/// (see DESIGN.md, "Where the time goes").
+pub type Timer = crate::model::transport::LazyTimer;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SndState {
@@ -486,26 +443,17 @@ impl TcpFlow {
     }
 
     fn template(&self, now: SimTime) -> Packet {
+        let ts = if self.cfg.timestamps {
+            TS_OPTION_BYTES
+        } else {
+            0
+        };
+        let size = self.cfg.header + ts;
         Packet {
-            flow: self.id,
-            src: self.src,
-            dst: self.dst,
-            seq: 0,
-            ack: 0,
-            size: self.cfg.header
-                + if self.cfg.timestamps {
-                    TS_OPTION_BYTES
-                } else {
-                    0
-                },
-            payload: 0,
-            kind: Kind::Data,
-            flags: 0,
-            ecn: Ecn::NotEct,
             class: self.class,
             enq_time: now,
             sent_time: now,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(Kind::Data, self.id, (self.src, self.dst), size, 0)
         }
     }
 

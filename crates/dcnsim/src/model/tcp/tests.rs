@@ -433,27 +433,6 @@ fn test_delack_receiver_second_segment_or_timer_sends_the_ack() {
     assert_eq!(out[0].ack, 3 * MSS);
 }
 
-#[test]
-fn test_timer_lazy_rearm_semantics() {
-    let mut t = Timer::default();
-    t.set(ms(10));
-    assert!(t.needs_event());
-    t.event_at = ms(10);
-    // Deadline moved later: no new event needed; the early event re-arms when it fires.
-    t.set(ms(20));
-    assert!(!t.needs_event());
-    assert!(!t.fire(ms(10)));
-    assert!(t.needs_event());
-    t.event_at = ms(20);
-    // Deadline moved earlier: a new event is needed; the old one becomes stale.
-    t.set(ms(15));
-    assert!(t.needs_event());
-    t.event_at = ms(15);
-    assert!(t.fire(ms(15)));
-    assert!(!t.fire(ms(20)), "stale event ignored");
-    assert!(!t.armed());
-}
-
 // ------------------------------------------------------------------ ECN (RFC 3168)
 
 fn ce(mut p: Packet) -> Packet {

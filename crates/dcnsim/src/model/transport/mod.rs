@@ -39,8 +39,8 @@ impl TimerKind {
 
 /// A lazily armed timer: `deadline` is what the protocol wants, `event_at` the time of the
 /// one pending event the engine holds for it (`SimTime::NEVER`: none). Moving a deadline
-/// later costs nothing; the event that then fires early is ignored and re-armed. (The same
-/// protocol as `tcp::Timer`, for kinds other than TCP.)
+/// later costs nothing; the event that then fires early is ignored and re-armed. TCP's
+/// timers (`tcp::Timer`) are of this type too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LazyTimer {
     pub deadline: SimTime,

@@ -75,17 +75,11 @@ impl Transport for TcpFlow {
     /// The retransmission timer first, then the delayed ACK's.
     #[inline]
     fn next_timer(&mut self) -> Option<(TimerKind, SimTime)> {
-        let t = &mut self.snd.rto_timer;
-        if t.needs_event() {
-            t.event_at = t.deadline;
-            return Some((RTO, t.deadline));
+        if let Some(at) = self.snd.rto_timer.take_event() {
+            return Some((RTO, at));
         }
-        let t = &mut self.rcv.delack_timer;
-        if t.needs_event() {
-            t.event_at = t.deadline;
-            return Some((DELACK, t.deadline));
-        }
-        None
+        let at = self.rcv.delack_timer.take_event()?;
+        Some((DELACK, at))
     }
     #[inline]
     fn timer_due(&mut self, now: SimTime, kind: TimerKind) -> bool {

@@ -10,7 +10,7 @@
 
 use super::{FlowCounters, FlowRow, LazyTimer, TimerKind, Transport};
 use crate::base::ids::{FlowId, NodeId};
-use crate::base::packet::{Ecn, Kind, Packet, SackBlocks};
+use crate::base::packet::{Kind, Packet};
 use crate::base::units::{RateBps, SimTime};
 
 /// The sender's pacing timer: the next datagram may go.
@@ -72,20 +72,11 @@ impl UdpFlow {
         let payload = (self.written - self.sent).min(max) as u32;
         let size = payload + self.header;
         out.push(Packet {
-            flow: self.id,
-            src: self.src,
-            dst: self.dst,
             seq: self.sent,
-            ack: 0,
-            size,
-            payload,
-            kind: Kind::Data,
-            flags: 0,
-            ecn: Ecn::NotEct,
             class: self.class,
             enq_time: now,
             sent_time: now,
-            sack: SackBlocks::EMPTY,
+            ..Packet::new(Kind::Data, self.id, (self.src, self.dst), size, payload)
         });
         self.sent += payload as u64;
         self.datagrams_sent += 1;
