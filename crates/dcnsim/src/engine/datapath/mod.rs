@@ -19,7 +19,7 @@ use crate::base::packet::{Kind, Packet, PktRef};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{
-    apply_verdict, resolve, DropReason, Enqueued, Fabric, Network, Node, NodeKind, Port, Waiting,
+    apply_verdict, fabric, resolve, DropReason, Enqueued, Network, Node, NodeKind, Port, Waiting,
 };
 use crate::engine::observe::{Observers, SampleKind};
 use crate::model::aqm::{AqmAt, Backlog, Verdict, View};
@@ -287,33 +287,11 @@ impl Core {
                     return Enqueued::Dropped(by.drop_reason());
                 }
                 port.aqm.queue_empty(now + port.tx_time(p.size));
-                port.begin_service(
-                    pid,
-                    now,
-                    h,
-                    false,
-                    Fabric {
-                        events: &mut self.events,
-                        routing: &net.routing,
-                        ecmp: &net.ecmp,
-                        packets: &net.packets,
-                    },
-                );
+                port.begin_service(pid, now, h, false, fabric!(&mut self.events, net));
                 return Enqueued::Started;
             }
         } else if port.queue.is_empty() && port.may_start_data(now) {
-            port.begin_service(
-                pid,
-                now,
-                h,
-                false,
-                Fabric {
-                    events: &mut self.events,
-                    routing: &net.routing,
-                    ecmp: &net.ecmp,
-                    packets: &net.packets,
-                },
-            );
+            port.begin_service(pid, now, h, false, fabric!(&mut self.events, net));
             return Enqueued::Started;
         }
         if port.queued_bytes + p.size as u64 > port.limit_bytes
@@ -383,18 +361,7 @@ impl Core {
                 }
             }
             let more = !port.queue.is_empty();
-            port.serve(
-                pid,
-                now,
-                w,
-                more,
-                Fabric {
-                    events: &mut self.events,
-                    routing: &net.routing,
-                    ecmp: &net.ecmp,
-                    packets: &net.packets,
-                },
-            );
+            port.serve(pid, now, w, more, fabric!(&mut self.events, net));
             break;
         }
     }

@@ -9,7 +9,7 @@ use crate::engine::datapath::l2::L2;
 use crate::engine::datapath::Core;
 use crate::engine::net::mq_port::{MqPort, QueuedRef};
 use crate::engine::net::{
-    apply_verdict, resolve, DropReason, Enqueued, Fabric, MarkReason, PortStats,
+    apply_verdict, fabric, resolve, DropReason, Enqueued, MarkReason, PortStats,
 };
 use crate::model::aqm::{AqmAt, Backlog, Verdict, View};
 use crate::model::mq::buffer::SharedPool;
@@ -222,12 +222,7 @@ impl Core {
         s.tx_payload += e.payload as u64;
         port.queued_bytes = m.mq.bytes();
         let more = !m.mq.is_empty();
-        let fabric = Fabric {
-            events: &mut self.events,
-            routing: &net.routing,
-            ecmp: &net.ecmp,
-            packets: &net.packets,
-        };
+        let fabric = fabric!(&mut self.events, net);
         port.serve(pid, now, e.waiting(), more, fabric);
         Ok(())
     }

@@ -244,6 +244,20 @@ pub struct Fabric<'a> {
     pub packets: &'a PacketArena,
 }
 
+/// The [`Fabric`] of the event queue `events` (a `&mut`) and the network `net`, written as
+/// field borrows so that a port of `net` may stay borrowed beside it.
+macro_rules! fabric {
+    ($events:expr, $net:expr) => {
+        $crate::engine::net::Fabric {
+            events: $events,
+            routing: &$net.routing,
+            ecmp: &$net.ecmp,
+            packets: &$net.packets,
+        }
+    };
+}
+pub(crate) use fabric;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
     Host,

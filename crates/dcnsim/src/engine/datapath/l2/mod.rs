@@ -30,7 +30,7 @@ use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::datapath::Core;
 use crate::engine::event::{Event, L2Kind};
-use crate::engine::net::{Enqueued, Fabric, NodeKind, Waiting};
+use crate::engine::net::{fabric, Enqueued, NodeKind, Waiting};
 use crate::model::l2::{
     class_priority, CongestionPoint, PauseFrame, PauseMode, PauseState, PauseWatermarks,
     ReactionPoint, CNM_FRAME_BYTES, PAUSE_FRAME_BYTES,
@@ -259,12 +259,7 @@ fn send_control(sim: &mut Core, pid: PortId, mut p: Packet) {
     port.stats.arrived += 1;
     if port.queue.is_empty() && port.tx.idle(now) {
         let h = sim.net.packets.put(p);
-        let fabric = Fabric {
-            events: &mut sim.events,
-            routing: &sim.net.routing,
-            ecmp: &sim.net.ecmp,
-            packets: &sim.net.packets,
-        };
+        let fabric = fabric!(&mut sim.events, sim.net);
         port.begin_service(pid, now, h, false, fabric);
         return;
     }

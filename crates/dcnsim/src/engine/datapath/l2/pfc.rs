@@ -29,7 +29,7 @@ use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 use crate::engine::datapath::l2::{arm_refresh, send_pause, L2};
 use crate::engine::datapath::Core;
-use crate::engine::net::{Enqueued, Fabric};
+use crate::engine::net::{fabric, Enqueued};
 use crate::model::l2::{class_priority, PauseFrame, PFC_PRIORITIES};
 use std::collections::VecDeque;
 
@@ -203,12 +203,7 @@ pub(crate) fn mq_tx(sim: &mut Core, pid: PortId) {
         if let Some(c) = port.queue.pop_front() {
             l2s.ctrl_front[i] = l2s.ctrl_front[i].saturating_sub(1);
             let more = !port.queue.is_empty() || port.mq.as_ref().is_some_and(|m| !m.mq.is_empty());
-            let fabric = Fabric {
-                events: &mut sim.events,
-                routing: &sim.net.routing,
-                ecmp: &sim.net.ecmp,
-                packets: &sim.net.packets,
-            };
+            let fabric = fabric!(&mut sim.events, sim.net);
             port.serve(pid, now, c, more, fabric);
             return;
         }
