@@ -130,20 +130,23 @@ mod transmitter_tests {
         one_event_for_any_backlog(true, false);
     }
 
+    /// Offer four 1500-B packets to port `ab`, which holds 3000 B: the first is on the wire,
+    /// two wait, the fourth is dropped for `reason`.
+    fn offer_four_to_3000_bytes(sim: &mut Sim, ab: PortId, reason: DropReason) {
+        let got: Vec<_> = (0..4).map(|i| sim.enqueue(ab, udp(i, 1500))).collect();
+        let want = [
+            Enqueued::Started,
+            Enqueued::Queued,
+            Enqueued::Queued,
+            Enqueued::Dropped(reason),
+        ];
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn fifo_port_reports_tail_drop_at_the_byte_limit() {
-        // 3000 B of buffer: the first packet is on the wire, two wait, the fourth is dropped.
         let (mut sim, ab) = pair(3000);
-        let got: Vec<_> = (0..4).map(|i| sim.enqueue(ab, udp(i, 1500))).collect();
-        assert_eq!(
-            got,
-            [
-                Enqueued::Started,
-                Enqueued::Queued,
-                Enqueued::Queued,
-                Enqueued::Dropped(DropReason::Tail)
-            ]
-        );
+        offer_four_to_3000_bytes(&mut sim, ab, DropReason::Tail);
         assert_eq!(sim.net.ports[ab.idx()].stats.drops(), 1);
         assert_eq!(drain(&mut sim, ab), 2);
         // Idle again: the next packet starts at once.
@@ -154,16 +157,7 @@ mod transmitter_tests {
     fn multi_queue_port_reports_buffer_drop() {
         let (mut sim, ab) = pair(u64::MAX);
         make_multi_queue(&mut sim, ab, 3000);
-        let got: Vec<_> = (0..4).map(|i| sim.enqueue(ab, udp(i, 1500))).collect();
-        assert_eq!(
-            got,
-            [
-                Enqueued::Started,
-                Enqueued::Queued,
-                Enqueued::Queued,
-                Enqueued::Dropped(DropReason::Buffer)
-            ]
-        );
+        offer_four_to_3000_bytes(&mut sim, ab, DropReason::Buffer);
         assert_eq!(drain(&mut sim, ab), 2);
     }
 

@@ -169,16 +169,24 @@ pub const ENTRY: Entry = Entry {
 };
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod testutil {
+    use super::DqRateConfig;
 
-    fn cfg(thresh: u64, literal: bool) -> DqRateConfig {
+    /// The default configuration with threshold `thresh` and `count_opening_packet`
+    /// `literal`.
+    pub fn cfg(thresh: u64, literal: bool) -> DqRateConfig {
         DqRateConfig {
             dq_thresh: thresh,
             count_opening_packet: literal,
             ..DqRateConfig::default()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::cfg;
+    use super::*;
 
     #[test]
     fn steady_5gbps_departures_give_5gbps_samples() {

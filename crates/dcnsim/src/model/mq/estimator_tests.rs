@@ -15,13 +15,7 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1e-12)
 }
 
-fn cfg(thresh: u64, literal: bool) -> DqRateConfig {
-    DqRateConfig {
-        dq_thresh: thresh,
-        count_opening_packet: literal,
-        ..DqRateConfig::default()
-    }
-}
+use crate::model::aqm::dqrate::testutil::cfg;
 
 /// Drive DWRR at line rate (one dequeue per transmission time) with `n` saturated queues
 /// of 1500-B packets and quantum `quantum`: T_round converges to n × quantum / C.

@@ -357,12 +357,7 @@ impl TcpFlow {
 
     /// Enter fast recovery on RACK's marks (RFC 6675 §5 step 4 with RACK's `IsLost`).
     pub(super) fn rack_enter_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        self.snd.fast_recovery_enter();
-        self.stats.fast_recoveries += 1;
-        self.snd.recover = self.snd.snd_max;
-        self.snd.sb_mut().rescue_rxt = u64::MAX;
-        self.loss_reduce();
-        self.snd.cwnd = self.snd.ssthresh;
+        self.recovery_point_and_window();
         // (4.3): the first lost segment goes out whatever the pipe.
         if let Some((s, len, Seg::Rxt)) = self.rack_next_seg() {
             self.emit_segment(now, s, len, out);

@@ -172,15 +172,21 @@ impl TcpFlow {
         None
     }
 
-    /// RFC 6675 §5 step (4): enter loss recovery.
-    pub(super) fn sack_enter_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+    /// RFC 6675 §5 step (4), the part before the first retransmission (shared by RACK):
+    /// enter fast recovery, (4.1) RecoveryPoint = HighData, no rescue sent yet, (4.2)
+    /// ssthresh = cwnd = the congestion control's reduction of FlightSize.
+    pub(super) fn recovery_point_and_window(&mut self) {
         self.snd.fast_recovery_enter();
         self.stats.fast_recoveries += 1;
-        // (4.1) RecoveryPoint = HighData; (4.2) ssthresh = cwnd = FlightSize/2.
         self.snd.recover = self.snd.snd_max;
         self.snd.sb_mut().rescue_rxt = u64::MAX;
         self.loss_reduce();
         self.snd.cwnd = self.snd.ssthresh;
+    }
+
+    /// RFC 6675 §5 step (4): enter loss recovery.
+    pub(super) fn sack_enter_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.recovery_point_and_window();
         // (4.3) retransmit HighACK + 1; HighRxt = its end.
         if let Some((s, len)) = self.first_unsacked(self.snd.snd_una) {
             self.emit_segment(now, s, len, out);
