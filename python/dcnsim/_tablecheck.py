@@ -80,22 +80,24 @@ def _shape(value: Any) -> str:
     return "{" + head + more + "}"
 
 
+# The TOML types by the Python types they load as, in the order they are tried (a bool is
+# also an int).
+_TOML_KINDS: tuple[tuple[Any, str], ...] = (
+    (bool, "a boolean"),
+    (int, "an integer"),
+    (float, "a float"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "a table"),
+    ((_dt.datetime, _dt.date, _dt.time), "a date/time"),
+)
+
+
 def kind_of(value: Any) -> str:
     """The TOML type of a value, for "expected X, got a Y" messages."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return "a date/time"
+    for types, kind in _TOML_KINDS:
+        if isinstance(value, types):
+            return kind
     return type(value).__name__
 
 
