@@ -1,5 +1,5 @@
-//! The vocabulary every other layer uses: time and rate units, packets, random streams,
-//! summary statistics and result tables. Imports nothing else from the crate.
+//! The vocabulary every other layer uses: time and rate units, the lazily armed timer,
+//! packets, random streams, summary statistics and result tables. Imports nothing else from the crate.
 
 pub mod alloc;
 pub mod ids;
@@ -8,4 +8,5 @@ pub mod packet;
 pub mod rng;
 pub mod stats;
 pub mod table;
+pub mod timer;
 pub mod units;

@@ -193,7 +193,7 @@ pub const TS_OPTION_BYTES: u32 = 12;
 
 /// TCP's retransmission and delayed-ACK timers are the transports' lazily armed timer
 /// (see DESIGN.md, "Where the time goes").
-pub type Timer = crate::model::transport::LazyTimer;
+pub type Timer = crate::base::timer::LazyTimer;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SndState {

@@ -2,13 +2,14 @@
 //! keys are in `config/apps.rs` ("flows" and "mix" are built in `flows.rs`, "workload" in
 //! `workload.rs`).
 
+use super::AppArgs;
 use crate::base::ids::{AppId, FlowId, NodeId, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;
 use crate::engine::apps::{App, Bulk, Cbr, Incast, Ping, Transactions};
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
-use crate::model::tcp::{TcpConfig, TcpFlow};
+use crate::model::tcp::TcpFlow;
 use crate::scenario::config::apps::{AppCfg, BulkCfg, CbrCfg, IncastCfg, PingCfg, TransactionsCfg};
 use crate::scenario::config::Scenario;
 use crate::scenario::ctx::Ctx;
@@ -94,15 +95,6 @@ fn src_dst(
         return Err(ctx.err("apps", "dst", format!("app {ai}: no route from src to dst")));
     }
     Ok((src, dst))
-}
-
-/// What every app builder gets besides its own table.
-pub(super) struct AppArgs<'a> {
-    pub ctx: &'a Ctx<'a>,
-    /// Index of the entry in `[[apps]]`.
-    pub ai: usize,
-    /// The entry's TCP configuration, shared by all its flows.
-    pub tcp: &'a std::sync::Arc<TcpConfig>,
 }
 
 /// Add the app(s) of entry `ai` to `sim`.

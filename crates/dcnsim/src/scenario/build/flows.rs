@@ -2,7 +2,7 @@
 //! their meaning: `scenario/config/flows.rs`). All random draws come from one stream per
 //! app derived from the scenario seed.
 
-use super::apps::AppArgs;
+use super::AppArgs;
 use crate::base::ids::{AppId, FlowId, NodeId, PortId};
 use crate::base::rng::Rng;
 use crate::base::units::SimTime;

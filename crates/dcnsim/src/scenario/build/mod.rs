@@ -20,6 +20,15 @@ use crate::scenario::ctx::Ctx;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::Loaded;
 
+/// What every app builder gets besides its own table.
+struct AppArgs<'a> {
+    pub ctx: &'a Ctx<'a>,
+    /// Index of the entry in `[[apps]]`.
+    pub ai: usize,
+    /// The entry's TCP configuration, shared by all its flows.
+    pub tcp: &'a std::sync::Arc<crate::model::tcp::TcpConfig>,
+}
+
 /// Summary of what was built, for the results.
 #[derive(Clone, Debug, Default)]
 pub struct BuildInfo {
