@@ -115,7 +115,7 @@ def test_parse_without_known_ids_keeps_every_name() -> None:
     ("run, disagree like baseline 1", "differs"),
     ("runs, disagrees", "differs"),
     ("not reproduced", "differs"),
-    ("not yet (issue 9)", "not yet"),
+    ("not yet (the model it needs is named)", "not yet"),
     ("both run at full scale", "no verdict"),
     ("", "no verdict"),
 ])
@@ -220,7 +220,7 @@ def _entries() -> dict[str, validation.Entry]:
 
 def test_page_has_every_id_figure_table_and_verdict(tmp_path: Path) -> None:
     folder = fake_folder(tmp_path, "a-fig1")
-    items = [catalog.Item("a-fig1", "Fig. 1 <incast>", "seed 000", folder, wall_s=3.0),
+    items = [catalog.Item("a-fig1", "Fig. 1 <incast>", "Devkota 2010", folder, wall_s=3.0),
              catalog.Item("a-fig2", "Fig. 2", folder=None, error="internal error: boom"),
              catalog.Item("z-unknown", "not in the docs", folder=tmp_path / "missing")]
     path = catalog.write_index(tmp_path, items, _entries(), quick=True,

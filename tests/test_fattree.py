@@ -1,4 +1,4 @@
-"""The fat-tree builder ([speed] item 5) end to end: the reference point's scenario
+"""The fat-tree builder (docs/models.md §8) end to end: the reference point's scenario
 (`benches/scenarios/fattree-k16.toml`) at k = 4 through `dcnsim run --check` and through
 `benches/fattree.py`, the script that records the k = 16 point in docs/performance.md."""
 

@@ -1,4 +1,4 @@
-"""Every catalog figure shows the source beside dcnsim (issue [usability] item 1): each
+"""Every catalog figure shows the source beside dcnsim: each
 scenario's ``[report]`` carries a verdict that matches ``docs/validation.md`` and the
 source's numbers (``source_series``, numbers the report kind draws itself, or an explicit
 ``"none: ..."``); the fields are checked strictly; a few ``--quick`` reproductions of

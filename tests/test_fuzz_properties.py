@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the scenario loader (issue [robust], item 6), with Hypothesis.
+"""Property-based fuzzing of the scenario loader (docs/robustness.md), with Hypothesis.
 
 - Any value (scalars of every TOML type, absurd numbers and units, text, nested arrays and
   tables) at any key of a shipped scenario, engine fields and the Python-owned tables

@@ -100,7 +100,7 @@ PAYLOAD_SHARE_MBPS = 1000 * 1460 / 1500  # goodput above this on a 1 Gb/s link i
 
 
 def test_fig08_quick_shape(tmp_path: Path) -> None:
-    """Seed 000 Fig. 8 shape (2 s per point): full rate with one flow, collapse with many."""
+    """Devkota 2010 Fig. 8 shape (2 s per point): full rate with one flow, collapse with many."""
     grid = _quick_grid(tmp_path, "devkota-fig08")
     kib = 1024
     for (buf, n), row in grid.items():
@@ -120,7 +120,7 @@ def test_fig08_quick_shape(tmp_path: Path) -> None:
 
 
 def test_fig09_quick_shape(tmp_path: Path) -> None:
-    """Seed 000 Fig. 9: a 10 ms min RTO keeps goodput high where 200 ms collapses."""
+    """Devkota 2010 Fig. 9: a 10 ms min RTO keeps goodput high where 200 ms collapses."""
     grid = _quick_grid(tmp_path, "devkota-fig09")
     kib = 1024
     for row in grid.values():
@@ -191,7 +191,7 @@ def test_panels_report_keeps_tables_and_plots(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("exp_id", ["devkota-fig21", "devkota-fig22"])
 def test_fair_schedulers_give_little_gain_quick_shape(tmp_path: Path, exp_id: str) -> None:
-    """Seed 000 Figs 21/22: SFQ or DRR at the switch do not prevent incast collapse with a
+    """Devkota 2010 Figs 21/22: SFQ or DRR at the switch do not prevent incast collapse with a
     small buffer; a 2 MiB buffer holds 64 flows (the thesis: SFQ needs 1 MB, DRR 2 MB)."""
     grid = _quick_grid(tmp_path, exp_id)
     kib = 1024
@@ -204,7 +204,7 @@ def test_fair_schedulers_give_little_gain_quick_shape(tmp_path: Path, exp_id: st
 
 
 def test_sfq_hard_partition_quick_shape(tmp_path: Path) -> None:
-    """Seed 000 Fig 23: a hard per-flow partition Q/n collapses with small buffers and
+    """Devkota 2010 Fig 23: a hard per-flow partition Q/n collapses with small buffers and
     needs a large one (the thesis: 2 MB for 64 flows)."""
     grid = _quick_grid(tmp_path, "devkota-fig23")
     kib = 1024

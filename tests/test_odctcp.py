@@ -1,4 +1,4 @@
-"""Seed 001 (ODCTCP thesis) reproductions: quick variants through dcnsim._core, checking
+"""The ODCTCP thesis reproductions: quick variants through dcnsim._core, checking
 the published shape with stated tolerances."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""802.1Qbb PFC on multi-queue ports (issue 4, Build item 5): the extra demo scenario
+"""802.1Qbb PFC on multi-queue ports (docs/models.md §2.4): the extra demo scenario
 `pfc-priority-demo` end to end through the engine, at a shorter scale (slow-down 50-250 ms of a
 0.3 s run, measured over 100-250 ms)."""
 

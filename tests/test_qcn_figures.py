@@ -1,4 +1,4 @@
-"""Seed 000 figures and printed numbers (issue 4 items 9-10): the qcn-baseline report's
+"""Devkota 2010 figures and printed numbers: the qcn-baseline report's
 rates / queue figure and fairness numbers, Fig. 20's mean queue, Table VII's layout. Quick
 scale against the real engine; tolerances stated in each test."""
 

@@ -1,5 +1,5 @@
-"""QCN / PAUSE reproductions (seed 000 ch. III-V, seed 004 part 1): quick-scale shape checks
-against the real engine (dcnsim._core), with the tolerances stated in each test."""
+"""QCN / PAUSE reproductions (Devkota 2010 ch. III-V, Atikoglu & Prabhakar part 1): quick-scale
+shape checks against the real engine (dcnsim._core), with the tolerances stated in each test."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ B_QUICK = {"sim__duration": '"60ms"', "topology__rate_changes__0__at": '"10ms"',
 
 
 def test_qcn_baselines_2_to_4_shape() -> None:
-    """Seed 000 ch. VI baselines 2-4 (quick variants). Thesis: the modifications do not harm
+    """Devkota 2010 ch. VI baselines 2-4 (quick variants). Thesis: the modifications do not harm
     throughput, and AR+DS drops far fewer frames (1196/1118/94, 189/184/0, 382/389/17).
     dcnsim disagrees on which variant drops least (AR+CM, as in qcn-baseline1; see
     docs/validation.md), so this asserts dcnsim's own relation: AR+CM drops < 0.7x the

@@ -1,6 +1,6 @@
 """Every `[report]` key of every shipped scenario, given a value of the wrong kind, gives a
-one-line error naming `report.<key>`, never an internal error (issue [robust]: "NaN/inf/
-negative values in [report] tables", the `report.figure = [1, 2]` traceback)."""
+one-line error naming `report.<key>`, never an internal error (NaN, inf and negative
+values in [report] tables, the `report.figure = [1, 2]` traceback; docs/robustness.md)."""
 
 from __future__ import annotations
 

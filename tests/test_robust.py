@@ -1,5 +1,5 @@
 """Bad inputs and interrupted work: special files, oversized files, unwritable output
-folders, and two sweeps into one folder (issue [robust], section "Nothing lost")."""
+folders, and two sweeps into one folder (docs/robustness.md, "Nothing lost")."""
 
 from __future__ import annotations
 
@@ -144,8 +144,8 @@ LONG_MESSAGES = [
     "/tmp/x/tcn-fig13.toml: line 35, field apps.service_workloads: app 0: unknown flow-size "
     "distribution 'websearché' (built-in: websearch, datamining, hadoop, cache, "
     "websearch-bytes, datamining-bytes, cache-bytes, hadoop-fbhdp-bytes) and more words here",
-    # the 11th session's campaign: a [measure] line that lost its newline, and a memory
-    # estimate with a long sweep point
+    # the third fuzz campaign (docs/robustness.md): a [measure] line that lost its
+    # newline, and a memory estimate with a long sweep point
     "/tmp/dcnsim-fuzz-u_g3wfze/devkota-fig25.toml: line 47, field measure.topology.switch_buffer:"
     " unknown field `topology.switch_buffer`, expected one of " + ", ".join(
         f"`{n}`" for n in ["silent_link", "silent_threshold", "bottleneck", "queue_interval",

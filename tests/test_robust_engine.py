@@ -1,4 +1,4 @@
-"""Issue 13 [robust] against the real engine: exact one-line messages for out-of-range
+"""Robustness (docs/robustness.md) against the real engine: exact one-line messages for out-of-range
 values and wrong fields, warnings on stderr and in run.json, partial runs and ``--check``."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Issue [robust], "Nothing lost": no empty output folder is left by a refused run, files
-are written whole (temporary file, then rename), a sweep folder has one writer at a time,
-and the exit codes 0 / 1 / 2 / 130 mean what README.md says."""
+"""Robustness, "Nothing lost" (docs/robustness.md): no empty output folder is left by a refused run,
+files are written whole (temporary file, then rename), a sweep folder has one writer at a time, and
+the exit codes 0 / 1 / 2 / 130 mean what README.md says."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Issue [robust], "Python-owned tables": ``[report]``, ``[sweep]`` and ``[quick]`` are
-checked with the rigour of the engine's fields (``dcnsim._tablecheck``): every bad value is
-a one-line error naming the file, the line when known, the dotted field and what was
-expected, never a traceback. Run against the real engine on the shipped scenarios."""
+"""Robustness, "Python-owned tables" (docs/robustness.md): ``[report]``, ``[sweep]`` and ``[quick]``
+are checked with the rigour of the engine's fields (``dcnsim._tablecheck``): every bad value is a
+one-line error naming the file, the line when known, the dotted field and what was expected, never a
+traceback. Run against the real engine on the shipped scenarios."""
 
 from __future__ import annotations
 

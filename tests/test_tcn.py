@@ -1,4 +1,4 @@
-"""Seed-002 (TCN) reproductions: the quick variants run end to end through `dcnsim
+"""TCN paper (Bai et al. 2016) reproductions: the quick variants run end to end through `dcnsim
 reproduce --quick`, and their published shapes are checked with stated tolerances."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``dcnsim run``'s self-checks and resource limits (issue 13 [robust]): the command-line
+"""``dcnsim run``'s self-checks and resource limits (docs/robustness.md): the command-line
 options ``--check``, ``--max-events``, ``--max-wall``, ``--max-memory`` and the keyword
 arguments of ``api.run`` they become."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 
 def add_run_limits(p: argparse.ArgumentParser) -> None:
-    """``dcnsim run``'s self-checks and limits (issue 13)."""
+    """``dcnsim run``'s self-checks and limits (docs/robustness.md)."""
     p.add_argument("--check", action="store_true",
                    help="check packet conservation and buffer bounds per port and sequence "
                         "order per flow at the end of the run; a violation exits with 1")

@@ -1,5 +1,5 @@
 """Checks of the Python-owned tables ``[report]``, ``[sweep]`` and ``[quick]`` with the rigour
-of the engine's fields (issue [robust], "Python-owned tables"): types, finite numbers and
+of the engine's fields (docs/robustness.md, "Python-owned tables"): types, finite numbers and
 capped sizes, each mistake a one-line ``ScenarioError`` naming the file, the line when it
 is known, the dotted field and what was expected (a bad value is shown cut to
 ``SHOW_CHARS`` characters).

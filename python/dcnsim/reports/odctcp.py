@@ -1,4 +1,4 @@
-"""Reports of the seed-001 (ODCTCP thesis) reproductions.
+"""Reports of the ODCTCP thesis reproductions.
 
 ``odctcp-after-cwr`` (Figs 5.5, 5.6, 5.8)
     From the sender-side ``seq`` trace: for every data segment carrying CWR, the number of

@@ -1,6 +1,6 @@
 """The ``panels`` report: time series of chosen result tables drawn as stacked panels,
 one column per sweep point (e.g. the time-sequence, cwnd, SRTT and queue panels of the
-seed-001 thesis), and chosen numbers printed.
+ODCTCP thesis), and chosen numbers printed.
 
 Scenario configuration::
 

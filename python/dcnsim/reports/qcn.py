@@ -1,4 +1,4 @@
-"""QCN reports (seed 000, Devkota thesis).
+"""QCN reports (Devkota 2010).
 
 ``qcn-incast``: the incast-goodput report (figure, goodput grid, silent-period table)
 plus, at one buffer size (``table_buffer``, default 128 KB), the thesis's Table III

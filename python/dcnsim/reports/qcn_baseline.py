@@ -1,4 +1,4 @@
-"""The ``qcn-baseline`` report (seed 000, Devkota thesis ch. VI, Figs. 34-49).
+"""The ``qcn-baseline`` report (Devkota 2010 ch. VI, Figs. 34-49).
 
 The thesis shows, per QCN variant, the throughput of every source into the hotspot and the
 hotspot queue over time, with the drops in the caption. This report prints the drops (and

@@ -1,4 +1,4 @@
-"""Reports of the seed-002 (TCN, Bai et al., CoNEXT'16) reproductions.
+"""Reports of the TCN paper (Bai et al., CoNEXT 2016) reproductions.
 
 Scenario configuration::
 
@@ -15,7 +15,7 @@ Scenario configuration::
   service-2 flows; needs ``apps``.
 - fig3: peak and steady buffer occupancy of ``port`` per scheme from the ``queue`` samples
   (steady = max after ``steady_after_s``, default 0.02); needs ``queue``.
-- fct: FCT vs load per scheme (seed 002 Figs. 6-13) from the workload app's summary
+- fct: FCT vs load per scheme (Bai et al. 2016 Figs. 6-13) from the workload app's summary
   columns: small-flow mean and p99, medium and large mean (µs), each also normalised to the
   first scheme at the same load (``norm_*``); ``load_axis`` names the load sweep key
   (default ``apps.0.load``). Needs no per-point tables.
@@ -183,7 +183,7 @@ def _fct_row(rec: Record) -> dict[str, Any]:
         row[name] = float(v) * 1e6 if v is not None else math.nan
     row["messages_done"] = summ.get("messages_done", math.nan)
     row["timeouts"] = summ.get("timeouts", math.nan)
-    # The paper's timeout counts are of small flows (seed 002 §6.2: "589 TCP
+    # The paper's timeout counts are of small flows (Bai et al. 2016 §6.2: "589 TCP
     # timeouts for small flows"): RTOs during messages of at most 100 KB.
     row["timeouts_small"] = summ.get("timeouts_small", math.nan)
     return row
@@ -371,5 +371,5 @@ def _plot_fig2(ctx: ReportContext, cfg: TcnConfig, rows: list[dict[str, Any]],
 
 
 KINDS: tuple[ReportKind[Any], ...] = (
-    ReportKind("tcn", "seed-002 TCN figures", parse, write_tcn),
+    ReportKind("tcn", "TCN paper figures (Bai et al. 2016)", parse, write_tcn),
 )

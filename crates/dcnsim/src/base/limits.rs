@@ -1,5 +1,5 @@
-//! Physical sanity ranges: the one table of limits the scenario validators use (issue 13,
-//! "Physical sanity"). A value outside its range is refused with the range; the reason for
+//! Physical sanity ranges: the one table of limits the scenario validators use
+//! (docs/robustness.md). A value outside its range is refused with the range; the reason for
 //! each bound is written beside it. schema.txt lists the same table ("Limits"); a test
 //! below checks that it names every entry of [`TABLE`].
 

@@ -4,8 +4,8 @@
 //! not yet wired into the simulation.
 //!
 //! Sources:
-//! - issue 3 item 7 (throughput every 50 ms, Jain's fairness index, mean and standard
-//!   deviation across flows) and issue 5 item 7 (FCT mean and 99th percentile by size bin —
+//! - the ODCTCP thesis (throughput every 50 ms, Jain's fairness index, mean and standard
+//!   deviation across flows) and the TCN paper (FCT mean and 99th percentile by size bin —
 //!   small (0, 100 KB], medium, large (10 MB, ∞) — normalised to a chosen scheme).
 //! - Jain, Chiu, Hawe, *A Quantitative Measure of Fairness and Discrimination for Resource
 //!   Allocation in Shared Computer Systems* (DEC TR-301, 1984): J = (Σx)²/(n·Σx²).

@@ -1,9 +1,9 @@
 //! Workload generators: empirical flow-size distributions, Poisson flow arrivals and PIAS
-//! priority tagging (issue 3 item 8, issue 5 item 6). Pure and deterministic; not yet wired
+//! priority tagging (docs/models.md §5.5, §6). Pure and deterministic; not yet wired
 //! into the simulation.
 //!
 //! Sources:
-//! - `../shared/MODELS.md` §6.1 (the packet-unit CDF tables of the TCN / MQ-ECN / PIAS ns-2
+//! - docs/models.md §6.1 (the packet-unit CDF tables of the TCN / MQ-ECN / PIAS ns-2
 //!   code, `scripts/CDF_{dctcp,vl2,hadoop,cache}.tcl`, and the hard-coded mean flow sizes of
 //!   TCN-NS2 `spine_empirical_pias_diffserv.tcl`), §6.2 (byte versions: DCTCP web search, VL2
 //!   data mining, Facebook cache, HPCC's Facebook Hadoop "FbHdp"), §5.5 (PIAS tagging and the
@@ -283,7 +283,7 @@ pub const BUILTIN_NAMES: [&str; 8] = [
     "hadoop-fbhdp-bytes",
 ];
 
-/// MODELS.md §6.1, TCN-NS2 `scripts/CDF_dctcp.tcl` (packets of 1460 B).
+/// docs/models.md §6.1, TCN-NS2 `scripts/CDF_dctcp.tcl` (packets of 1460 B).
 const WEBSEARCH_PKTS: [(f64, f64); 12] = [
     (6.0, 0.0),
     (6.0, 0.15),
@@ -299,7 +299,7 @@ const WEBSEARCH_PKTS: [(f64, f64); 12] = [
     (20000.0, 1.0),
 ];
 
-/// MODELS.md §6.1, TCN-NS2 `scripts/CDF_vl2.tcl` (packets).
+/// docs/models.md §6.1, TCN-NS2 `scripts/CDF_vl2.tcl` (packets).
 const DATAMINING_PKTS: [(f64, f64); 9] = [
     (1.0, 0.0),
     (1.0, 0.5),
@@ -312,7 +312,7 @@ const DATAMINING_PKTS: [(f64, f64); 9] = [
     (666667.0, 1.0),
 ];
 
-/// MODELS.md §6.1, TCN-NS2 `scripts/CDF_hadoop.tcl` (packets).
+/// docs/models.md §6.1, TCN-NS2 `scripts/CDF_hadoop.tcl` (packets).
 const HADOOP_PKTS: [(f64, f64); 15] = [
     (1.0, 0.0),
     (24.0, 0.1),
@@ -331,7 +331,7 @@ const HADOOP_PKTS: [(f64, f64); 15] = [
     (333333.0, 1.0),
 ];
 
-/// MODELS.md §6.1, TCN-NS2 `scripts/CDF_cache.tcl` (packets; TG's older copy has 0.36 at 1).
+/// docs/models.md §6.1, TCN-NS2 `scripts/CDF_cache.tcl` (packets; TG's older copy has 0.36 at 1).
 const CACHE_PKTS: [(f64, f64); 12] = [
     (1.0, 0.0),
     (1.0, 0.35),
@@ -347,7 +347,7 @@ const CACHE_PKTS: [(f64, f64); 12] = [
     (33333.0, 1.0),
 ];
 
-/// MODELS.md §6.2, DCTCP web search in bytes (HPCC `WebSearch_distribution.txt`, TG
+/// docs/models.md §6.2, DCTCP web search in bytes (HPCC `WebSearch_distribution.txt`, TG
 /// `DCTCP_CDF.txt`).
 const WEBSEARCH_BYTES: [(f64, f64); 12] = [
     (0.0, 0.0),
@@ -364,7 +364,7 @@ const WEBSEARCH_BYTES: [(f64, f64); 12] = [
     (30_000_000.0, 1.0),
 ];
 
-/// MODELS.md §6.2, VL2 data mining in bytes (TG `VL2_CDF.txt`; 0.98 at 100 MB, where the
+/// docs/models.md §6.2, VL2 data mining in bytes (TG `VL2_CDF.txt`; 0.98 at 100 MB, where the
 /// packet table has 0.99).
 const DATAMINING_BYTES: [(f64, f64); 13] = [
     (0.0, 0.0),
@@ -382,7 +382,7 @@ const DATAMINING_BYTES: [(f64, f64); 13] = [
     (1_000_000_000.0, 1.0),
 ];
 
-/// MODELS.md §6.2, Facebook cache in bytes (BUFMGMT `CDF_cache.tcl`).
+/// docs/models.md §6.2, Facebook cache in bytes (BUFMGMT `CDF_cache.tcl`).
 const CACHE_BYTES: [(f64, f64); 12] = [
     (500.0, 0.0),
     (1500.0, 0.35),
@@ -398,7 +398,7 @@ const CACHE_BYTES: [(f64, f64); 12] = [
     (50_000_000.0, 1.0),
 ];
 
-/// MODELS.md §6.2, HPCC `traffic_gen/FbHdp_distribution.txt` (bytes; cdf given there in %).
+/// docs/models.md §6.2, HPCC `traffic_gen/FbHdp_distribution.txt` (bytes; cdf given there in %).
 const HADOOP_FBHDP_BYTES_PERCENT: [(f64, f64); 20] = [
     (0.0, 0.0),
     (100.0, 1.0),
@@ -438,7 +438,7 @@ impl FlowSizeDist {
         })
     }
 
-    /// One of [`BUILTIN_NAMES`]: the packet tables of MODELS.md §6.1 (× 1460 B) and the byte
+    /// One of [`BUILTIN_NAMES`]: the packet tables of docs/models.md §6.1 (× 1460 B) and the byte
     /// tables of §6.2.
     pub fn builtin(name: &str) -> Result<FlowSizeDist, String> {
         let (pts, unit): (Vec<(f64, f64)>, u64) = match name {
@@ -482,14 +482,14 @@ impl FlowSizeDist {
         self.cdf.mean_ceil() * self.unit_bytes as f64
     }
 
-    /// Piecewise-linear mean × unit (the figure MODELS.md quotes).
+    /// Piecewise-linear mean × unit (the figure docs/models.md quotes).
     pub fn mean_bytes_linear(&self) -> f64 {
         self.cdf.mean() * self.unit_bytes as f64
     }
 }
 
 /// Mean flow sizes (bytes) hard-coded in TCN-NS2 `spine_empirical_pias_diffserv.tcl` to set
-/// the Poisson rate, for the packet tables (MODELS.md §6.1). Use them as the mean override of
+/// the Poisson rate, for the packet tables (docs/models.md §6.1). Use them as the mean override of
 /// [`PoissonArrivals::for_load`] to reproduce that script's arrival rates exactly.
 pub fn tcn_script_mean_bytes(name: &str) -> Option<f64> {
     match name {
@@ -575,7 +575,7 @@ impl PoissonArrivals {
 /// The two-priority PIAS threshold of the TCN simulations (`pias_thresh = 100000` bytes).
 pub const PIAS_TCN_THRESHOLD_BYTES: u64 = 100_000;
 
-/// Two-priority PIAS as in TCN §6 / MODELS.md §5.5: a data packet whose flow has already sent
+/// Two-priority PIAS as in TCN §6 / docs/models.md §5.5: a data packet whose flow has already sent
 /// `bytes_sent ≤ threshold` bytes (before this packet) gets priority 0, the shared strict-high
 /// queue; later packets get the flow's own `service_queue`. (Pure ACKs always use 0; that is
 /// the caller's business.)
@@ -594,7 +594,7 @@ pub struct PiasThresholds {
     thresholds: Vec<u64>,
 }
 
-/// PIAS-NS2 `run_pias_dctcp.py` 8-level thresholds for web search (MODELS.md §5.5), in
+/// PIAS-NS2 `run_pias_dctcp.py` 8-level thresholds for web search (docs/models.md §5.5), in
 /// packets of 1460 B: `(load, [α0 … α6])`.
 pub const PIAS_WEBSEARCH_THRESHOLDS_PKTS: [(f64, [u64; 7]); 5] = [
     (0.9, [759, 1132, 1456, 1737, 2010, 2199, 2325]),
@@ -691,8 +691,8 @@ mod tests {
     }
 
     #[test]
-    fn builtin_means_match_models_md() {
-        // (name, piecewise-linear mean × unit, MODELS.md figure)
+    fn builtin_means_match_the_model_reference() {
+        // (name, piecewise-linear mean × unit, docs/models.md figure)
         let cases = [
             ("websearch", 1.666e6),
             ("datamining", 7.470e6),
@@ -713,7 +713,7 @@ mod tests {
                 "{name}: {c} vs {got}"
             );
         }
-        // Not quoted in MODELS.md; hand value: Σ Δc·(v0+v1)/2 = 935452.5.
+        // Not quoted in docs/models.md; hand value: Σ Δc·(v0+v1)/2 = 935452.5.
         let cache = FlowSizeDist::builtin("cache-bytes").unwrap();
         assert!((cache.mean_bytes_linear() - 935_452.5).abs() < 1e-6);
         // The TCN script's hard-coded means are within 0.4 % of the tables' ceil means.

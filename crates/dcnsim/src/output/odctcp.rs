@@ -1,4 +1,4 @@
-//! Result tables of the seed-001 (ODCTCP thesis) measurements: the sender-side
+//! Result tables of the ODCTCP thesis measurements: the sender-side
 //! time-sequence trace (`seq`), per-flow throughput every `measure.throughput_interval`
 //! (`throughput`, thesis §6.2 samples every 50 ms) and the fairness summary (Jain's index
 //! and mean/std of per-flow throughput, computed with `base/stats.rs`).

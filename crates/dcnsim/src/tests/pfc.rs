@@ -82,7 +82,7 @@ fn pfc_makes_a_9_to_1_overload_lossless_on_multi_queue_ports() {
     assert!(get(&lossy, "summary", "drops") > 1000.0);
 }
 
-/// Seed-004 topology with CBR: n1 -> n3 (class 1, the culprit) and n2 -> n4 (class 0, the
+/// Atikoglu & Prabhakar topology with CBR: n1 -> n3 (class 1, the culprit) and n2 -> n4 (class 0, the
 /// innocent), 4 Gb/s each over 10 Gb/s links; B -> n3 serves 500 Mb/s from `slow_at`.
 fn two_classes(pause: &str, slow: bool) -> String {
     let mut s = String::from(

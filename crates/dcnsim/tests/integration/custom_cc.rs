@@ -34,7 +34,7 @@ impl CongestionControl for Aimd07 {
 }
 
 /// 16 servers answer one client through one switch port with step ECN marking at 20
-/// packets (the incast of seed 000 with ECN).
+/// packets (the incast of Devkota 2010 with ECN).
 fn incast(cc: &str) -> String {
     format!(
         r#"

@@ -1,5 +1,5 @@
-//! DCTCP against theory on a short run (issue 3): long flows through a 10 Gb/s bottleneck
-//! with 100 µs base RTT and step marking at K = 65 packets keep the queue near K with no
+//! DCTCP against theory on a short run (docs/validation.md, "DCTCP against theory"): long
+//! flows through a 10 Gb/s bottleneck with 100 µs base RTT and step marking at K = 65 packets keep the queue near K with no
 //! drops and a busy link; plus scenario-level checks of the ECN/AQM keys.
 
 use crate::helpers::{f64s, port_row, run_with as run, set, table};
@@ -74,7 +74,7 @@ fn dctcp_two_flows_hold_the_queue_near_k_without_drops() {
 
 #[test]
 fn dctcp_sender_with_standard_receiver_is_stuck_at_two_segments() {
-    // MODELS.md §3.5 problem 1: the RFC 3168 receiver echoes ECE until CWR, which a DCTCP
+    // docs/models.md §3.5 problem 1: the RFC 3168 receiver echoes ECE until CWR, which a DCTCP
     // sender never sends; ODCTCP sends CWR and keeps a larger window.
     let cwnd_of = |cc: &str| {
         let t = run(

@@ -1,4 +1,4 @@
-//! Leaf-spine builder and ECMP end to end (issue 5): per-link delays give the stated base
+//! Leaf-spine builder and ECMP end to end (docs/models.md §8): per-link delays give the stated base
 //! RTT, ECMP spreads flows over all spines, switching it off uses one spine only.
 
 use crate::helpers::{f64s, port_row, run, table};

@@ -1,4 +1,4 @@
-//! Multi-queue switch ports end to end (issue 5): schedulers, per-port vs per-queue
+//! Multi-queue switch ports end to end (docs/models.md §5): schedulers, per-port vs per-queue
 //! marking, TCN at a real port, buffer admission, ping probes, DRR/SFQ selection.
 
 use crate::helpers::{f64s, port_row, run, strs, table};

@@ -1,4 +1,4 @@
-//! Issue 13 [robust]: out-of-range values are refused with the range (`base/limits.rs`),
+//! Robustness (docs/robustness.md): out-of-range values are refused with the range (`base/limits.rs`),
 //! legal but suspicious ones warned about once, and errors name the real field; each
 //! message is checked exactly.
 

@@ -1,5 +1,5 @@
 //! Whole-scenario tests: invariants (conservation, acked ≤ sent), determinism, and the
-//! shape of TCP incast collapse (seed 000, Fig. 8) on short runs.
+//! shape of TCP incast collapse (Devkota 2010, Fig. 8) on short runs.
 
 use crate::helpers::{first_f64, run_with, set};
 use dcnsim::output::{Column, Table};
@@ -120,7 +120,7 @@ fn incast_collapses_with_small_buffer_and_many_flows() {
 
 #[test]
 fn large_buffer_absorbs_eight_flows() {
-    // With the 20-segment window of the seed-000 set-up (ns-2's default `window_`), as in
+    // With the 20-segment window of the Devkota 2010 set-up (ns-2's default `window_`), as in
     // Table I of the thesis (0 silent seconds). With an unlimited window the synchronized
     // bursts grow until they overflow 256 KiB and a timeout can follow (as in ns-3).
     let t = run(&[("tcp.rwnd", "29200")]);
@@ -204,7 +204,7 @@ fn tcp_profile_sets_defaults_and_scenario_keys_override_it() {
 
 #[test]
 fn limited_transmit_lowers_timeouts_in_a_small_buffer_incast() {
-    // Seed-000 incast, 4 flows, 32 KiB, 20-segment window, 2 s: without RFC 3042 the
+    // Devkota 2010 incast, 4 flows, 32 KiB, 20-segment window, 2 s: without RFC 3042 the
     // small windows lose their fast retransmits and stall on RTOs.
     let base = [
         ("topology.servers", "4"),
@@ -226,7 +226,7 @@ fn limited_transmit_lowers_timeouts_in_a_small_buffer_incast() {
 
 #[test]
 fn rack_tlp_of_the_linux_profile_replaces_timeouts_by_probes_and_fast_recovery() {
-    // Seed-000 incast, 8 flows, 64 KiB: the Linux profile with and without RACK-TLP
+    // Devkota 2010 incast, 8 flows, 64 KiB: the Linux profile with and without RACK-TLP
     // (RFC 8985). Lost retransmissions and tail losses that cost an RTO without it are
     // found by RACK or repaired by a probe.
     let base = [

@@ -5,7 +5,7 @@
 use crate::helpers::{run, table};
 use dcnsim::scenario::{build, load};
 
-/// Four servers into a 64 KiB port with the ns-2 profile: the seed-000 cell whose outcome
+/// Four servers into a 64 KiB port with the ns-2 profile: the Devkota 2010 cell whose outcome
 /// in ns-2 and ns-3 depends on the order of simultaneous arrivals.
 const STAR: &str = r#"[sim]
 duration = "100ms"

@@ -1,4 +1,4 @@
-//! The workload app end to end (issue 5): Poisson arrival rate from the load, messages
+//! The workload app end to end (docs/models.md §6): Poisson arrival rate from the load, messages
 //! queued behind each other on a persistent connection, PIAS classes, the FCT summary.
 
 use crate::helpers::{f64s, run_file, strs, table};

@@ -1,4 +1,4 @@
-//! Applications: barrier-synchronized incast (seed 000 ch. I), bulk transfers, and UDP
+//! Applications: barrier-synchronized incast (Devkota 2010 ch. I), bulk transfers, and UDP
 //! constant-bit-rate sources.
 
 pub mod schedule;
@@ -57,7 +57,7 @@ pub struct Cbr {
     pub received_bytes: u64,
 }
 
-/// Ping probes (issue 5, seed 002 Fig. 5): a small UDP request every `interval` from `src`
+/// Ping probes (Bai et al. 2016 Fig. 5): a small UDP request every `interval` from `src`
 /// to `dst` in traffic class `class`; `dst` echoes it at once (same class, same size); the
 /// RTT is the time from the request's hand-off to the NIC to the reply's arrival.
 #[derive(Clone, Debug)]
@@ -275,7 +275,7 @@ impl Ping {
     }
 }
 
-/// Open-loop transactions (seed 004 slides: "9 KB transactions with Bernoulli arrivals"):
+/// Open-loop transactions (Atikoglu & Prabhakar slides: "9 KB transactions with Bernoulli arrivals"):
 /// messages of `size` bytes written to one persistent TCP connection at exponentially
 /// distributed intervals of mean `size·8 / rate` (the continuous-time limit of Bernoulli
 /// arrivals), between `start` and `stop`. The connection's send buffer is unbounded.

@@ -1,4 +1,4 @@
-//! Scheduled transfers: the flowgrind-style workloads of the seed-001 thesis (§6.1):
+//! Scheduled transfers: the flowgrind-style workloads of the ODCTCP thesis (§6.1):
 //! flows that start together or at set times with set sizes (incast, queue build-up,
 //! fairness), an application that pauses after every chunk (Fig 4.4: 1 s idle after every
 //! 200 KB), and the benchmark's flows whose start times follow an inter-arrival

@@ -1,4 +1,4 @@
-//! Datacenter workload app (issue 5, seed 002 §6): messages with sizes drawn from a
+//! Datacenter workload app (Bai et al. 2016 §6; docs/models.md §6): messages with sizes drawn from a
 //! flow-size CDF (`model/workload.rs`), Poisson arrivals at a target load of the edge links, carried
 //! by persistent TCP connections, optionally tagged with two-priority PIAS.
 //!
@@ -16,7 +16,7 @@
 //!   behind the shortest backlog (lowest index on ties); queued messages wait for the
 //!   connection. A message's FCT runs from its arrival to its full delivery, so it includes
 //!   the wait behind earlier messages.
-//! - PIAS (two priorities, MODELS.md §5.5): a data packet whose message has sent at most
+//! - PIAS (two priorities, docs/models.md §5.5): a data packet whose message has sent at most
 //!   `pias_threshold` bytes before it goes to class 0; later packets to the service class;
 //!   pure ACKs to class 0 (`Hosts::pias`, applied in `Core::host_send`).
 //! - After `count` arrivals no more are generated; when all have completed the run stops.

@@ -1,4 +1,4 @@
-//! Equal-cost multi-path routing (issue 5, leaf-spine fabrics): where a switch has several
+//! Equal-cost multi-path routing (docs/models.md §8, leaf-spine fabrics): where a switch has several
 //! next hops on shortest paths to a destination, its route entry names an ECMP group
 //! (`ECMP_BIT | group`) instead of a port, and the port is chosen per packet by a
 //! deterministic hash of the flow (flow id, source, destination) and the switch, so all

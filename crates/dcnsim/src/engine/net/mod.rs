@@ -18,7 +18,7 @@
 //!
 //! Buffer accounting: the switch buffer limit counts the bytes waiting in the queue; the
 //! packet being serialized has left the queue (as in ns-2's DropTail + link, which the
-//! seed-000 thesis used). A packet is dropped if `queued + size > limit`.
+//! Devkota 2010 used). A packet is dropped if `queued + size > limit`.
 
 pub mod ecmp;
 pub mod mq_port;
@@ -376,7 +376,7 @@ impl SilentTracker {
 
 /// A port's name, "A->B": its node's name, then its peer's. Formatted when asked, not
 /// stored: a `String` per port was about 56 bytes (header and heap block) of an idle
-/// flow's two ports ([speed] item 3).
+/// flow's two ports.
 pub fn port_name(nodes: &[Node], p: &Port) -> String {
     format!(
         "{}->{}",

@@ -1,4 +1,4 @@
-//! Multi-queue switch ports (issue 5 [multiqueue]): the wiring of the pure components of
+//! Multi-queue switch ports (docs/models.md §5): the wiring of the pure components of
 //! `mq/` (class queues + scheduler, buffer admission, TCN, CoDel, MQ-ECN, Algorithm-1
 //! departure-rate estimate) into a port of the simulation.
 //!
@@ -18,7 +18,7 @@
 //! At dequeue (the scheduler picks the packet when the transmitter becomes free, before its
 //! serialisation): TCN / probabilistic TCN / CoDel / per-queue RED at dequeue / per-port
 //! AQM at dequeue; the departure feeds the Algorithm-1 estimators. The sojourn time
-//! therefore excludes the packet's own serialisation (MODELS.md §5.1).
+//! therefore excludes the packet's own serialisation (docs/models.md §5.1).
 //!
 //! The port's `queued_bytes` mirrors the total backlog so the queue sampler and
 //! `max_queue_bytes` work unchanged.

@@ -9,7 +9,7 @@
 //! nothing at all when the key is absent. The queue measured is the one the port's
 //! `queued_bytes` tracks: waiting packets, not the one being serialised (a packet that finds
 //! the port idle goes straight to the wire and waits zero time). Used for the thesis's
-//! "mean queue < 1 packet" of seed 000 Fig. 20.
+//! "mean queue < 1 packet" of Devkota 2010 Fig. 20.
 
 use crate::base::ids::PortId;
 use crate::base::packet::Packet;

@@ -1,4 +1,4 @@
-//! Sender-side time-sequence trace (the seq/ACK plots of the seed-001 thesis, Figs 4.1–4.4
+//! Sender-side time-sequence trace (the seq/ACK plots of the ODCTCP thesis, Figs 4.1–4.4
 //! and 5.x, drawn from tcpdump at the sender): one row per data segment sent and per ACK
 //! received by a chosen flow, with the ECE/CWR flags. Off unless `measure.seq_flows` names
 //! flows; when off the simulation pays one branch on a bool per packet sent.

@@ -1,4 +1,4 @@
-//! CoDel, Controlled Delay AQM (RFC 8289 §5 pseudocode; MODELS.md §5.2, which checks it
+//! CoDel, Controlled Delay AQM (RFC 8289 §5 pseudocode; docs/models.md §5.2, which checks it
 //! against ns-3 `codel-queue-disc.cc` and Linux `codel.h`).
 //!
 //! Written as a dequeue-side decision function so any FIFO can use it: the port pops the
@@ -8,7 +8,7 @@
 //! the packet (setting CE on a `Mark`: the model itself never writes the packet). If the
 //! queue is (or becomes) empty it calls [`Codel::on_empty`].
 //!
-//! Details as in MODELS.md §5.2: `ok_to_drop` needs sojourn ≥ TARGET and queue bytes ≥
+//! Details as in docs/models.md §5.2: `ok_to_drop` needs sojourn ≥ TARGET and queue bytes ≥
 //! MAXPACKET (MODELS writes `bytes < MAXPACKET` → not ok; RFC 8289's text uses `≤`), and
 //! `now ≥ first_above`; the drop-state re-entry takes `count = count − lastcount` when that
 //! is > 1 and `now − drop_next < 16·INTERVAL`. Control law `t + INTERVAL/√count` in exact
@@ -22,11 +22,11 @@ use super::{Aqm, AqmAt, Build, Built, Entry, KeyError, Scope, Verdict};
 use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 
-/// TARGET default 5 ms (RFC 8289; MODELS.md §5.2).
+/// TARGET default 5 ms (RFC 8289; docs/models.md §5.2).
 pub const DEFAULT_TARGET: SimTime = SimTime(5_000_000_000);
-/// INTERVAL default 100 ms (RFC 8289; MODELS.md §5.2).
+/// INTERVAL default 100 ms (RFC 8289; docs/models.md §5.2).
 pub const DEFAULT_INTERVAL: SimTime = SimTime(100_000_000_000);
-/// MAXPACKET default one MTU, 1500 B (ns-3 `minBytes`; MODELS.md §5.2).
+/// MAXPACKET default one MTU, 1500 B (ns-3 `minBytes`; docs/models.md §5.2).
 pub const DEFAULT_MAXPACKET: u32 = 1500;
 
 /// CoDel parameters.
@@ -36,9 +36,9 @@ pub struct CodelConfig {
     pub target: SimTime,
     /// Sliding window / control-law base (default 100 ms, RFC 8289).
     pub interval: SimTime,
-    /// No drop while fewer bytes than this remain queued (default 1500 B, MODELS.md §5.2).
+    /// No drop while fewer bytes than this remain queued (default 1500 B, docs/models.md §5.2).
     pub maxpacket: u32,
-    /// Mark ECT packets instead of dropping them (default false, RFC 8289; seed 002's
+    /// Mark ECT packets instead of dropping them (default false, RFC 8289; Bai et al. 2016's
     /// testbed marks).
     pub ecn: bool,
     /// After a mark in the dropping state, reschedule from `now` (ns-3) instead of from
@@ -59,7 +59,7 @@ impl Default for CodelConfig {
 }
 
 impl CodelConfig {
-    /// Seed 002 testbed setting (§6.1): target 51.2 µs, interval 1024 µs, marking.
+    /// Bai et al. 2016 testbed setting (§6.1): target 51.2 µs, interval 1024 µs, marking.
     pub fn tcn_testbed() -> CodelConfig {
         CodelConfig {
             target: SimTime(51_200_000),

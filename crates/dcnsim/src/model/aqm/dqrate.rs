@@ -1,6 +1,6 @@
-//! Departure-rate (queue capacity) estimator of seed 002 (Bai et al., CoNEXT'16) §3.3,
+//! Departure-rate (queue capacity) estimator of the TCN paper (Bai et al., CoNEXT'16) §3.3,
 //! Algorithm 1 and Fig. 2, borrowed from PIE (RFC 8033), and the "ideal ECN/RED" whose
-//! marking threshold follows it: `K = avg_rate × RTT × λ` (seed 002 Equation 2).
+//! marking threshold follows it: `K = avg_rate × RTT × λ` (Bai et al. 2016 Equation 2).
 //!
 //! Upon each departure from the queue (`qlen` = bytes still queued after it leaves, as in
 //! PIE): if `qlen ≥ dq_thresh` and no cycle is running, start one (`dq_count = 0`,
@@ -19,16 +19,16 @@
 use super::{Aqm, AqmAt, Build, Built, Entry, KeyError, Scope, Verdict};
 use crate::base::units::{RateBps, SimTime};
 
-/// dq_thresh default 10 KB: "conventional wisdom recommends 10KB [PIE]" (seed 002 §3.3;
+/// dq_thresh default 10 KB: "conventional wisdom recommends 10KB [PIE]" (Bai et al. 2016 §3.3;
 /// the paper also evaluates 40 KB).
 pub const DEFAULT_DQ_THRESH: u64 = 10_000;
-/// Averaging weight ε = 0.875 (seed 002 §3.3: "We use 0.875 as the averaging parameter").
+/// Averaging weight ε = 0.875 (Bai et al. 2016 §3.3: "We use 0.875 as the averaging parameter").
 pub const DEFAULT_EPSILON: f64 = 0.875;
-/// RTT default 100 µs (seed 002 §3.3 Fig. 2 set-up: base RTT 100 µs).
+/// RTT default 100 µs (Bai et al. 2016 §3.3 Fig. 2 set-up: base RTT 100 µs).
 pub const DEFAULT_RTT: SimTime = SimTime(100_000_000);
-/// λ default 1 (ECN*; standard threshold 125 KB = 100 µs × 10 Gb/s, seed 002 §3.3).
+/// λ default 1 (ECN*; standard threshold 125 KB = 100 µs × 10 Gb/s, Bai et al. 2016 §3.3).
 pub const DEFAULT_LAMBDA: f64 = 1.0;
-/// Initial avg_rate: the link capacity, 10 Gb/s in seed 002's simulations.
+/// Initial avg_rate: the link capacity, 10 Gb/s in Bai et al. 2016's simulations.
 pub const DEFAULT_INITIAL_RATE: RateBps = RateBps(10_000_000_000);
 
 /// Parameters of Algorithm 1 and the ideal-RED threshold.

@@ -167,7 +167,7 @@ pub struct Backlog {
 pub struct Signals<'a> {
     /// MQ-ECN's round-time estimate, fed by the port's DWRR scheduler (`None` without one).
     pub round: Option<&'a mqecn::MqEcn>,
-    /// The departure-rate estimators of the port's queues (seed 002 Algorithm 1), fed at
+    /// The departure-rate estimators of the port's queues (Bai et al. 2016 Algorithm 1), fed at
     /// every departure; empty when the port keeps none.
     pub rates: &'a [dqrate::DqRate],
 }

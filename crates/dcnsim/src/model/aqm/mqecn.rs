@@ -1,4 +1,4 @@
-//! MQ-ECN (Bai et al., NSDI'16; MODELS.md §5.3, reference version MQECN-NS2 `queue/dwrr.cc`).
+//! MQ-ECN (Bai et al., NSDI'16; docs/models.md §5.3, reference version MQECN-NS2 `queue/dwrr.cc`).
 //!
 //! Per-queue dynamic ECN threshold for round-robin schedulers:
 //! `K_i = min(quantum_i / T_round, C) × RTT × λ`, implemented (in packets of `mean_pkt`
@@ -22,7 +22,7 @@ use crate::base::units::{RateBps, SimTime};
 pub const DEFAULT_BETA: f64 = 0.75;
 /// T_idle = one MTU transmission time: 1500 B (MQECN-NS2 `estimate_round_idle_interval_bytes_`).
 pub const DEFAULT_IDLE_BYTES: u32 = 1500;
-/// K_port = 65 packets (MQECN-NS2 `port_thresh_`; DCTCP K at 10 Gb/s, MODELS.md §3.1).
+/// K_port = 65 packets (MQECN-NS2 `port_thresh_`; DCTCP K at 10 Gb/s, docs/models.md §3.1).
 pub const DEFAULT_PORT_THRESH_PKTS: f64 = 65.0;
 /// Mean packet size 1500 B (MQECN-NS2 `mean_pktsize_`).
 pub const DEFAULT_MEAN_PKT: u32 = 1500;
@@ -117,7 +117,7 @@ impl MqEcn {
     }
 
     /// Capacity of queue `q` implied by the round-time estimate: quantum·8 / T_round (b/s;
-    /// seed 002 Fig. 2's "MQ-ECN" curve). `None` before the first sample.
+    /// Bai et al. 2016 Fig. 2's "MQ-ECN" curve). `None` before the first sample.
     pub fn capacity_estimate_bps(&self, q: usize) -> Option<f64> {
         let quantum = self.cfg.quanta.get(q).copied()? as f64;
         if self.round < 1e-12 {
@@ -137,7 +137,7 @@ impl MqEcn {
 
     /// The capacity MQ-ECN attributes to queue `q`: `min(quantum·8 / T_round, C)` (b/s),
     /// the rate its threshold is computed from (`K_q = min(quantum_q/T_round, C)·RTT·λ`,
-    /// MODELS.md §5.3). Quantum / T_round alone exceeds C whenever the rounds are shorter
+    /// docs/models.md §5.3). Quantum / T_round alone exceeds C whenever the rounds are shorter
     /// than one quantum at line rate — a queue alone, or one sending a single packet per
     /// visit — and MQ-ECN then uses C. `None` before the first sample and for queues
     /// without a quantum.
@@ -242,7 +242,7 @@ impl MqEcn {
 }
 
 /// Append one `(now, queue, sample_bps, estimate_bps)` row per queue with a quantum for the
-/// latest round-time sample of `m` (the `estimates` table of seed 002 Fig. 2): `sample_bps`
+/// latest round-time sample of `m` (the `estimates` table of Bai et al. 2016 Fig. 2): `sample_bps`
 /// = quantum / that sample (uncapped), `estimate_bps` = min(quantum / T_round, C). Only
 /// called when a port records estimates.
 pub fn push_estimates(m: &MqEcn, now: SimTime, out: &mut Vec<(SimTime, u8, f64, f64)>) {

@@ -1,6 +1,6 @@
 //! Floyd–Jacobson RED (Random Early Detection Gateways for Congestion Avoidance, 1993)
 //! with the count mechanism, the ns-2/ns-3 `wait` variant, `gentle`, idle-time decay of the
-//! average, and ECN (MODELS.md §5.4). Where RED decides to drop it answers `Mark`: an
+//! average, and ECN (docs/models.md §5.4). Where RED decides to drop it answers `Mark`: an
 //! ECN-capable packet is marked instead and a non-ECT packet is dropped (RFC 3168 §5;
 //! [`MarkReason::if_not_ect`]). `instantaneous` uses the current queue as the average
 //! (w_q = 1). Simplifications: no byte-mode probability scaling, no ns-3 `q > 1` guard.

@@ -1,4 +1,4 @@
-//! The DCTCP step marker (DCTCP paper, Alizadeh et al., SIGCOMM 2010, §3.1; MODELS.md §3.1):
+//! The DCTCP step marker (DCTCP paper, Alizadeh et al., SIGCOMM 2010, §3.1; docs/models.md §3.1):
 //! `Mark` if the queue *including the arrival* exceeds K (packets or bytes). A packet that
 //! is not ECN-capable then passes (as TCN-NS2's marking and the ns-2 DCTCP patch); only the
 //! buffer limit applies to it ([`MarkReason::if_not_ect`]). Stateless: one instance serves
@@ -46,7 +46,7 @@ pub(crate) const RED_ONLY: [&str; 8] = [
 ];
 
 /// `kind = "step"`: K from `k` (the scenario's default: the DCTCP paper's §3.5 values,
-/// 20 packets below 10 Gb/s and 65 from 10 Gb/s up; MODELS.md §3.1).
+/// 20 packets below 10 Gb/s and 65 from 10 Gb/s up; docs/models.md §3.1).
 fn build(b: &Build) -> Result<Built, KeyError> {
     if let Some(k) = RED_ONLY.iter().find(|k| b.keys.given(k)) {
         return Err(KeyError::new(k, "only for kind = \"red\""));

@@ -1,5 +1,6 @@
-//! TCN, Time-based Congestion Notification (seed 002: Bai et al., CoNEXT'16, §4.1–4.3;
-//! MODELS.md §5.1; TCN-NS2 `prio_dwrr.cc`/`prio_wfq.cc` `tcn_mark`).
+//! TCN, Time-based Congestion Notification (the TCN paper: Bai et al., "Enabling ECN over Generic Packet
+//! Scheduling", CoNEXT 2016, §4.1–4.3;
+//! docs/models.md §5.1; TCN-NS2 `prio_dwrr.cc`/`prio_wfq.cc` `tcn_mark`).
 //!
 //! At dequeue (when the scheduler picks the packet, before its transmission starts): mark CE
 //! iff the packet is ECT and its sojourn time `now − enq_time` is **strictly** greater than
@@ -9,15 +10,15 @@
 //!
 //! Probabilistic variant (§4.3): sojourn ≤ T_min → no mark; > T_max → mark; in between mark
 //! with probability `P_max·(s − T_min)/(T_max − T_min)`. **Assumption**: the paper gives no
-//! formula; the RED-like line is our choice (MODELS.md §7 item 6). No public code implements it.
+//! formula; the RED-like line is our choice (docs/models.md §7 item 6). No public code implements it.
 
 use super::{Aqm, AqmAt, Build, Built, Entry, KeyError, Scope, Verdict};
 use crate::base::packet::Packet;
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
 
-/// Default T = 78 µs: DCTCP at 10 Gb/s, K = 65 packets × 1500 B × 8 / 10 Gb/s (seed 002 §6,
-/// MODELS.md §5.1; 101 µs for ECN*, 256 µs on the 1 Gb/s testbed).
+/// Default T = 78 µs: DCTCP at 10 Gb/s, K = 65 packets × 1500 B × 8 / 10 Gb/s (Bai et al. 2016 §6,
+/// docs/models.md §5.1; 101 µs for ECN*, 256 µs on the 1 Gb/s testbed).
 pub const DEFAULT_T: SimTime = SimTime(78_000_000);
 
 /// T derived from a packet threshold as TCN-NS2 does: `K × mean_pkt × 8 / C`

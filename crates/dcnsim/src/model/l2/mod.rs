@@ -3,8 +3,8 @@
 //! Pure, self-contained state machines (no events, no packets, no allocation in the
 //! per-packet paths); the simulation owns one instance per switch egress queue (CP), per rate
 //! limiter (RP) and per switch / transmitter port (PAUSE) and feeds them enqueue, departure,
-//! CNM and timer events. Specification: `../shared/MODELS.md` sections 1 (QCN) and 2
-//! (PAUSE/PFC), with the seed thesis (Devkota 2010, ch. II and IV) for QCN and the
+//! CNM and timer events. Specification: docs/models.md §1 (QCN) and §2
+//! (PAUSE/PFC), with Devkota 2010 (ch. II and IV) for QCN and the
 //! Atikoglu/Prabhakar slides for the PAUSE watermarks.
 //!
 //! - [`qcn_cp`]: QCN congestion point (feedback, 6-bit quantisation, sampling; the thesis's

@@ -1,6 +1,6 @@
 //! IEEE 802.3x PAUSE and IEEE 802.1Qbb priority-based flow control (PFC).
 //!
-//! Follows `MODELS.md` §2:
+//! Follows docs/models.md §2:
 //! - frames (§2.1; IEEE 802.3 Annex 31B, 802.1Qbb): `pause_time` in quanta of 512 bit times
 //!   of the link, at most 0xFFFF; a minimum-size MAC Control frame (64 B, 672 bit times on the
 //!   wire with preamble, SFD and inter-frame gap); PFC carries one time per priority and each
@@ -12,7 +12,7 @@
 //!   pause duration, computed from the input link's rate); when the occupancy falls to the low
 //!   watermark (110 KB), send PAUSE(0). The refresh rule and the use of max quanta are
 //!   implementation choices (the slides give only the watermarks; NS3RDMA re-checks at half
-//!   the pause time), `MODELS.md` §2.2 and §7.8;
+//!   the pause time), docs/models.md §2.2 and §7 item 8;
 //! - transmitter side ([`PauseState`], §2.1): after a PAUSE received at `t` no data frame (of
 //!   that priority) may *start* before `t + quanta·512 bit times`; the frame in transmission
 //!   is completed; a new frame replaces the timer; 0 resumes at once; MAC Control frames
@@ -88,11 +88,11 @@ pub struct PauseConfig {
     /// Low watermark in bytes: resume when the occupancy falls to it. Default 110000
     /// (slides: Watermark_lo = 110 KB).
     pub lo_bytes: u64,
-    /// Quanta in each pause (and refresh) frame. Default 0xFFFF, the maximum (`MODELS.md`
+    /// Quanta in each pause (and refresh) frame. Default 0xFFFF, the maximum (docs/models.md
     /// §2.2, implementation choice).
     pub quanta: u16,
     /// Refresh period as a fraction of the pause duration. Default 0.5 (re-send at half the
-    /// pause time, as NS3RDMA re-checks; `MODELS.md` §2.2).
+    /// pause time, as NS3RDMA re-checks; docs/models.md §2.2).
     pub refresh_fraction: f64,
 }
 

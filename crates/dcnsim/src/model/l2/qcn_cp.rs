@@ -1,7 +1,7 @@
 //! QCN congestion point (CP), one instance per switch egress queue.
 //!
 //! Implements IEEE 802.1Qau QCN as in R. Pan's pseudocode v2.2 ("serial HAI"), following
-//! `MODELS.md` §1.1–1.2 and the seed thesis (Devkota 2010, ch. II-B-2; ch. IV-B for the
+//! docs/models.md §1.1–1.2 and Devkota 2010 (ch. II-B-2; ch. IV-B for the
 //! sampling modifications; Tables IV and V):
 //!
 //! - feedback `Fb = −(qoff + W·qdelta)` with `qoff = qlen − Q_EQ`, `qdelta = qlen − qold`,
@@ -25,30 +25,30 @@
 use crate::base::rng::Rng;
 
 /// Size of a CNM frame on the wire model, in bytes. 64 B as in the QCN-patched Linux qdisc
-/// cited in `MODELS.md` §1.2 ("LINUX-QCN: 64-byte frame"). The 802.1Qau CNM PDU, which
+/// of docs/models.md §1.1 (a 64-byte CNM). The 802.1Qau CNM PDU, which
 /// encapsulates part of the sampled frame, may be larger; that is not modelled here.
 pub const CNM_FRAME_BYTES: u32 = 64;
 
 /// Largest 6-bit quantised feedback value.
 pub const Q_MAX: u8 = 63;
 
-/// Bytes between samples by `q >> 3`: seed thesis Table IV (level 0 printed "15000" there but
-/// 100 packets of 1500 B; 150000 is the 150 KB base of all sources), `MODELS.md` §1.2.
+/// Bytes between samples by `q >> 3`: Devkota 2010 Table IV (level 0 printed "15000" there but
+/// 100 packets of 1500 B; 150000 is the 150 KB base of all sources), docs/models.md §1.2.
 pub const V22_TABLE: [u64; 8] = [
     150_000, 75_000, 50_000, 37_500, 30_000, 25_000, 21_500, 18_500,
 ];
 
-/// Bytes between samples for q = 56..=63 with detailed sampling (M2): seed thesis Table V.
+/// Bytes between samples for q = 56..=63 with detailed sampling (M2): Devkota 2010 Table V.
 pub const DETAILED_LEVEL7: [u64; 8] = [18_500, 15_500, 12_500, 9_500, 6_500, 4_500, 3_000, 1_500];
 
 /// How |Fb| is mapped to the 6-bit feedback `q`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Quantizer {
-    /// `q = floor(63·|Fb|/FbMax)` — `MODELS.md` §1.2 variant Q1 (recommended; FOGSIM).
+    /// `q = floor(63·|Fb|/FbMax)` — the linear quantiser of docs/models.md §1.2 (FOGSim).
     Linear,
-    /// `q = min(63, floor(|Fb|) >> shift)` — `MODELS.md` §1.2 variant Q2 (the QCN-patched
-    /// Linux qdisc drops 13 low-order bits). Not full-scale: with Q_EQ 33 KB, W 2 and shift 13
-    /// the clamp at FbMax gives only q = 20.
+    /// `q = min(63, floor(|Fb|) >> shift)` — the most-significant-bits form of
+    /// docs/models.md §1.2 (the QCN-patched Linux qdisc drops 13 low-order bits). Not
+    /// full-scale: with Q_EQ 33 KB, W 2 and shift 13 the clamp at FbMax gives only q = 20.
     MsbShift {
         /// Number of low-order bits dropped.
         shift: u32,
@@ -60,10 +60,10 @@ pub enum Quantizer {
 pub enum Sampling {
     /// Pseudocode v2.2: a byte budget reloaded at each sample from [`V22_TABLE`] by `q >> 3`
     /// (or the M1/M2 variants), times U(1 − jitter, 1 + jitter). The "unmodified QCN" of the
-    /// seed thesis. Default.
+    /// Devkota 2010. Default.
     V22,
-    /// UNVERIFIED HYPOTHESIS of the Nov-2007 pseudocode's sampler (`MODELS.md` §1.3 "Nov-2007
-    /// pseudocode vs v2.2" and §7.1: no copy of that document was found). Each admitted packet
+    /// UNVERIFIED HYPOTHESIS of the Nov-2007 pseudocode's sampler (docs/models.md §1.2
+    /// and §7 item 1: no copy of that document was found). Each admitted packet
     /// is sampled independently with probability `p_min + (p_max − p_min)·q/63`, where q is the
     /// quantised feedback computed for that packet — i.e. rising linearly from 1 % at q = 0 to
     /// 10 % at q = 63 with the defaults, the curve shown in the QCN description papers. No
@@ -75,14 +75,14 @@ pub enum Sampling {
         /// Sampling probability at q = 63 (hypothesis: 0.10).
         p_max: f64,
     },
-    /// Sample every admitted packet: the seed thesis's first experiment (ch. IV-B).
+    /// Sample every admitted packet: Devkota 2010's first experiment (ch. IV-B).
     EveryPacket,
 }
 
 /// Which arriving frames are offered to the CP's sampler.
 ///
 /// `Admitted` is the reading of the two public software models (LINUX-QCN, OMNET-QCN: the CP
-/// runs after the tail-drop check, `MODELS.md` §1.2). `Arrivals` offers every frame that
+/// runs after the tail-drop check, docs/models.md §1.2). `Arrivals` offers every frame that
 /// arrives at the CP's queue, including frames the queue then drops: the reading of a
 /// hardware CP, Broadcom's Soc_petra-B IQM "CNM parameters" table (`CpSampleBase`: "the
 /// minimal number of packet's bytes that should arrive to the Q (enqueued or discarded)
@@ -90,7 +90,7 @@ pub enum Sampling {
 /// consistent with the IEEE 802.1Q CN MIB, which counts frames "passed on to the queue
 /// controlled by this Congestion Point" separately from those "discarded by the queue"
 /// (`ieee8021CnCpTransmittedFrames` / `ieee8021CnCpDiscardedFrames`). The 802.1Qau clause
-/// itself could not be retrieved; the thesis (seed 000) does not say. A dropped frame is
+/// itself could not be retrieved; the thesis (Devkota 2010) does not say. A dropped frame is
 /// sampled with the queue length it found (which does not include it), and a CNM goes to its
 /// source as for an admitted frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,12 +109,12 @@ impl Sampling {
     };
 }
 
-/// M1, congestion-memory-based sampling (seed thesis ch. IV-B-1; `MODELS.md` §1.4).
+/// M1, congestion-memory-based sampling (Devkota 2010 ch. IV-B-1; docs/models.md §1.4).
 ///
 /// A counter `Mem` counts congestion events; the sampling interval becomes
 /// `max(floor_bytes, interval >> Mem)` (the thesis multiplies the sampling frequency by
 /// `2^Mem` and implements it as right shifts). Assumptions the thesis leaves open, all as
-/// recommended in `MODELS.md` §1.4:
+/// recommended in docs/models.md §1.4:
 /// - an event is an *upward crossing* of `QSC = threshold_fraction × capacity` (queue length
 ///   going from `<= QSC` to `> QSC`), not every arrival above it; the crossing detector re-arms
 ///   when an enqueue or [`CongestionPoint::on_dequeue`] sees the queue at or below QSC;
@@ -127,10 +127,10 @@ impl Sampling {
 pub struct CongestionMemory {
     /// Queue capacity in bytes (the egress buffer). No default: it is the queue's limit.
     pub capacity_bytes: u64,
-    /// Fraction of the capacity defining QSC. Default 0.9 (seed thesis ch. IV-B-1, "90% of
+    /// Fraction of the capacity defining QSC. Default 0.9 (Devkota 2010 ch. IV-B-1, "90% of
     /// the queue").
     pub threshold_fraction: f64,
-    /// Floor of the sampling interval in bytes. Default 1500 (one MTU; `MODELS.md` §1.4 (ii)).
+    /// Floor of the sampling interval in bytes. Default 1500 (one MTU; docs/models.md §1.4).
     pub floor_bytes: u64,
 }
 
@@ -145,25 +145,25 @@ impl CongestionMemory {
     }
 }
 
-/// CP parameters. `Default` gives unmodified v2.2 QCN with the seed thesis's values.
+/// CP parameters. `Default` gives unmodified v2.2 QCN with Devkota 2010's values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CpConfig {
-    /// Queue set point Q_EQ in bytes. Default 33000: seed thesis App. A (baselines); the
-    /// slides and the 802.1Qau default (cpQSp) use 26000 (`MODELS.md` §1.1).
+    /// Queue set point Q_EQ in bytes. Default 33000: Devkota 2010 App. A (baselines); the
+    /// slides and the 802.1Qau default (cpQSp) use 26000 (docs/models.md §1.1).
     pub q_eq_bytes: u64,
-    /// Weight W of qdelta. Default 2.0: seed thesis ch. II and App. A; 802.1Qau cpW
-    /// (`MODELS.md` §1.1; the slides' "W=20" is read as 2.0).
+    /// Weight W of qdelta. Default 2.0: Devkota 2010 ch. II and App. A; 802.1Qau cpW
+    /// (docs/models.md §1.1; the slides' "W=20" is read as 2.0).
     pub w: f64,
-    /// Quantisation of |Fb|. Default [`Quantizer::Linear`] (`MODELS.md` §1.2 Q1).
+    /// Quantisation of |Fb|. Default [`Quantizer::Linear`] (linear, docs/models.md §1.2).
     pub quantizer: Quantizer,
     /// Sampling scheme. Default [`Sampling::V22`].
     pub sampling: Sampling,
     /// Half-width of the uniform jitter on the v2.2 byte budget: the reload is multiplied by
-    /// U(1 − jitter, 1 + jitter). Default 0.15 ("30 % randomness", seed thesis and slides;
-    /// U(0.85, 1.15) as in the OMNeT++ QCN model, `MODELS.md` §1.2). 0 disables it.
+    /// U(1 − jitter, 1 + jitter). Default 0.15 ("30 % randomness", Devkota 2010 and slides;
+    /// U(0.85, 1.15) as in the OMNeT++ QCN model, docs/models.md §1.2). 0 disables it.
     pub jitter: f64,
     /// M2, detailed sampling: for q = 56..=63 use [`DETAILED_LEVEL7`] instead of level 7 of
-    /// the table (seed thesis Table V). Default false. Only with [`Sampling::V22`].
+    /// the table (Devkota 2010 Table V). Default false. Only with [`Sampling::V22`].
     pub detailed: bool,
     /// M1, congestion-memory-based sampling. Default `None` (off). Not with
     /// [`Sampling::EveryPacket`]; with [`Sampling::Nov2007`] it multiplies the sampling
@@ -424,9 +424,9 @@ impl CongestionPoint {
     /// sampled and the quantised feedback is > 0. Draws from `rng` only for the v2.2 jitter
     /// (at a sample) and for the Nov-2007 coin (every packet).
     ///
-    /// The v2.2 byte budget triggers a sample when it reaches `<= 0` (the pseudocode in
-    /// `MODELS.md` §1.2 writes `< 0`); with `<= 0` an interval of 1500 B samples every
-    /// 1500-B packet, as Table V (1500 B = 1 packet) and M1's floor intend. The budget is
+    /// The v2.2 byte budget triggers a sample when it reaches `<= 0` (the budget has run out,
+    /// docs/models.md §1.2; a `< 0` test would not sample every packet at a 1500-B interval):
+    /// with `<= 0` an interval of 1500 B samples every 1500-B packet, as Table V (1500 B = 1 packet) and M1's floor intend. The budget is
     /// overwritten at each sample (no carry of the overshoot).
     pub fn on_enqueue(
         &mut self,

@@ -1,9 +1,9 @@
 //! QCN reaction point (RP): one rate limiter (RL), per flow, per destination or shared.
 //!
 //! Implements the reaction point of IEEE 802.1Qau QCN as in R. Pan's pseudocode v2.2
-//! ("serial HAI"), exactly the pseudocode of `MODELS.md` §1.3 in the seed thesis / NS3RDMA
+//! ("serial HAI"), exactly the pseudocode of docs/models.md §1.3 in Devkota 2010 / NS3RDMA
 //! convention (Devkota 2010, ch. II-B-3), plus the thesis's modification M3, adaptive R_AI
-//! (ch. IV-C; `MODELS.md` §1.4):
+//! (ch. IV-C; docs/models.md §1.4):
 //!
 //! - a CNM with feedback q > 0 cuts `CR := max(MIN_RATE, CR·max(1 − Gd·q, MIN_DEC_FACTOR))`;
 //!   `TR := CR` (before the cut) and the byte counter is reloaded only if at least one byte
@@ -45,8 +45,8 @@ pub enum Phase {
     HyperActiveIncrease,
 }
 
-/// RP parameters. `Default` gives the values of the seed thesis / slides (`MODELS.md` §1.1,
-/// `EXPERIMENTS.md` "Common QCN parameters") with M3 off.
+/// RP parameters. `Default` gives the values of Devkota 2010 and the Atikoglu & Prabhakar
+/// slides (docs/models.md §1.1) with M3 off.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RpConfig {
     /// Decrease gain Gd. Default 1/128 (slides, thesis App. A; one CNM at most about halves CR).
@@ -71,14 +71,14 @@ pub struct RpConfig {
     /// Half-width of the uniform jitter on byte-counter and timer reloads: U(1 − j, 1 + j).
     /// Default 0.15 ("30 %" in the slides; OMNeT++ QCN U(0.85, 1.15)). 0 disables it.
     pub jitter: f64,
-    /// Whether the timer restart on a CNM is jittered too. Default true (`MODELS.md` §1.3
-    /// pseudocode; the OMNeT++ model restarts without jitter — disagreement 3).
+    /// Whether the timer restart on a CNM is jittered too. Default true (docs/models.md §1.3
+    /// pseudocode; the OMNeT++ model restarts without jitter — a minor difference).
     pub jitter_on_cnm: bool,
     /// Release the RL when CR reaches the line rate (re-created with CR = TR = line rate on
     /// the next CNM; all state, including M3's memory, is lost). Default false (NS3RDMA keeps
-    /// the state; the OMNeT++ model releases — `MODELS.md` §1.3 disagreement 4).
+    /// the state; the OMNeT++ model releases — docs/models.md §1.3).
     pub release_at_line_rate: bool,
-    /// M3, adaptive R_AI (seed thesis ch. IV-C). Default false.
+    /// M3, adaptive R_AI (Devkota 2010 ch. IV-C). Default false.
     pub adaptive_rai: bool,
     /// M3 normalisation: `D = max(1, Mem_rp / adaptive_norm)`. Default 64 (thesis: "divided by
     /// 64 (to normalize it)").
@@ -88,7 +88,7 @@ pub struct RpConfig {
     pub adaptive_mem_cap: u32,
     /// Token-bucket depth in bytes. Default 0: pure pacing, the next frame may start when the
     /// previous frames have been "serialised" at CR (`t_next = t_last + size_last/CR`,
-    /// `MODELS.md` §1.3 "RL enforcement"; the thesis names a token bucket without a size).
+    /// docs/models.md §1.3, "Enforcement"; the thesis names a token bucket without a size).
     pub bucket_bytes: u64,
 }
 

@@ -1,5 +1,4 @@
-//! Buffer admission for multi-queue ports (MODELS.md §5.6 "Shared buffer / dynamic
-//! threshold"; issue 5 item 2):
+//! Buffer admission for multi-queue ports (docs/models.md §5.7, shared buffers):
 //! - **complete sharing**: one byte pool per port shared first-come-first-served by the
 //!   port's queues (TCN / MQ-ECN ns-2 sims: `qlim × 1500 B`, 200 × 1500 = 300 KB for 8 queues);
 //! - **static per-queue limits**;
@@ -14,9 +13,9 @@
 //! overflow: `used + size > limit`.
 
 /// Default per-port complete-sharing buffer: 200 packets × 1500 B = 300 KB (TCN sims,
-/// MODELS.md §5.6).
+/// docs/models.md §5.7).
 pub const DEFAULT_PORT_BUFFER_BYTES: u64 = 200 * 1500;
-/// Default DT α = 1 (MODELS.md §5.6: "α typically 1/8…8").
+/// Default DT α = 1 (docs/models.md §5.7; values from 1/8 to 8 are usual).
 pub const DEFAULT_DT_ALPHA: f64 = 1.0;
 
 /// How a port admits packets.

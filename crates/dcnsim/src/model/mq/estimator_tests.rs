@@ -1,5 +1,5 @@
 //! The estimators of `model/aqm/` driven by a scheduler: MQ-ECN's round time fed by DWRR
-//! through [`RoundObserver`], and seed 002's departure-rate estimate (Algorithm 1) on
+//! through [`RoundObserver`], and Bai et al. 2016's departure-rate estimate (Algorithm 1) on
 //! the departures of a DWRR port (Fig. 2). Here rather than beside the disciplines so that
 //! `model/aqm/` does not name the queues.
 
@@ -134,7 +134,7 @@ fn mqecn_needs_a_dwrr_scheduler() {
     assert!(mq.set_mqecn(m).is_err());
 }
 
-/// Seed 002 Fig. 2: DWRR with two saturated queues of quantum 18 KB at 10 Gb/s; queue 1
+/// Bai et al. 2016 Fig. 2: DWRR with two saturated queues of quantum 18 KB at 10 Gb/s; queue 1
 /// gets 5 Gb/s in bursts of 12 packets every 28.8 µs.
 fn fig2(thresh: u64) -> (DqRate, Vec<(SimTime, f64)>) {
     let sched = SchedConfig::Dwrr {

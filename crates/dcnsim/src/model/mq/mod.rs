@@ -1,6 +1,6 @@
 //! Multi-queue egress ports: N class FIFOs served by a configurable packet scheduler
-//! (issue 5 [multiqueue]; specification in `../shared/MODELS.md` §5.6 "Schedulers", the
-//! marking schemes of §5.1–5.3 and seed 002 (Bai et al., *Enabling ECN over Generic Packet
+//! (specification in docs/models.md §5.6 "Schedulers", §5.7 buffers, the
+//! marking schemes of §5.1–5.3 and the TCN paper (Bai et al., *Enabling ECN over Generic Packet
 //! Scheduling*, CoNEXT'16) §3.3 Algorithm 1).
 //!
 //! Pure building blocks (the engine wires them into ports: `engine/net/mq_port.rs`):
@@ -30,7 +30,7 @@ use crate::base::units::SimTime;
 
 pub use sched::{FlowKey, RoundObserver, SchedConfig, Scheduler, SfqLimit};
 
-/// Most class queues a port may have (issue 5: "up to 32 queues").
+/// Most class queues a port may have (up to 32, the largest count the TCN paper's simulations use).
 pub const MAX_CLASS_QUEUES: usize = 32;
 /// Most hash buckets for the flow-hashing schedulers (DRR, SFQ).
 pub const MAX_BUCKETS: usize = 1024;
@@ -45,7 +45,7 @@ pub const MAX_BUCKETS: usize = 1024;
 pub const DEFAULT_QUEUE_CAPACITY: usize = 4;
 
 /// Map a packet's class field to a queue index: values ≥ `n` go to the last queue, as
-/// TCN-NS2 `prio_dwrr.cc`/`prio_wfq.cc` do (MODELS.md §5.6 SP). `n` must be ≥ 1.
+/// TCN-NS2 `prio_dwrr.cc`/`prio_wfq.cc` do (docs/models.md §5.6 SP). `n` must be ≥ 1.
 #[inline]
 pub fn class_to_queue(class: u8, n: usize) -> usize {
     (class as usize).min(n.saturating_sub(1))

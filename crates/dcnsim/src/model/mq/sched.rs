@@ -1,4 +1,4 @@
-//! Packet schedulers for [`super::MultiQueue`] (MODELS.md §5.6 "Schedulers").
+//! Packet schedulers for [`super::MultiQueue`] (docs/models.md §5.6 "Schedulers").
 //!
 //! - **SP**: lowest non-empty index first (TCN-NS2 `prio_dwrr.cc` / `prio_wfq.cc`).
 //! - **WFQ**: the self-clocked virtual-time approximation used by TCN-NS2 `prio_wfq.cc` and
@@ -17,7 +17,7 @@
 //! - **WRR**: like DWRR but the credit is `weight` packets per turn.
 //! - **SFQ** (McKenney 1990 as ns-2 `queue/sfq.cc`): hash (src+dst) into buckets, one packet
 //!   per turn round robin, ns-2's arrival drop rule against `maxqueue` packets; or the
-//!   seed-000 thesis's hard partition (each of n flows gets `maxqueue / n` packets, §4 Fig. 23).
+//!   Devkota 2010's hard partition (each of n flows gets `maxqueue / n` packets, §4 Fig. 23).
 //! - **SP over WFQ / DWRR**: queues `0..strict` strict priority, the rest WFQ or DWRR
 //!   (TCN-NS2 PrioWfq / PrioDwrr).
 //!
@@ -31,20 +31,20 @@ use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 
 /// Default DWRR quantum in bytes: 1500 B (1460 + 40) per service queue in the TCN
-/// simulations (MODELS.md §5.6).
+/// simulations (docs/models.md §5.6).
 pub const DEFAULT_DWRR_QUANTUM: u32 = 1500;
-/// Default WFQ weight: 100000 for every service queue in the TCN simulations (MODELS.md §5.6).
+/// Default WFQ weight: 100000 for every service queue in the TCN simulations (docs/models.md §5.6).
 pub const DEFAULT_WFQ_WEIGHT: f64 = 100_000.0;
-/// Default DRR quantum: ns-2 `Queue/DRR` 250 B (constructor and ns-default.tcl; MODELS.md §5.6).
+/// Default DRR quantum: ns-2 `Queue/DRR` 250 B (constructor and ns-default.tcl; docs/models.md §5.6).
 pub const DEFAULT_DRR_QUANTUM: u32 = 250;
 /// Default DRR bucket count: 10, the effective ns-2 default set by `tcl/lib/ns-default.tcl`
-/// (`Queue/DRR set buckets_ 10`; the C++ constructor's 16 is overridden, MODELS.md §5.6).
+/// (`Queue/DRR set buckets_ 10`; the C++ constructor's 16 is overridden, docs/models.md §5.6).
 pub const DEFAULT_DRR_BUCKETS: usize = 10;
 /// Default DRR total byte limit: ns-2 `ns-default.tcl` `Queue/DRR set blimit_ 25000`.
 pub const DEFAULT_DRR_BLIMIT: u64 = 25_000;
-/// Default SFQ bucket count: ns-2 `queue/sfq.cc` `buckets_` = 16 (MODELS.md §5.6).
+/// Default SFQ bucket count: ns-2 `queue/sfq.cc` `buckets_` = 16 (docs/models.md §5.6).
 pub const DEFAULT_SFQ_BUCKETS: usize = 16;
-/// Default SFQ total limit in packets: ns-2 `maxqueue_` = 40 (MODELS.md §5.6).
+/// Default SFQ total limit in packets: ns-2 `maxqueue_` = 40 (docs/models.md §5.6).
 pub const DEFAULT_SFQ_MAXQUEUE: u32 = 40;
 
 /// What the DRR flow hash reads. ns-2 `Queue/DRR` hashes the source address only (`Src`,
@@ -61,10 +61,10 @@ pub enum FlowKey {
 pub enum SfqLimit {
     /// ns-2 `sfq.cc`: with `used` packets in the bucket and `left = maxqueue − occupied`,
     /// drop the arrival if `used ≥ left/2` (integer), or `left < buckets` and
-    /// `used > maxqueue/buckets`, or `left ≤ 0` (MODELS.md §5.6).
+    /// `used > maxqueue/buckets`, or `left ≤ 0` (docs/models.md §5.6).
     #[default]
     Ns2,
-    /// Seed 000 (thesis §4, Fig. 23): hard per-flow partition, each bucket holds at most
+    /// Devkota 2010 (thesis §4, Fig. 23): hard per-flow partition, each bucket holds at most
     /// `maxqueue / flows` packets (and the total at most `maxqueue`).
     HardPartition { flows: u32 },
 }

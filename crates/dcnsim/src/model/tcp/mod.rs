@@ -36,7 +36,7 @@ use crate::base::units::SimTime;
 use cc::{Cc, CcConfig, CongestionControl};
 
 /// How a receiver turns CE marks into ECE feedback. Chosen apart from the sender's
-/// algorithm because seed 001 mixes them.
+/// algorithm because the ODCTCP thesis mixes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EcnRxPolicy {
     /// Not ECN-capable: ECE is never set.
@@ -45,7 +45,7 @@ pub enum EcnRxPolicy {
     Standard,
     /// RFC 8257 §3.2: ECE = CE of the last data segment, immediate ACK when that changes
     /// (first an ACK for the earlier segments with the old value if a delayed ACK is
-    /// pending — the Linux/ns-3 two-ACK scheme, MODELS.md §3.3).
+    /// pending — the Linux/ns-3 two-ACK scheme, docs/models.md §3.3).
     Dctcp,
     /// As `Dctcp`, but a segment carrying CWR keeps the delayed ACK (no forced ACK) even if
     /// the CE state changed (ODCTCP thesis; FreeBSD `dctcp_ecnpkt_handler`).
@@ -123,7 +123,7 @@ pub struct TcpConfig {
     pub ssthresh_from_cwnd: bool,
     /// RFC 3465 appropriate byte counting with limit L = `abc_limit` segments (0 = off:
     /// one MSS per ACK in slow start and MSS²/cwnd per ACK in congestion avoidance, as
-    /// ns-2). FreeBSD (seed 001) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
+    /// ns-2). FreeBSD (the ODCTCP thesis) counts bytes with L = 2 (`net.inet.tcp.abc_l_var`).
     pub abc_limit: u32,
     /// RFC 3042 limited transmit: one new segment on each of the first two duplicate
     /// ACKs, cwnd unchanged (ns-2 `singledup_ 1`, ns-3 `LimitedTransmit`, Linux, FreeBSD).
@@ -465,7 +465,7 @@ impl TcpFlow {
 
     /// Whether the sender sets CWR after a window reduction: an ECN flow whose controller
     /// does (`CongestionControl::sets_cwr`: RFC 3168 senders and ODCTCP; not DCTCP as
-    /// originally designed, MODELS.md §3.5 problem 1).
+    /// originally designed, docs/models.md §3.5 problem 1).
     #[inline]
     fn sets_cwr(&self) -> bool {
         self.cc.sets_cwr() && self.ecn_active()

@@ -11,7 +11,7 @@ use crate::model::tcp::{cc, TcpConfig};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpProfile {
     /// dcnsim's own defaults (no `profile` key): RFC 5681/6582/6298 with the datacenter
-    /// values the seed scenarios have always used (min RTO 200 ms, IW 2, no delayed ACK).
+    /// values the reproduction scenarios have always used (min RTO 200 ms, IW 2, no delayed ACK).
     Dcnsim,
     Rfc,
     Ns2,

@@ -48,7 +48,7 @@ impl TcpFlow {
         let mut p = self.template(now);
         p.kind = Kind::Syn;
         if self.cc.ect_on_syn() && self.ecn_active() {
-            p.ecn = Ecn::Ect0; // e.g. DCTCP: ECT on all packets (MODELS.md §3.2)
+            p.ecn = Ecn::Ect0; // e.g. DCTCP: ECT on all packets (docs/models.md §3.2)
         }
         out.push(p);
         self.snd.syn_time = now;

@@ -1,4 +1,4 @@
-//! Resource estimate before a run (issue 13, "Resource estimate"): the memory the big
+//! Resource estimate before a run (docs/robustness.md): the memory the big
 //! input-sized structures will take and an upper bound on the events, from the scenario
 //! and the topology built so far. Above the memory available (Linux `MemAvailable`, or
 //! `--max-memory`) the scenario is refused with the numbers and the key to change, before

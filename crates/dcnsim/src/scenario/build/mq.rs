@@ -24,7 +24,7 @@ fn sched_config(
 ) -> Result<SchedConfig, ScenarioError> {
     let err = |key: &str, msg: String| ctx.err(what, key, msg);
     let name = q.scheduler.as_str();
-    // TCN / MQ-ECN sims: quantum 1500 B (1460 + 40) per service queue (MODELS.md §5.6).
+    // TCN / MQ-ECN sims: quantum 1500 B (1460 + 40) per service queue (docs/models.md §5.6).
     let quantum = q.quantum.map(|s| s.0 .0).unwrap_or(1500);
     if quantum == 0 || quantum > u32::MAX as u64 {
         return Err(err("quantum", "expected 1..4294967295 bytes".into()));
@@ -80,7 +80,7 @@ fn sched_config(
             weights: weights(rr_n(strict)?)?,
         },
         "drr" => SchedConfig::Drr {
-            // ns-2 Queue/DRR quantum_ default 250 B (MODELS.md §5.6).
+            // ns-2 Queue/DRR quantum_ default 250 B (docs/models.md §5.6).
             quantum: q.quantum.map(|s| s.0 .0 as u32).unwrap_or(250),
             blimit: q.blimit.0 .0,
             key: match q.drr_key.as_str() {

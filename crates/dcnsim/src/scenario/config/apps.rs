@@ -61,7 +61,7 @@ impl AppCfg {
 }
 
 /// `kind = "incast"` (`engine/apps`): the client asks every server for `sru` bytes and asks
-/// again when all have answered (seed 000's synchronized reads).
+/// again when all have answered (Devkota 2010's synchronized reads).
 #[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct IncastCfg {
@@ -84,7 +84,7 @@ impl Default for IncastCfg {
             client: "client".to_string(),
             servers: None,
             sru: None,
-            // The next request goes out at once and servers answer at once: seed 000 gives no
+            // The next request goes out at once and servers answer at once: Devkota 2010 gives no
             // delay (its request's ~50 µs trip is < 0.3 % of a round at n = 8), and the
             // synchronized answers are what make incast collapse.
             request_delay: Dur(SimTime::ZERO),
@@ -151,7 +151,7 @@ impl Default for CbrCfg {
             src: None,
             dst: None,
             rate: None,
-            // A full Ethernet frame payload (1500 B MTU), as the seed-000 UDP source.
+            // A full Ethernet frame payload (1500 B MTU), as the Devkota 2010 UDP source.
             packet_size: Size(Bytes(1500)),
             start: Dur(SimTime::ZERO),
             stop: None,
@@ -182,7 +182,7 @@ impl Default for PingCfg {
         PingCfg {
             src: None,
             dst: None,
-            // Seed 002 (TCN Fig. 5) does not state the probe interval; 1 ms is our choice.
+            // Bai et al. 2016 (TCN Fig. 5) does not state the probe interval; 1 ms is our choice.
             interval: Dur(SimTime::from_ms(1)),
             // 64 B: the ICMP message of a default `ping` (56 data bytes + 8-byte header).
             packet_size: Size(Bytes(64)),

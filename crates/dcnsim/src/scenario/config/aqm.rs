@@ -136,10 +136,10 @@ impl Default for MarkDefaults {
     fn default() -> Self {
         use crate::model::mq::{codel, dqrate, mqecn, tcn};
         MarkDefaults {
-            // DCTCP paper / MODELS.md §3.1: mark on arrival.
+            // DCTCP paper / docs/models.md §3.1: mark on arrival.
             at: "enqueue".to_string(),
             // RED: ns-3 RedQueueDisc (MinTh 5, MaxTh 15 packets, LInterm 50 → max_p 0.02,
-            // QW 0.002, Gentle, Wait, MeanPktSize 500 B); MODELS.md §5.4.
+            // QW 0.002, Gentle, Wait, MeanPktSize 500 B); docs/models.md §5.4.
             min_th: Threshold(5, QueueUnit::Packets),
             max_th: Threshold(15, QueueUnit::Packets),
             max_p: 0.02,
@@ -149,7 +149,7 @@ impl Default for MarkDefaults {
             // Floyd-Jacobson RED compares the averaged queue with the thresholds.
             queue: "average".to_string(),
             mean_pkt_size: Size(Bytes(500)),
-            // `tcn::DEFAULT_T`: 78 µs, seed 002 (DCTCP at 10 Gb/s).
+            // `tcn::DEFAULT_T`: 78 µs, Bai et al. 2016 (DCTCP at 10 Gb/s).
             threshold: Dur(tcn::DEFAULT_T),
             // prob_tcn: probability 1 at t_max, where it meets TCN's deterministic mark.
             p_max: 1.0,
@@ -161,7 +161,7 @@ impl Default for MarkDefaults {
             // `mqecn::DEFAULT_PORT_THRESH_PKTS` (65, MQECN-NS2) and `DEFAULT_BETA` (0.75).
             port_thresh: mqecn::DEFAULT_PORT_THRESH_PKTS,
             beta: mqecn::DEFAULT_BETA,
-            // `dqrate::DEFAULT_*`: seed 002 §3.3 (10 KB, ε 0.875, 100 µs, λ 1).
+            // `dqrate::DEFAULT_*`: Bai et al. 2016 §3.3 (10 KB, ε 0.875, 100 µs, λ 1).
             dq_thresh: Size(Bytes(dqrate::DEFAULT_DQ_THRESH)),
             epsilon: dqrate::DEFAULT_EPSILON,
             rtt: Dur(dqrate::DEFAULT_RTT),
@@ -172,7 +172,7 @@ impl Default for MarkDefaults {
 
 impl MarkDefaults {
     /// step's marking threshold K where `k` is absent, by the port's rate: DCTCP paper §3.5
-    /// (MODELS.md §3.1): K = 20 packets at 1 Gb/s, 65 at 10 Gb/s (65 from 10 Gb/s up, 20
+    /// (docs/models.md §3.1): K = 20 packets at 1 Gb/s, 65 at 10 Gb/s (65 from 10 Gb/s up, 20
     /// below). Not a field: it depends on the port, and the fields are constants (the schema
     /// test reads them as `key = value`).
     pub fn k(rate: RateBps) -> Threshold {

@@ -3,11 +3,11 @@
 //! - `kind = "flows"`: `count` flows (default one per entry of `srcs`), flow i from
 //!   `srcs[i % len]` to `dst`, each `size` bytes ("unlimited" for long flows) from
 //!   `start + i·stagger`, optionally written `chunk` bytes at a time with `pause` between
-//!   chunks (seed 001 Fig 4.4: 200 KB then 1 s idle).
+//!   chunks (the ODCTCP thesis Fig 4.4: 200 KB then 1 s idle).
 //! - `kind = "mix"`: `count` flows, each between a random host of `srcs` and a random
 //!   different host of `dsts`, size drawn from `size_cdf` ([[bytes, cdf], ...]) and start
 //!   times separated by gaps drawn from `interarrival_cdf` ([[seconds, cdf], ...]), both
-//!   piecewise-linear `workload::EmpiricalCdf` tables (seed 001 §6.1.2 benchmark).
+//!   piecewise-linear `workload::EmpiricalCdf` tables (the ODCTCP thesis §6.1.2 benchmark).
 //!
 //! All random draws come from one stream per app derived from the scenario seed.
 //!
@@ -30,7 +30,7 @@ pub struct FlowsCfg {
     /// Absent: one flow per entry of `srcs` (or `count_like`).
     pub count: Option<u32>,
     /// Take `count` from the earlier "flows" app with this index, so that one sweep axis
-    /// sizes two groups of flows (e.g. ODCTCP vs standard ECN, seed 001 Fig 7.15).
+    /// sizes two groups of flows (e.g. ODCTCP vs standard ECN, the ODCTCP thesis Fig 7.15).
     pub count_like: Option<u32>,
     pub size: SizeOrUnlimited,
     pub start: Dur,
@@ -51,10 +51,10 @@ impl Default for FlowsCfg {
             dst: None,
             count: None,
             count_like: None,
-            // Long-lived flows: seed 001's fairness and queue experiments run them to the end.
+            // Long-lived flows: the ODCTCP thesis's fairness and queue experiments run them to the end.
             size: SizeOrUnlimited(u64::MAX),
             start: Dur(SimTime::ZERO),
-            // All flows start together unless staggered (seed 001 Fig 4.x start them at once).
+            // All flows start together unless staggered (the ODCTCP thesis Fig 4.x start them at once).
             stagger: Dur(SimTime::ZERO),
             chunk: None,
             // No idle time between writes (only meaningful with `chunk`).

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 /// `[topology] qcn = { ... }`: a QCN congestion point on every switch egress port (or on
 /// `ports`). Absent keys come from the `Default` impl, which takes the model's parameters
-/// from `CpConfig::default()` (seed 000 App. A: Q_EQ 33 KB, W 2, v2.2; sources there).
+/// from `CpConfig::default()` (Devkota 2010 App. A: Q_EQ 33 KB, W 2, v2.2; sources there).
 #[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct QcnCpCfg {
@@ -19,11 +19,11 @@ pub struct QcnCpCfg {
     /// "v2.2", "nov2007" (unverified hypothesis) or "every_packet".
     pub sampling: String,
     pub jitter: f64,
-    /// M1 (seed 000 ch. IV-B-1).
+    /// M1 (Devkota 2010 ch. IV-B-1).
     pub congestion_memory: bool,
     /// M1's QSC as a fraction of the port buffer.
     pub memory_threshold: f64,
-    /// M2 (seed 000 Table V).
+    /// M2 (Devkota 2010 Table V).
     pub detailed_sampling: bool,
     pub nov2007_p_min: f64,
     pub nov2007_p_max: f64,
@@ -31,9 +31,9 @@ pub struct QcnCpCfg {
     /// software models LINUX-QCN and OMNET-QCN) or "arrivals" (every arriving frame,
     /// dropped ones included, as the Broadcom Soc_petra-B hardware CP; `SampleSet`).
     pub sample: String,
-    /// Quantise |Fb| by dropping this many low-order bits (`Quantizer::MsbShift`, MODELS.md
-    /// §1.2 variant Q2, as the QCN-patched Linux qdisc with 13). Absent: the linear
-    /// `floor(63·|Fb|/FbMax)` (variant Q1).
+    /// Quantise |Fb| by dropping this many low-order bits (`Quantizer::MsbShift`, docs/models.md
+    /// §1.2, most significant bits, as the QCN-patched Linux qdisc with 13). Absent: the linear
+    /// `floor(63·|Fb|/FbMax)`.
     pub quantizer_shift: Option<u32>,
     /// Only these ports ("A->B"); absent: every switch egress port.
     pub ports: Option<Vec<String>>,
@@ -53,10 +53,10 @@ impl Default for QcnCpCfg {
             jitter: cp.jitter,
             // `CpConfig::default().memory` is None: M1 off.
             congestion_memory: false,
-            // `CongestionMemory::new`: 0.9 (seed 000: 90 % of the buffer).
+            // `CongestionMemory::new`: 0.9 (Devkota 2010: 90 % of the buffer).
             memory_threshold: CongestionMemory::new(0).threshold_fraction,
             detailed_sampling: cp.detailed,
-            // The unverified Nov-2007 hypothesis: p from 1 % to 10 % of packets (MODELS.md,
+            // The unverified Nov-2007 hypothesis: p from 1 % to 10 % of packets (docs/models.md
             // "Nov-2007 pseudocode vs v2.2").
             nov2007_p_min: 0.01,
             nov2007_p_max: 0.10,
@@ -99,9 +99,9 @@ impl Default for PauseCfgFile {
             // Slides: 130 KB / 110 KB.
             hi: Size(Bytes(p.hi_bytes)),
             lo: Size(Bytes(p.lo_bytes)),
-            // 0xFFFF, the largest (MODELS.md §2.2 implementation choice).
+            // 0xFFFF, the largest (docs/models.md §2.2 implementation choice).
             quanta: p.quanta as u32,
-            // MODELS.md §2.2.
+            // docs/models.md §2.2.
             refresh_fraction: p.refresh_fraction,
             switches: None,
             // `PauseConfig::default().mode`: 802.3x, the slides' set-up.
@@ -127,14 +127,14 @@ pub struct QcnCfg {
 }
 
 /// `[qcn] rp = { ... }`. Absent keys come from the `Default` impl, which takes the RP's
-/// parameters from `RpConfig::default()` (802.1Qau / seed 000; sources there).
+/// parameters from `RpConfig::default()` (802.1Qau / Devkota 2010; sources there).
 #[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct RpCfgFile {
     /// "flow", "destination" or "shared".
     pub scope: String,
     /// Ideal mode: every flow hard-limited to its destination link rate / number of flows to
-    /// that destination (seed 000 Fig. 20). No QCN reaction.
+    /// that destination (Devkota 2010 Fig. 20). No QCN reaction.
     pub ideal: bool,
     /// Fixed-rate limiter instead of QCN (like `ideal`, with an explicit rate); absent: QCN.
     pub fixed_rate: Option<Rate>,
@@ -160,7 +160,7 @@ impl Default for RpCfgFile {
         // `RpConfig::default()` holds the sources of gd to bucket.
         let r = RpConfig::default();
         RpCfgFile {
-            // Seed 000: one rate limiter per server, one flow each.
+            // Devkota 2010: one rate limiter per server, one flow each.
             scope: "flow".to_string(),
             ideal: false,
             fixed_rate: None,

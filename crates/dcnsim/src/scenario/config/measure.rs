@@ -22,7 +22,7 @@ pub struct MeasureCfg {
     /// Flows whose data segments and ACKs are traced at the sender (`seq` table).
     pub seq_flows: Vec<u32>,
     /// Per-flow throughput sampling interval (`throughput` table and fairness summary);
-    /// absent: off. Seed 001 §6.2 samples every 50 ms.
+    /// absent: off. The ODCTCP thesis §6.2 samples every 50 ms.
     pub throughput_interval: Option<Dur>,
     /// Fairness summary over samples from this time on. Absent: from 0; an `Option` because
     /// it is refused without `throughput_interval`.
@@ -35,7 +35,7 @@ pub struct MeasureCfg {
     pub flow_rate_interval: Option<Dur>,
     /// Port "A->B" whose exact time-averaged queue is reported as summary columns
     /// `mean_queue_bytes` / `mean_queue_pkts` (`engine/observe/queue_mean.rs`); absent: off.
-    /// Seed 000 Fig. 20 states "mean queue < 1 packet".
+    /// Devkota 2010 Fig. 20 states "mean queue < 1 packet".
     pub mean_queue_port: Option<String>,
     /// Ports "A->B" whose transmitted frames are captured as libpcap files
     /// (`engine/observe/pcap.rs`; written by Python as `pcap/<port>.pcap`).
@@ -50,7 +50,7 @@ impl Default for MeasureCfg {
     fn default() -> Self {
         MeasureCfg {
             silent_link: None,
-            // Seed 000 ch. I.4 counts "periods with no traffic", not short gaps: 100 ms
+            // Devkota 2010 ch. I.4 counts "periods with no traffic", not short gaps: 100 ms
             // separates the 200 ms timeout stalls from the < 1 ms gaps between rounds.
             silent_threshold: Dur(SimTime::from_ms(100)),
             bottleneck: None,
@@ -63,7 +63,7 @@ impl Default for MeasureCfg {
             seq_flows: Vec::new(),
             throughput_interval: None,
             fairness_after: None,
-            // 1 ms: our choice (seed 000 does not state how its minimum rate was sampled).
+            // 1 ms: our choice (Devkota 2010 does not state how its minimum rate was sampled).
             rp_interval: Dur(SimTime::from_ms(1)),
             // The series is large; off unless asked for.
             rp_series: false,

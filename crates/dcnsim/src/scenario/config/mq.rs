@@ -50,7 +50,7 @@ pub struct QueuesCfg {
     pub record_estimates: bool,
     /// Only in `[topology] queues`: give every host NIC the same configuration (absent:
     /// false; an `Option` because a `queue_ports` entry refuses it). ns-2's `duplex-link`
-    /// puts one queue of the link's type at *both* ends, so the seed-002 simulations mark
+    /// puts one queue of the link's type at *both* ends, so the TCN paper's simulations mark
     /// and limit at the sender's NIC too; without it a DCTCP sender whose NIC is its
     /// bottleneck sees no marks and its window grows without bound.
     pub hosts: Option<bool>,
@@ -61,25 +61,25 @@ impl Default for QueuesCfg {
         QueuesCfg {
             port: None,
             count: None,
-            // TCN simulations: DWRR over the service queues (MODELS.md §5.6).
+            // TCN simulations: DWRR over the service queues (docs/models.md §5.6).
             scheduler: "dwrr".to_string(),
-            // TCN-NS2 PrioDwrr / PrioWfq: 1 SP queue above the round robin (MODELS.md §5.6).
+            // TCN-NS2 PrioDwrr / PrioWfq: 1 SP queue above the round robin (docs/models.md §5.6).
             strict: 1,
             quantum: None,
             quanta: None,
             weights: None,
-            // TCN simulations: one buffer shared by the port's queues (MODELS.md §5.6).
+            // TCN simulations: one buffer shared by the port's queues (docs/models.md §5.7).
             buffer: "shared".to_string(),
             limit: None,
             limits: None,
-            // `DEFAULT_DT_ALPHA`: α = 1 (MODELS.md §5.6: "α typically 1/8…8").
+            // `DEFAULT_DT_ALPHA`: α = 1 (docs/models.md §5.7).
             alpha: crate::model::mq::buffer::DEFAULT_DT_ALPHA,
             pool: None,
             // `DEFAULT_DRR_BLIMIT`: ns-2 ns-default.tcl `Queue/DRR set blimit_ 25000`.
             blimit: Size(Bytes(DEFAULT_DRR_BLIMIT)),
-            // ns-2 Queue/DRR hashes flows by source address (MODELS.md §5.6).
+            // ns-2 Queue/DRR hashes flows by source address (docs/models.md §5.6).
             drr_key: "src".to_string(),
-            // `DEFAULT_SFQ_MAXQUEUE`: ns-2 `maxqueue_` = 40 (MODELS.md §5.6).
+            // `DEFAULT_SFQ_MAXQUEUE`: ns-2 `maxqueue_` = 40 (docs/models.md §5.6).
             maxqueue: DEFAULT_SFQ_MAXQUEUE,
             sfq_partition_flows: None,
             marking: None,

@@ -103,7 +103,7 @@ pub struct TopologyCfg {
     /// see docs/validation.md, "Why: the order of simultaneous arrivals").
     pub server_delay_step: Option<Dur>,
     /// star: extra hosts on the switch (same link), not incast servers by default
-    /// (e.g. the seed-000 mixed set-up's UDP sender).
+    /// (e.g. the Devkota 2010 mixed set-up's UDP sender).
     #[serde(default)]
     pub extra_hosts: Vec<String>,
     /// leafspine (`scenario/build/topology/leafspine.rs`, defaults documented there).

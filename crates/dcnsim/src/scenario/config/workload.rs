@@ -60,7 +60,7 @@ impl Default for WorkloadCfg {
     fn default() -> Self {
         WorkloadCfg {
             load: None,
-            // The TCN testbed's web-search flow sizes (seed 002 §6.1).
+            // The TCN testbed's web-search flow sizes (Bai et al. 2016 §6.1).
             workload: "websearch".to_string(),
             cdf_file: None,
             // CDF files give bytes unless told otherwise.

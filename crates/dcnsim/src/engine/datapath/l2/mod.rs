@@ -787,7 +787,7 @@ pub(crate) fn on_event(sim: &mut Core, idx: u32, kind: L2Kind) {
 }
 
 /// Delivered rate of every UDP CBR app over the last `dt` (CBR traffic is not a TCP flow, so
-/// `flow_rate` does not see it; seed 000's baselines plot per-source CBR throughput).
+/// `flow_rate` does not see it; Devkota 2010's baselines plot per-source CBR throughput).
 fn sample_cbr_apps(sim: &mut Core, now: SimTime, dt: SimTime) {
     let l2s = sim.l2.as_mut().expect("l2 state");
     if l2s.app_last.len() != l2s.cbr_rcvd.len() {

@@ -1,6 +1,6 @@
 //! IEEE 802.3x PAUSE and IEEE 802.1Qbb priority flow control (PFC) on multi-queue ports,
-//! and per-priority PFC at any transmitter (issue 4, Build item 5 "per-priority (PFC) as an
-//! option"; `MODELS.md` §2). The pure state machines are `l2/pause.rs`
+//! and per-priority PFC at any transmitter (docs/models.md §2.4). The pure state machines are
+//! `l2/pause.rs`
 //! ([`PauseWatermarks`](crate::model::l2::PauseWatermarks) at the switch,
 //! [`PauseState`](crate::model::l2::PauseState) at the transmitter); `engine/datapath/l2/mod.rs` wires them for
 //! single-FIFO ports; this module adds:

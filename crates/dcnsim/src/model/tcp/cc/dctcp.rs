@@ -26,7 +26,7 @@ pub struct DctcpConfig {
     /// and ns-3: 1; FreeBSD 2016 and the ODCTCP thesis's evaluation: 0).
     pub alpha_init: f64,
     /// true: no cwnd growth until the window after an ECE cut is acked (Linux CWR state);
-    /// false: growth continues (FreeBSD / ODCTCP thesis, MODELS.md §3.5 (a)).
+    /// false: growth continues (FreeBSD / ODCTCP thesis, docs/models.md §3.5 (a)).
     pub recovery_mode: bool,
     /// Reset alpha (and the observation window) after an idle period longer than the RTO
     /// (FreeBSD `dctcp_after_idle`).
@@ -118,7 +118,7 @@ impl CongestionControl for Dctcp {
         EcnRxPolicy::Dctcp
     }
 
-    /// DCTCP: ECT on all packets (MODELS.md §3.2).
+    /// DCTCP: ECT on all packets (docs/models.md §3.2).
     #[inline]
     fn ect_on_syn(&self) -> bool {
         true
@@ -129,7 +129,7 @@ impl CongestionControl for Dctcp {
         true
     }
 
-    /// DCTCP as originally designed sends no CWR (MODELS.md §3.5 problem 1).
+    /// DCTCP as originally designed sends no CWR (docs/models.md §3.5 problem 1).
     #[inline]
     fn sets_cwr(&self) -> bool {
         false

@@ -1,4 +1,4 @@
-//! One-sided DCTCP (ODCTCP thesis ch. 4–5; MODELS.md §3.5): the DCTCP sender of
+//! One-sided DCTCP (ODCTCP thesis ch. 4–5; docs/models.md §3.5): the DCTCP sender of
 //! `dctcp.rs` that also sets CWR on the next new data segment after an ECE-triggered
 //! reduction, so that it works with a standard RFC 3168 receiver, which latches ECE until
 //! it sees CWR, as well as with its own receiver (`EcnRxPolicy::Odctcp`, which keeps the

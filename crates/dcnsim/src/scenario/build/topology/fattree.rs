@@ -1,4 +1,4 @@
-//! k-ary fat-tree builder ([speed] item 5), the three-tier Clos of Al-Fares, Loukissas and
+//! k-ary fat-tree builder (docs/models.md §8), the three-tier Clos of Al-Fares, Loukissas and
 //! Vahdat, "A Scalable, Commodity Data Center Network Architecture" (SIGCOMM 2008, §3.2):
 //! k pods, each of k/2 edge and k/2 aggregation switches; (k/2)² core switches; k/2 hosts
 //! under each edge switch, k³/4 hosts in all. Part of the topology builder

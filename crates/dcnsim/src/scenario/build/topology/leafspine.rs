@@ -1,4 +1,4 @@
-//! Leaf-spine fabric builder (issue 5; seed 002 §6.2: 144 hosts, 12 leaves × 12 spines,
+//! Leaf-spine fabric builder (Bai et al. 2016 §6.2: 144 hosts, 12 leaves × 12 spines,
 //! 10 Gb/s, base RTT 85.2 µs of which 80 µs in the hosts). Part of the topology builder
 //! (`build/topology/mod.rs`).
 //!
