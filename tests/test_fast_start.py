@@ -1,4 +1,4 @@
-"""[speed] fast start: `dcnsim run` writes its tables without building DataFrames, and
+"""Fast start: `dcnsim run` writes its tables without building DataFrames, and
 writes them byte for byte as pandas did."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ BAD = [
      "report.source_series"),
     ('source_series = [{ label = "a", provenance = "p", level = inf }]',
      "report.source_series"),
-    # [docs] Published values are never negative, and none is near 1e308.
+    # Published values are never negative, and none is near 1e308.
     ('source_series = [{ label = "a", provenance = "p", level = -5 }]',
      "series 1: level: expected numbers from 0 to 1e15, got -5"),
     ('source_series = [{ label = "a", provenance = "p", level = 1e308 }]',

@@ -1,4 +1,4 @@
-"""[speed] profile-guided optimisation: the rustc wrapper `scripts/rustc-pgo` that optimised
+"""Profile-guided optimisation: the rustc wrapper `scripts/rustc-pgo` that optimised
 builds of the workspace's crates go through (`.cargo/config.toml`), and the profile it uses.
 
 The wrapper is driven with a stand-in rustc that prints the arguments it was given, so each

@@ -242,7 +242,7 @@ def _fig08_with(tmp_path: Path, old: str, new: str) -> Path:
 @pytest.mark.parametrize("call", ["run", "validate", "run_sweep"])
 def test_the_api_gives_the_short_one_line_error_for_a_huge_value(tmp_path: Path,
                                                                  call: str) -> None:
-    """[docs] The API's `ScenarioError` carried the whole bad value (a 100 KB message for a
+    """The API's `ScenarioError` carried the whole bad value (a 100 KB message for a
     100 KB string; only the command line cut it): it now has the CLI's one line, naming
     the file, line and field, and the whole text in `full_message`."""
     import dcnsim

@@ -76,7 +76,7 @@ CASES = [
     ("devkota-fig08", "report", "source_silent_table = { 2 = [1, inf] }",
      r"^source_silent_table = .*\n",
      ": line 47, field report.source_silent_table.2.1: expected a finite number, got inf"),
-    # [docs] Source numbers: finite, never negative, not absurd (1e308 took the axis with it).
+    # Source numbers: finite, never negative, not absurd (1e308 took the axis with it).
     ("devkota-fig08", "report", "source_silent_table = { 2 = [1, 1e308] }",
      r"^source_silent_table = .*\n",
      ": line 47, field report.source_silent_table.2.1: expected a number from 0 to 1e15, got "

@@ -171,7 +171,7 @@ def test_a_parameter_column_is_the_value_in_every_row(value: object, rows: int) 
 
 
 def test_the_store_is_in_the_default_install() -> None:
-    """`pip install .` brings pyarrow and DuckDB ([docs]: the store is the embedded default
+    """`pip install .` brings pyarrow and DuckDB (the store is the embedded default
     a user expects after the README's first command); `dcnsim[store]` still installs."""
     import tomllib
 

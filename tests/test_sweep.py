@@ -475,7 +475,7 @@ def test_git_commit_of_this_checkout() -> None:
 
 
 def test_the_extension_records_the_commit_it_was_built_from() -> None:
-    """[docs] `run.json` said `commit: unknown` for a package installed from a clone:
+    """`run.json` said `commit: unknown` for a package installed from a clone:
     `crates/dcnsim-py/build.rs` records the commit of the tree the extension is built from
     (skipped for an extension built outside a git checkout)."""
     import importlib

@@ -42,7 +42,7 @@ else:
     class _Later(ModuleType):
         """A submodule imported on first attribute access: the report and catalog modules
         (most of the package's import time) are not needed by `dcnsim run`, which should
-        reach its first event quickly ([speed] fast start)."""
+        reach its first event quickly."""
 
         def __getattr__(self, attr: str) -> Any:
             # A plain import statement, so that the package's import graph (and its test for

@@ -40,7 +40,7 @@ pub const MAX_BUCKETS: usize = 1024;
 /// (64 → 4 was about 3 % faster on the 144-host fabric; docs/performance.md). The scenario
 /// builder creates queues with capacity 0, so a ring is allocated by its first packet (the
 /// standard library's first growth of a ring of packets or 12-byte entries is to 4: tested) and a
-/// port's 32 queues cost no ring until used ([robust]: a 5 000-spine fabric with 32 queues
+/// port's 32 queues cost no ring until used (a 5 000-spine fabric with 32 queues
 /// per port is checked without allocating 1.2 GB of empty rings).
 pub const DEFAULT_QUEUE_CAPACITY: usize = 4;
 

@@ -61,7 +61,7 @@ pub(crate) fn build_topology(
 }
 
 /// The `[topology]` keys that only one kind of topology reads: given with another kind they
-/// would be ignored, so they are refused ([robust]: no value accepted silently).
+/// would be ignored, so they are refused (no value is accepted silently).
 fn check_kind_keys(ctx: &Ctx, t: &TopologyCfg) -> Result<(), ScenarioError> {
     use TopoKind::{Dumbbell, Explicit, Fattree, Leafspine, Star};
     let keys = [
