@@ -1,4 +1,4 @@
-"""The fat-tree reference point of issue [speed] item 5: `benches/scenarios/fattree-k16.toml`
+"""The fat-tree reference point (docs/performance.md): `benches/scenarios/fattree-k16.toml`
 (k = 16, 1 024 hosts, 10/40 Gb/s, web search at 50 % load, 100 000 flows) run by
 `dcnsim run` as a user runs it, whole process, one thread.
 

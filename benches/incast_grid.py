@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The seed-000 TCP incast grid in dcnsim and a reference simulator, side by side.
+"""The Devkota 2010 TCP incast grid in dcnsim and a reference simulator, side by side.
 
     python benches/incast_grid.py ns2 --out benches/results/ns2.jsonl
     python benches/incast_grid.py dcnsim --profile ns2 --out benches/results/dcnsim-ns2.jsonl
@@ -261,7 +261,7 @@ def plot(ref: dict, ours: dict, rname: str, path: Path) -> None:
     axes[0].set_ylabel("goodput (Mb/s)")
     axes[0].set_ylim(0, 1000)
     axes[1].legend(fontsize=7, ncol=2, loc="lower left")
-    fig.suptitle(f"Seed-000 incast grid: {rname} (dashed) and dcnsim (solid)")
+    fig.suptitle(f"Devkota 2010 incast grid: {rname} (dashed) and dcnsim (solid)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation fuzzer over the shipped scenarios (issue [robust], "Fuzz target").
+"""Mutation fuzzer over the shipped scenarios (docs/robustness.md).
 
 Each mutant is a shipped scenario with one mutation (kinds: ``KINDS``) and is checked the
 way ``dcnsim validate`` checks a file: ``dcnsim.api.validate`` (the engine's schema and
@@ -172,7 +172,7 @@ def _nest(rng: random.Random) -> Any:
 
 
 # What the last structural mutation did ("path = value"), kept with accepted mutants so
-# that accepted absurd values can be audited (issue [robust]: no silently accepted
+# that accepted absurd values can be audited (docs/robustness.md: no silently accepted
 # out-of-range value).
 LAST_CHANGE: list[str] = [""]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak test (issue [robust]; not part of CI): one long `dcnsim run` to about 10⁹ events
+"""Soak test (docs/robustness.md; not part of CI): one long `dcnsim run` to about 10⁹ events
 while its resident memory (VmRSS of /proc/PID/status) is sampled, to show that memory
 stays flat once the run is under way (no leak per event, per packet or per round).
 
