@@ -11,9 +11,9 @@ processes). The next pair swaps the CPUs. A pair's ratio is NEW / BASE; two cons
 pairs (one each way round) combine into their geometric mean, which cancels a difference
 between the two CPUs; the result is the geometric mean of those and its standard error.
 
-Why this way (docs/performance.md, 22nd session): on a shared machine, runs one after
-another drift by more than the effects measured (the same binary 5.8-8.3 s on one cut);
-two runs at the same time see the same drift. They also share the last-level cache and
+Why this way (docs/performance.md, "How the figures are measured"): on a shared machine,
+runs one after another drift by more than the effects measured (the same binary 5.8-8.3 s
+on one cut); two runs at the same time see the same drift. They also share the last-level cache and
 memory bandwidth, so a memory-bound cut runs slower than alone: compare ratios, never
 absolute times. With one CPU the pairs run one after the other, order alternating.
 
@@ -21,14 +21,15 @@ absolute times. With one CPU the pairs run one after the other, order alternatin
 the other (base first in odd pairs, new first in even ones), both pinned to the same CPU
 with the others left idle. That is the measure "run alternately" asks for, and the one
 where each run has the last-level cache to itself: a memory-bound cut gives a different
-ratio alone than beside another run (docs/performance.md, 25th session), so say which.
+ratio alone than beside another run (docs/performance.md, "The 144-host fabric against
+aa8081f"), so say which.
 
 `--per-event` divides each side's CPU time by the events its runs report (the engine's
 `summary.events = [N]` line), for two runs of different event counts: two engines whose
 models differ, or two scenarios. `--new-args` gives NEW its own arguments (one string, split
 as a shell would) in place of the ARGs: the same build on two scenarios, for example the
 fabric with multi-queue ports against the same fabric with one FIFO per port
-(docs/performance.md, 23rd session).
+(docs/performance.md, "Why the fabric is bound by cache misses").
 
 Prints one line per pair, then the summary; with --json, one JSON object instead.
 """

@@ -1,15 +1,15 @@
 //! Packets: small plain structs, stored once in a [`PacketArena`] while they cross the
 //! network.
 //!
-//! DESIGN.md suggests a slab of packets passed by handle. A packet is 80 bytes; from the
-//! moment a host or a switch hands it to a port until a host absorbs it or a port drops
-//! it, it stays in one slot of the network's arena, and the FIFO queues, the wires and the
-//! multi-queue ports' class queues move its 4-byte handle ([`PktRef`]; a queue keeps its
-//! size, payload and route at the next switch beside it, and a class queue its class too,
-//! so that neither a scheduler nor a departure reads the packet). A transport
-//! still builds its packets by value and reads the ones it receives where they are. Before
-//! the 18th session every queue and wire held packets by value; docs/performance.md
-//! ("packets in one arena") has the measurements of both.
+//! A packet is 80 bytes; from the moment a host or a switch hands it to a port until a host
+//! absorbs it or a port drops it, it stays in one slot of the network's arena, and the FIFO
+//! queues, the wires and the multi-queue ports' class queues move its 4-byte handle
+//! ([`PktRef`]; a queue keeps its size, payload and route at the next switch beside it, and
+//! a class queue its class too, so that neither a scheduler nor a departure reads the
+//! packet). A transport still builds its packets by value and reads the ones it receives
+//! where they are. Handles in the FIFO queues and wires alone were no faster than packets
+//! held by value; with the class queues too, both the star and the fabric gained
+//! (docs/performance.md, "How the speed is obtained").
 //!
 //! SACK blocks (RFC 2018) ride on every packet as a compact fixed field, [`SackBlocks`]:
 //! up to three blocks stored as 32-bit offsets from the packet's cumulative `ack`

@@ -178,7 +178,7 @@ impl Sim {
     /// Handle one event given as its stored words (see `event::RawEvent`). Inlined into the
     /// event loop: as a call, its entry and exit saved and restored the registers of the
     /// whole inlined packet path once per event (17 of the 8-sender star's ~480 instructions
-    /// per event; docs/performance.md, 17th session).
+    /// per event; docs/performance.md, "How the speed is obtained").
     #[inline(always)]
     fn dispatch_raw(&mut self, head: u32, a: u32, b: u32) {
         match Event::decode(crate::engine::event::RawEvent { head, a, b }) {
@@ -448,10 +448,10 @@ impl Sim {
 /// [`Sim::state_bytes`] at the start) is larger than the L2 cache (`l2` bytes; None:
 /// unknown, prefetch as the loop always did). A state that fits in L2 is reached in about
 /// 14 cycles, which out-of-order execution mostly hides, and the prefetch's own loads of the
-/// next event's port then cost more than they save. Measured on a 2 MiB-L2 Intel Xeon
-/// (docs/performance.md, 16th session): star incasts of 8 and 64 senders 2–6 % faster
-/// without; the 144-host fabric (0.9 MB at the start) the same either way. On an AMD EPYC
-/// with a 512 KiB L2 the prefetch saved 4–5 % on that fabric (an earlier session).
+/// next event's port then cost more than they save. Measured on a 2 MiB-L2 Intel Xeon:
+/// star incasts of 8 and 64 senders 2–6 % faster without; the 144-host fabric (0.9 MB at
+/// the start) the same either way. On an AMD EPYC with a 512 KiB L2 the prefetch saved
+/// 4–5 % on that fabric (docs/performance.md, "How the speed is obtained").
 pub fn prefetch_pays(state: u64, l2: Option<u64>) -> bool {
     l2.is_none_or(|l2| state > l2)
 }

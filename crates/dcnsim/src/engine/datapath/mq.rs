@@ -20,7 +20,7 @@ impl Core {
     /// PAUSE/PFC accounting (`NONE`: none). The class queues hold [`QueuedRef`]s.
     /// Always inlined into its one caller (`Core::enqueue_stored`): left to the profile,
     /// the compiler once kept it out of line, and the call cost the fabric 1.8 % more
-    /// instructions (docs/performance.md, "Routing on dense records").
+    /// instructions (docs/performance.md, "How the speed is obtained").
     #[inline(always)]
     pub(crate) fn mq_enqueue(&mut self, pid: PortId, h: PktRef, input: PortId) -> Enqueued {
         let now = self.now;

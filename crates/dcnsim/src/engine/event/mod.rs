@@ -463,8 +463,7 @@ pub struct EventQueue {
     /// first (the first `staged_n` are valid; they are the minima of everything pending).
     /// Knowing the next two events lets `Sim::run` prefetch the memory they will touch in
     /// two steps: the second event's port now, and through that port, already in the
-    /// cache, the next event's packet (docs/performance.md, 21st session: "prefetching two
-    /// events ahead").
+    /// cache, the next event's packet (docs/performance.md, "How the speed is obtained").
     staged: [Key; 2],
     staged_n: u8,
     cal: Calendar,
@@ -817,8 +816,8 @@ impl EventQueue {
     /// [`BUCKETS_PER_KEY`] · k buckets, double it (up to the `set_horizon` count) while it
     /// has fewer than half as many. The count that `set_horizon` gets is right for a network
     /// whose ports are all busy; a star's senders take turns, and there a smaller calendar
-    /// holds the same keys on fewer cache lines (docs/performance.md, "A calendar that sizes
-    /// itself"). The width doubles as the count halves, so the calendar spans what it
+    /// holds the same keys on fewer cache lines (docs/performance.md, "How the speed is
+    /// obtained"). The width doubles as the count halves, so the calendar spans what it
     /// spanned; the order of events is the same whatever the geometry, and outputs do not
     /// depend on these reviews.
     fn review_geometry(&mut self) {

@@ -449,7 +449,8 @@ pub struct Port {
 /// (its size and payload, and the port the peer switch will forward it to, `Routing::hint`,
 /// `NONE` when the peer is a host). Taken when the packet is queued, while it is in the
 /// cache: the packet is then not read again when it leaves, microseconds later, by when it
-/// is no longer in the nearer caches (docs/performance.md, 23rd session). Routes are
+/// is no longer in the nearer caches (docs/performance.md, "How the speed is obtained":
+/// the fabric gained 8–9 %). Routes are
 /// static and the ECMP hash is pure, so the lookup may be made at either time. 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Waiting {
@@ -476,8 +477,8 @@ impl Waiting {
 /// the port the peer switch will forward it to (`Routing::hint`; `NONE` when the peer is a
 /// host). The route is looked up when the packet is queued (it travels in the queue entry,
 /// [`Waiting`]) or starts at once, while the packet is in the cache, not when it becomes
-/// the wire's head tens of microseconds later (docs/performance.md, "Routes looked up at
-/// departure"). 16 bytes, as the pair it replaced.
+/// the wire's head tens of microseconds later (docs/performance.md, "How the speed is
+/// obtained"). 16 bytes, as the pair it replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InFlight {
     pub at: SimTime,

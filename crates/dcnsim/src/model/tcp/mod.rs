@@ -191,8 +191,9 @@ impl Default for TcpConfig {
 /// FreeBSD and ns-3 send it).
 pub const TS_OPTION_BYTES: u32 = 12;
 
-/// TCP's retransmission and delayed-ACK timers are the transports' lazily armed timer
-/// (see DESIGN.md, "Where the time goes").
+/// TCP's retransmission and delayed-ACK timers are the transports' lazily armed timer: one
+/// pending engine event per timer however often the deadline moves (docs/performance.md,
+/// "How the speed is obtained").
 pub type Timer = crate::base::timer::LazyTimer;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
