@@ -311,8 +311,9 @@ struct Bucket([Key; BUCKET_KEYS]);
 ///
 /// The arrays have the largest geometry's length whatever the network's (`BUCKETS`; only
 /// the first `buckets` entries are used), so that an index masked to the geometry is also
-/// provably inside the array: a schedule and a pop then carry no bounds checks (a third of
-/// the star incast's instructions are the event queue's; docs/performance.md).
+/// provably inside the array: a schedule and a pop then carry no bounds checks (the event
+/// queue was a third of the star incast's instructions; docs/performance.md, "Where the
+/// time goes").
 struct Calendar {
     lines: Box<[Bucket; BUCKETS]>,
     counts: Box<[u8; BUCKETS]>,
