@@ -1,5 +1,6 @@
 """Every relative link of README.md and docs/*.md points at a file of the repository, and every
-`#anchor` at a heading of its target (GitHub's slug of the heading's text)."""
+`#anchor` at a heading of its target (GitHub's slug of the heading's text) or at an explicit
+HTML anchor (`<a id="...">`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ INLINE_CODE = re.compile(r"`+[^`]*`+")
 LINK = re.compile(r"\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")  # http:, https:, mailto:, ...
 
 
@@ -47,10 +49,12 @@ def slug(heading: str) -> str:
 
 
 def anchors(path: Path) -> set[str]:
-    """Every heading anchor of a markdown file, with GitHub's -1, -2 ... for repeats."""
+    """Every heading anchor of a markdown file, with GitHub's -1, -2 ... for repeats, and its
+    explicit HTML anchors."""
     seen: dict[str, int] = {}
     out: set[str] = set()
     for _, line in prose_lines(path.read_text(encoding="utf-8")):
+        out.update(HTML_ANCHOR.findall(line))
         m = HEADING.match(line)
         if not m:
             continue
@@ -99,9 +103,9 @@ def test_the_checker_sees_links_and_anchors(tmp_path: Path) -> None:
     assert slug("Engine speed (`dcnsim bench`)") == "engine-speed-dcnsim-bench"
     assert slug("The 4 096 senders: a `Port`'s rings") == "the-4-096-senders-a-ports-rings"
     doc = tmp_path / "a.md"
-    doc.write_text("# Top\n## Top\n```\n# not a heading [x](nowhere.md)\n```\n"
+    doc.write_text("# Top\n## Top\n<a id=\"here\"></a>\n```\n# not a heading [x](nowhere.md)\n```\n"
                    "[ok](#top-1) [bad](#nothing) `[code](nowhere.md)` [gone](b.md)\n"
                    "[web](https://example.org/x.md)\n", encoding="utf-8")
-    assert anchors(doc) == {"top", "top-1"}
+    assert anchors(doc) == {"top", "top-1", "here"}
     assert [t for _, t in links(doc)] == ["#top-1", "#nothing", "b.md",
                                           "https://example.org/x.md"]
