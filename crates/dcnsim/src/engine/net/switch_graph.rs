@@ -78,8 +78,8 @@ impl SwitchGraph {
     /// for the whole batch and `f` called for its `BATCH` columns in a row. So a table row
     /// is written in runs, not one scattered entry per search, and the links are scanned
     /// once per batch instead of once per column (a 5 000-leaf fabric's set-up: about a
-    /// third less time, docs/performance.md). Calls come batch by batch, switch by switch,
-    /// column by column.
+    /// third less time; docs/performance.md, "Set-up of large fabrics"). Calls come batch by
+    /// batch, switch by switch, column by column.
     pub fn toward_each_edge(
         &self,
         edges: &[usize],

@@ -37,11 +37,12 @@ pub const MAX_BUCKETS: usize = 1024;
 /// Capacity (packets) of a class FIFO's ring once it has held a packet; rings grow beyond
 /// it if needed. Small on purpose: a ring cycles through all its slots, so a ring sized for
 /// the largest backlog it has seen touches fewer cache lines than a large preallocated one
-/// (64 → 4 was about 3 % faster on the 144-host fabric; docs/performance.md). The scenario
-/// builder creates queues with capacity 0, so a ring is allocated by its first packet (the
-/// standard library's first growth of a ring of packets or 12-byte entries is to 4: tested) and a
-/// port's 32 queues cost no ring until used (a 5 000-spine fabric with 32 queues
-/// per port is checked without allocating 1.2 GB of empty rings).
+/// (64 → 4 was about 3 % faster on the 144-host fabric; docs/performance.md, "How the
+/// speed is obtained"). The scenario builder creates queues with capacity 0, so a ring is
+/// allocated by its first packet (the standard library's first growth of a ring of packets
+/// or 12-byte entries is to 4: tested) and a port's 32 queues cost no ring until used (a
+/// 5 000-spine fabric with 32 queues per port is checked without allocating 1.2 GB of
+/// empty rings).
 pub const DEFAULT_QUEUE_CAPACITY: usize = 4;
 
 /// Map a packet's class field to a queue index: values ≥ `n` go to the last queue, as
