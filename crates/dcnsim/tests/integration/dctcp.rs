@@ -130,6 +130,14 @@ fn aqm_and_tcp_keys_are_validated_with_field_names() {
     let e = load(
         DUMBBELL,
         "x.toml",
+        &set(&[("tcp.dctcp_loss_after_ece", "\"third\"")]),
+    )
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("tcp.dctcp_loss_after_ece"));
+    assert!(e.message.contains("\"hold\" or \"halve\""), "{e}");
+    let e = load(
+        DUMBBELL,
+        "x.toml",
         &set(&[(
             "topology.aqm_ports",
             "[{ port = \"nowhere\", kind = \"step\" }]",

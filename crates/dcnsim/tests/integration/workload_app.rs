@@ -158,3 +158,62 @@ fn timeouts_are_counted_per_message_and_for_small_ones() {
         .all(|&x| x == 0.0));
     assert_eq!(table(&t, "summary").get_f64("timeouts_small"), Some(0.0));
 }
+
+#[test]
+fn services_by_pair_follow_the_tcn_script() {
+    // All-to-all over the star's 5 hosts (client, server1..4 in that order), services
+    // "websearch" and "cache" fixed per pair as the TCN authors' script assigns them:
+    // pair (i → j) has service ((j + 1)·5 + (i + 1)) mod 2. Stopped after 20 ms at load 1.5
+    // of 10 Gb/s: ~170 arrivals expected (per pair λ = 1.5·10⁹/(8·mean)/4).
+    let file = setup("bypair");
+    let app = "load = 1.5\ncount = 100000\npattern = \"all-to-all\"\nservice_by = \"pair\"\n\
+               workload = \"websearch\"\nservice_classes = [0, 0]\n\
+               service_workloads = [\"websearch\", \"cache\"]";
+    let text = scenario(app, "").replace("cdf_file = \"sizes.txt\"\n", "");
+    let t = run_file(
+        &text,
+        &file,
+        &[
+            ("sim.duration", "\"20ms\""),
+            ("topology.link_rate", "\"10Gbps\""),
+        ],
+    );
+    let m = table(&t, "messages");
+    let (flow, svc) = (f64s(m, "flow"), f64s(m, "service"));
+    let fl = table(&t, "flows");
+    let (src, dst) = (strs(fl, "src"), strs(fl, "dst"));
+    let index = |name: &str| -> usize {
+        match name {
+            "client" => 0,
+            s => s.trim_start_matches("server").parse().unwrap(),
+        }
+    };
+    let mut count = [0usize; 2];
+    for (f, s) in flow.iter().zip(&svc) {
+        let (i, j) = (index(&src[*f as usize]), index(&dst[*f as usize]));
+        assert_eq!(*s as usize, ((j + 1) * 5 + (i + 1)) % 2, "pair {i}->{j}");
+        count[*s as usize] += 1;
+    }
+    // Pairs of service 0: 8 of 20 (i + j even, i ≠ j, over 0..5), of service 1: 12.
+    let rate = |pairs: f64, mean: f64| pairs * 1.5e10 / (8.0 * mean) / 4.0;
+    let means = [1.6664e6, 0.9114e6];
+    let want = (rate(8.0, means[0]) + rate(12.0, means[1])) * 0.020;
+    let got = (count[0] + count[1]) as f64;
+    // Poisson count with mean ~170: 4 standard deviations is ~30 %.
+    assert!(
+        (got / want - 1.0).abs() < 0.3,
+        "{got} arrivals, want {want}"
+    );
+    assert!(count[0] > 0 && count[1] > count[0], "{count:?}");
+    // "pair" needs the all-to-all pattern; an unknown value is named.
+    for (v, says) in [
+        ("\"pair\"", "all-to-all"),
+        ("\"flow\"", "\"message\" or \"pair\""),
+    ] {
+        let text = scenario(&format!("load = 0.5\nservice_by = {v}"), "")
+            .replace("cdf_file = \"sizes.txt\"\n", "");
+        let e = dcnsim::scenario::load(&text, "x.toml", &[]).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("apps.service_by"), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+}

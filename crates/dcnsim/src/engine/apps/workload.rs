@@ -11,6 +11,12 @@
 //! - Services: each message picks a service uniformly; a service has its own size
 //!   distribution and traffic class (switch queue); `mean` in λ is the services' average
 //!   mean (or the scenario's `mean_bytes` override).
+//! - Services by pair ([`PairServices`], all-to-all only): as the TCN authors' leaf-spine
+//!   script (`spine_empirical_pias_diffserv.tcl` of HKUST-SING/TCN-NS2) sets it up, every
+//!   ordered host pair has one fixed service and its own Poisson process of rate
+//!   load·C/(8·mean of that service)/(N − 1), so every service offers the same bytes and the
+//!   services with small flows send more of them. The merged process draws the pair with
+//!   probability proportional to its rate.
 //! - Connections: `connections` persistent connections per (source, destination) pair,
 //!   created on first use. A message goes on the first idle connection of its pair, else
 //!   behind the shortest backlog (lowest index on ties); queued messages wait for the
@@ -75,6 +81,66 @@ pub struct Conn {
     pub busy: bool,
 }
 
+/// Services fixed per ordered host pair (module doc): the pairs of each service and the
+/// cumulative share of the merged arrival rate up to each service.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairServices {
+    /// `pairs[s]`: the pair indices (src·N + dst over the pattern's hosts) of service s.
+    pub pairs: Vec<Vec<u32>>,
+    /// `cum[s]`: the share of the total rate of services 0..=s (the last is 1).
+    pub cum: Vec<f64>,
+}
+
+impl PairServices {
+    /// The TCN script's assignment for `n` hosts and `services` services: pair (i → j)
+    /// has service `((j + 1)·n + (i + 1)) mod services` (its `service_id` minus 1); each
+    /// pair's rate is proportional to 1 / `means[s]`.
+    pub fn tcn_script(n: usize, means: &[f64]) -> PairServices {
+        let k = means.len();
+        let mut pairs = vec![Vec::new(); k];
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    pairs[((j + 1) * n + (i + 1)) % k].push((i * n + j) as u32);
+                }
+            }
+        }
+        let w: Vec<f64> = (0..k).map(|s| pairs[s].len() as f64 / means[s]).collect();
+        let total: f64 = w.iter().sum();
+        let mut acc = 0.0;
+        let mut cum: Vec<f64> = w
+            .iter()
+            .map(|x| {
+                acc += x;
+                acc / total
+            })
+            .collect();
+        if let Some(l) = cum.last_mut() {
+            *l = 1.0;
+        }
+        PairServices { pairs, cum }
+    }
+
+    /// The merged rate of all pairs, λ_s = `per_edge_rate(mean_s)` / (N − 1) per pair.
+    pub fn total_rate(&self, n: usize, per_edge_rate: impl Fn(usize) -> f64) -> f64 {
+        (0..self.pairs.len())
+            .map(|s| self.pairs[s].len() as f64 * per_edge_rate(s) / (n - 1) as f64)
+            .sum()
+    }
+
+    /// Draw (service, pair) for one arrival of the merged process.
+    pub fn draw(&self, rng: &mut Rng) -> (usize, usize) {
+        let u = rng.uniform();
+        let s = self
+            .cum
+            .partition_point(|&c| c <= u)
+            .min(self.cum.len() - 1);
+        let list = &self.pairs[s];
+        let k = rng.below(list.len() as u64) as usize;
+        (s, list[k] as usize)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Workload {
     pub pattern: Pattern,
@@ -94,6 +160,8 @@ pub struct Workload {
     pub conn_of_flow: Vec<u32>,
     pub messages: Vec<Message>,
     pub done: u64,
+    /// Some: services fixed per pair (all-to-all only).
+    pub by_pair: Option<PairServices>,
 }
 
 impl Workload {
@@ -128,6 +196,7 @@ impl Workload {
             conn_of_flow: Vec::new(),
             messages: Vec::new(),
             done: 0,
+            by_pair: None,
         }
     }
 
@@ -160,6 +229,13 @@ impl Workload {
 
     /// A new message arrives: choose service, size, endpoints and connection.
     fn arrive(&mut self, sim: &mut Core, id: AppId) {
+        if let (Some(ps), Pattern::AllToAll { hosts }) = (&self.by_pair, &self.pattern) {
+            let (si, pair) = ps.draw(&mut self.rng);
+            let n = hosts.len();
+            let (src, dst) = (hosts[pair / n], hosts[pair % n]);
+            let bytes = self.services[si].dist.sample_bytes(&mut self.rng);
+            return self.push_message(sim, id, si, bytes, pair, (src, dst));
+        }
         let si = self.rng.below(self.services.len() as u64) as usize;
         let bytes = self.services[si].dist.sample_bytes(&mut self.rng);
         let (src, dst, pair) = match &self.pattern {
@@ -177,6 +253,19 @@ impl Workload {
                 (hosts[a], hosts[b], a * n + b)
             }
         };
+        self.push_message(sim, id, si, bytes, pair, (src, dst));
+    }
+
+    /// Queue a message of service `si` on a connection of `pair`, and start it if idle.
+    fn push_message(
+        &mut self,
+        sim: &mut Core,
+        id: AppId,
+        si: usize,
+        bytes: u64,
+        pair: usize,
+        (src, dst): (NodeId, NodeId),
+    ) {
         let ci = self.pick_conn(sim, id, pair, (src, dst));
         let mi = self.messages.len() as u32;
         self.messages.push(Message {
@@ -287,5 +376,42 @@ impl Workload {
             sim.end = sim.now;
             sim.events.schedule(sim.now, Event::Stop);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three hosts, two services of mean 1 and 2: the TCN script's `service_id` formula
+    /// gives service 0 to pairs 0→2 and 2→0, service 1 to the other four; the rates 2/1 and
+    /// 4/2 split the merged process evenly.
+    #[test]
+    fn pair_services_follow_the_tcn_script() {
+        let ps = PairServices::tcn_script(3, &[1.0, 2.0]);
+        assert_eq!(ps.pairs, vec![vec![2, 6], vec![1, 3, 5, 7]]);
+        assert_eq!(ps.cum, vec![0.5, 1.0]);
+        // Per pair λ = C/mean/(N − 1): 2·(10/1)/2 + 4·(10/2)/2 = 20.
+        assert_eq!(ps.total_rate(3, |s| 10.0 / [1.0, 2.0][s]), 20.0);
+    }
+
+    #[test]
+    fn pair_draws_match_the_rate_shares() {
+        // Means 1 and 3 over 4 hosts: count each service's draws and each pair's.
+        let ps = PairServices::tcn_script(4, &[1.0, 3.0]);
+        let w0 = ps.pairs[0].len() as f64 / 1.0;
+        let w1 = ps.pairs[1].len() as f64 / 3.0;
+        let mut rng = Rng::new(7, 1);
+        let n = 200_000;
+        let mut by_service = [0u32; 2];
+        for _ in 0..n {
+            let (s, pair) = ps.draw(&mut rng);
+            assert!(ps.pairs[s].contains(&(pair as u32)));
+            assert_ne!(pair / 4, pair % 4, "no self pair");
+            by_service[s] += 1;
+        }
+        let share0 = by_service[0] as f64 / n as f64;
+        // Binomial sd at n = 200 000 is ~0.001: 0.005 is five of them.
+        assert!((share0 - w0 / (w0 + w1)).abs() < 0.005, "{share0}");
     }
 }

@@ -442,9 +442,10 @@ impl TcpFlow {
     }
 
     /// ssthresh on entering loss recovery: one reduction per window also across ECN — if
-    /// an ECE reduction already covers this window, ssthresh stays.
+    /// an ECE reduction already covers this window, ssthresh stays, unless the controller
+    /// reduces again ([`CongestionControl::reduces_again_on_loss`]).
     pub(super) fn loss_reduce(&mut self) {
-        if !self.snd.in_cwr {
+        if !self.snd.in_cwr || self.cc.reduces_again_on_loss() {
             let flight = self.flight() - self.snd.lt_bytes.min(self.flight());
             self.snd.ssthresh = self.cc_ssthresh_on_loss(flight);
             if self.sets_cwr() {

@@ -702,6 +702,46 @@ fn test_dctcp_recovery_mode_freezes_growth_freebsd_mode_does_not() {
     assert_eq!(grows, 73_000 + 1460 * 1460 / 73_000 + 1460 * 1460 / 73_029);
 }
 
+/// DCTCP from alpha 0 with 10 segments out: ACK 1 carries ECE (alpha becomes 1/16, the
+/// cut takes floor(10 MSS / 32) = 456 B), then three duplicates of ACK 1 in the same window
+/// of data. Returns the sender in fast recovery and the ssthresh the ECE cut left.
+fn dctcp_loss_after_ece(halve: bool) -> (TcpFlow, u64) {
+    let mut c = no_lt(dctcp_cfg(CcConfig::Dctcp, 0.0));
+    c.init_cwnd = 10;
+    c.cc.dctcp_mut().unwrap().halve_on_loss_after_ece = halve;
+    let mut f = flow(c);
+    let mut out = Vec::new();
+    f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+    assert_eq!(out.len(), 10);
+    // The ECE cut: cwnd 14600 − 456 = 14144 B, ssthresh = cwnd.
+    send!(f, us(100), ece(ack(MSS)));
+    let after_ece = f.snd.ssthresh;
+    assert_eq!(after_ece, 10 * MSS - 10 * MSS / 32);
+    assert_eq!(f.stats.ecn_reductions, 1);
+    send!(f, us(101), ack(MSS));
+    send!(f, us(102), ack(MSS));
+    let out = send!(f, us(103), ack(MSS));
+    assert_eq!(out[0].seq, MSS, "the third duplicate retransmits SND.UNA");
+    assert!(f.snd.in_recovery);
+    (f, after_ece)
+}
+
+#[test]
+fn test_dctcp_loss_after_ece_cut_holds_or_halves() {
+    // "hold" (RFC 3168 §6.1.2, Linux, FreeBSD): the ECE cut covers the window; ssthresh
+    // stays at the cut's value, and cwnd = ssthresh + 3 MSS (so the retransmission goes
+    // with new data).
+    let (f, after_ece) = dctcp_loss_after_ece(false);
+    assert_eq!(f.snd.ssthresh, after_ece);
+    assert_eq!(f.snd.cwnd, after_ece + 3 * MSS);
+    // "halve" (the DCTCP authors' ns-2 code): ssthresh from the loss rule, FlightSize / 2 =
+    // 9 MSS out beyond SND.UNA = 1 MSS … 10 MSS: 9 · 1460 / 2.
+    let (g, _) = dctcp_loss_after_ece(true);
+    assert_eq!(g.snd.ssthresh, 9 * MSS / 2);
+    assert_eq!(g.snd.cwnd, 9 * MSS / 2 + 3 * MSS);
+    assert_eq!(g.stats.fast_recoveries, 1);
+}
+
 #[test]
 fn test_dctcp_sender_sets_no_cwr_odctcp_sender_does() {
     let family: [(DctcpFamily, bool); 2] = [(CcConfig::Dctcp, false), (CcConfig::Odctcp, true)];

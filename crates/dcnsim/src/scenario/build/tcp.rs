@@ -186,6 +186,19 @@ fn tcp_algorithms(
         if let Some(v) = f.dctcp_reset_alpha_after_idle {
             d.reset_alpha_after_idle = v;
         }
+        if let Some(v) = &f.dctcp_loss_after_ece {
+            d.halve_on_loss_after_ece = match v.as_str() {
+                "hold" => false,
+                "halve" => true,
+                other => {
+                    return Err(ctx.err(
+                        table,
+                        "dctcp_loss_after_ece",
+                        format!("unknown {other:?}: expected \"hold\" or \"halve\""),
+                    ))
+                }
+            };
+        }
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use super::flows::err;
 use crate::base::ids::NodeId;
 use crate::base::rng::Rng;
-use crate::engine::apps::workload::{Pattern, Service, Workload};
+use crate::engine::apps::workload::{PairServices, Pattern, Service, Workload};
 use crate::engine::apps::App;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
@@ -78,8 +78,10 @@ pub fn build_workload(
         None => Workload::mean_bytes(&services),
     };
     let per_edge = PoissonArrivals::for_load(load, rate_bps, mean).map_err(|m| e("load", m))?;
-    let arrivals =
-        PoissonArrivals::new(per_edge.rate_per_s() * sources as f64).map_err(|m| e("load", m))?;
+    let (by_pair, total) =
+        arrival_split(a, &services, &pattern, load, rate_bps).map_err(|m| e("service_by", m))?;
+    let total = total.unwrap_or(per_edge.rate_per_s() * sources as f64);
+    let arrivals = PoissonArrivals::new(total).map_err(|m| e("load", m))?;
     let connections = a.connections.unwrap_or(default_connections(&pattern));
     if connections == 0 || connections > 64 {
         return Err(e("connections", "expected 1..64 per pair".into()));
@@ -89,7 +91,7 @@ pub fn build_workload(
         return Err(e("count", "expected 1..10000000 messages".into()));
     }
     let pias = a.pias_threshold.map(|s| s.0 .0);
-    let w = Workload::new(
+    let mut w = Workload::new(
         pattern,
         services,
         arrivals,
@@ -100,8 +102,37 @@ pub fn build_workload(
         limit,
         Rng::new(seed, 0x5_0000 + ai as u64),
     );
+    w.by_pair = by_pair;
     sim.apps.push(App::Workload(Box::new(w)));
     Ok(())
+}
+
+/// `service_by`: None for "message"; for "pair", the pairs of each service and the merged
+/// rate of all pairs' Poisson processes (λ per pair from its own service's mean, or from
+/// `mean_bytes` when given).
+fn arrival_split(
+    a: &WorkloadCfg,
+    services: &[Service],
+    pattern: &Pattern,
+    load: f64,
+    rate_bps: f64,
+) -> Result<(Option<PairServices>, Option<f64>), String> {
+    match (a.service_by.as_str(), pattern) {
+        ("message", _) => Ok((None, None)),
+        ("pair", Pattern::AllToAll { hosts }) => {
+            let means: Vec<f64> = services
+                .iter()
+                .map(|s| a.mean_bytes.unwrap_or(s.dist.mean_bytes()))
+                .collect();
+            let ps = PairServices::tcn_script(hosts.len(), &means);
+            let total = ps.total_rate(hosts.len(), |s| load * rate_bps / (8.0 * means[s]));
+            Ok((Some(ps), Some(total)))
+        }
+        ("pair", _) => Err("\"pair\" needs pattern = \"all-to-all\"".into()),
+        (other, _) => Err(format!(
+            "unknown {other:?}: expected \"message\" or \"pair\""
+        )),
+    }
 }
 
 /// The message-size distribution of each service class (`workload` or `cdf_file`, per

@@ -13,6 +13,10 @@
 //!   default all other hosts) or "all-to-all" (`srcs`, default all hosts).
 //! - `connections`: persistent connections per pair (default 5 for client-server, the TCN
 //!   testbed's "5 persistent connections to each server"; 1 for all-to-all).
+//! - `service_by`: "message" (default: each message draws its service uniformly; λ uses the
+//!   mix's mean) or "pair" (all-to-all only: a fixed service per ordered host pair and a
+//!   Poisson process per pair at load·C/(8·mean of its service)/(N − 1), as the TCN
+//!   authors' leaf-spine ns-2 script `spine_empirical_pias_diffserv.tcl` does).
 //! - `pias_threshold`: two-priority PIAS threshold (absent: off; TCN uses 100 KB).
 //! - `count`: messages generated before stopping (default 1000); `start` (default 0).
 //!
@@ -48,6 +52,8 @@ pub struct WorkloadCfg {
     pub service_classes: Option<Vec<u8>>,
     /// Absent: `workload` for every service.
     pub service_workloads: Option<Vec<String>>,
+    /// "message" | "pair" (module doc).
+    pub service_by: String,
     /// Absent: PIAS off.
     pub pias_threshold: Option<Size>,
     pub count: u32,
@@ -75,6 +81,8 @@ impl Default for WorkloadCfg {
             connections: None,
             service_classes: None,
             service_workloads: None,
+            // dcnsim's original mix: a service per message, equally likely.
+            service_by: "message".to_string(),
             pias_threshold: None,
             // Enough messages for FCT percentiles on a short run; the run ends when all finish.
             count: 1000,

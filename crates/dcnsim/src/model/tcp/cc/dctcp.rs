@@ -31,6 +31,11 @@ pub struct DctcpConfig {
     /// Reset alpha (and the observation window) after an idle period longer than the RTO
     /// (FreeBSD `dctcp_after_idle`).
     pub reset_alpha_after_idle: bool,
+    /// A loss detected by duplicate ACKs in the window of an ECE cut: false ("hold",
+    /// RFC 3168 §6.1.2, Linux, FreeBSD): the cut covers it, ssthresh stays; true
+    /// ("halve"): the DCTCP authors' ns-2 code (`SackFullTcpAgent::dupack_action`, "cut
+    /// window by half when we have 3 dup ack") halves ssthresh and cwnd again.
+    pub halve_on_loss_after_ece: bool,
 }
 
 impl Default for DctcpConfig {
@@ -40,6 +45,7 @@ impl Default for DctcpConfig {
             alpha_init: 1.0,
             recovery_mode: true,
             reset_alpha_after_idle: false,
+            halve_on_loss_after_ece: false,
         }
     }
 }
@@ -73,6 +79,15 @@ impl DctcpConfig {
             (
                 "dctcp_reset_alpha_after_idle",
                 on(self.reset_alpha_after_idle),
+            ),
+            (
+                "dctcp_loss_after_ece",
+                if self.halve_on_loss_after_ece {
+                    "halve"
+                } else {
+                    "hold"
+                }
+                .to_string(),
             ),
         ]
     }
@@ -138,6 +153,11 @@ impl CongestionControl for Dctcp {
     #[inline]
     fn holds_window_after_ece(&self) -> bool {
         self.cfg.recovery_mode
+    }
+
+    #[inline]
+    fn reduces_again_on_loss(&self) -> bool {
+        self.cfg.halve_on_loss_after_ece
     }
 
     /// RFC 8257 §3.3: the observation window starts at SND.NXT.

@@ -147,6 +147,14 @@ pub trait CongestionControl: CcClone + std::fmt::Debug + Send + Sync {
         true
     }
 
+    /// A loss found by duplicate ACKs in the window of an ECE reduction reduces again
+    /// (ssthresh from [`loss_ssthresh`]); false: the ECE reduction covers the window
+    /// (RFC 3168 §6.1.2: once per window for drops and marks together). Default: false.
+    #[inline]
+    fn reduces_again_on_loss(&self) -> bool {
+        false
+    }
+
     /// Every ACK of an ECN flow, before the core decides on an ECE reaction: `ack` is its
     /// cumulative acknowledgement (`snd.snd_una` is still the previous one), `ece` its ECE
     /// flag. Default: nothing (DCTCP counts marked bytes here).
@@ -291,6 +299,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn holds_window_after_ece(&self) -> bool {
         each!(self, c => c.holds_window_after_ece())
+    }
+    #[inline]
+    fn reduces_again_on_loss(&self) -> bool {
+        each!(self, c => c.reduces_again_on_loss())
     }
     #[inline]
     fn on_ack_ecn(&mut self, snd: &Sender, cfg: &TcpConfig, ack: u64, ece: bool) {
