@@ -305,7 +305,10 @@ impl TcpFlow {
             // During an ECE reduction window cwnd does not grow (RFC 3168 senders as in
             // Linux's CWR state and FreeBSD's congestion recovery; DCTCP with its
             // `recovery_mode`). The ACK that closes the window does not grow it.
-            let frozen = self.snd.in_cwr && self.cc.holds_window_after_ece();
+            // A controller may also refuse growth on each ACK that carries ECE (RFC 3168
+            // §6.1.2 read per ACK, as ns-2's FullTcp does).
+            let frozen = (self.snd.in_cwr && self.cc.holds_window_after_ece())
+                || (p.flags & flags::ECE != 0 && !self.cc.grows_on_ece_ack());
             if a >= self.snd.recover_ecn {
                 self.snd.in_cwr = false;
             }

@@ -743,6 +743,34 @@ fn test_dctcp_loss_after_ece_cut_holds_or_halves() {
 }
 
 #[test]
+fn test_dctcp_growth_on_ece_acks_is_an_option() {
+    // alpha 0, no held window: ACK 1 (ECE) cuts 14600 B by floor(14600/32) to 14144 B and
+    // sets ssthresh there (congestion avoidance); ACK 1 itself, ACK 2 (ECE, same window: no
+    // cut) and ACK 3 (no ECE) each add floor(MSS²/cwnd) — unless ACKs with ECE do not grow
+    // cwnd, when only ACK 3 does.
+    let ca = |w: u64| w + 1460 * 1460 / w;
+    for grow in [true, false] {
+        let mut c = no_lt(dctcp_cfg(CcConfig::Dctcp, 0.0));
+        c.init_cwnd = 10;
+        let d = c.cc.dctcp_mut().unwrap();
+        d.recovery_mode = false;
+        d.grow_on_ece_ack = grow;
+        let mut f = flow(c);
+        let mut out = Vec::new();
+        f.app_write(SimTime::ZERO, 100 * MSS, &mut out);
+        send!(f, us(100), ece(ack(MSS)));
+        assert_eq!(f.snd.ssthresh, 14_144);
+        let w1 = if grow { ca(14_144) } else { 14_144 };
+        assert_eq!(f.snd.cwnd, w1, "grow = {grow}");
+        send!(f, us(101), ece(ack(2 * MSS)));
+        let w2 = if grow { ca(w1) } else { w1 };
+        assert_eq!(f.snd.cwnd, w2, "grow = {grow}");
+        send!(f, us(102), ack(3 * MSS));
+        assert_eq!(f.snd.cwnd, ca(w2));
+    }
+}
+
+#[test]
 fn test_dctcp_sender_sets_no_cwr_odctcp_sender_does() {
     let family: [(DctcpFamily, bool); 2] = [(CcConfig::Dctcp, false), (CcConfig::Odctcp, true)];
     for (cc, want_cwr) in family {

@@ -186,6 +186,9 @@ fn tcp_algorithms(
         if let Some(v) = f.dctcp_reset_alpha_after_idle {
             d.reset_alpha_after_idle = v;
         }
+        if let Some(v) = f.dctcp_grow_on_ece {
+            d.grow_on_ece_ack = v;
+        }
         if let Some(v) = &f.dctcp_loss_after_ece {
             d.halve_on_loss_after_ece = match v.as_str() {
                 "hold" => false,

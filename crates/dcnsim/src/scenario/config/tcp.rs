@@ -33,6 +33,7 @@ pub struct TcpCfgFile {
     pub dctcp_recovery_mode: Option<bool>,
     pub dctcp_reset_alpha_after_idle: Option<bool>,
     pub dctcp_loss_after_ece: Option<String>,
+    pub dctcp_grow_on_ece: Option<bool>,
     pub idle_restart: Option<bool>,
     pub abc_limit: Option<u32>,
     pub profile: Option<String>,
@@ -61,7 +62,7 @@ impl TcpCfgFile {
             cc, mss, header, init_cwnd, init_ssthresh, min_rto, max_rto, initial_rto,
             rto_granularity, delayed_ack, delack_timeout, rwnd, handshake, dupack_threshold, sack,
             ecn, receiver, dctcp_g, dctcp_alpha_init, dctcp_recovery_mode,
-            dctcp_reset_alpha_after_idle, dctcp_loss_after_ece, idle_restart, abc_limit, profile, limited_transmit,
+            dctcp_reset_alpha_after_idle, dctcp_loss_after_ece, dctcp_grow_on_ece, idle_restart, abc_limit, profile, limited_transmit,
             rtt_tick, timestamps, idle_rto_reset, exit_cwnd_ns2, rto_reset_on_ack, whole_segments,
             recover_strict, recovery_maxburst, ssthresh_from_cwnd, rack, tlp, dsack
         }

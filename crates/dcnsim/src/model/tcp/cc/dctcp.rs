@@ -36,6 +36,10 @@ pub struct DctcpConfig {
     /// ("halve"): the DCTCP authors' ns-2 code (`SackFullTcpAgent::dupack_action`, "cut
     /// window by half when we have 3 dup ack") halves ssthresh and cwnd again.
     pub halve_on_loss_after_ece: bool,
+    /// cwnd grows on ACKs that carry ECE (Linux, FreeBSD: growth follows the ACKed bytes);
+    /// false: never on those (the DCTCP authors' ns-2 code: FullTcp opens cwnd only on an
+    /// ACK without ECE).
+    pub grow_on_ece_ack: bool,
 }
 
 impl Default for DctcpConfig {
@@ -46,6 +50,7 @@ impl Default for DctcpConfig {
             recovery_mode: true,
             reset_alpha_after_idle: false,
             halve_on_loss_after_ece: false,
+            grow_on_ece_ack: true,
         }
     }
 }
@@ -80,6 +85,7 @@ impl DctcpConfig {
                 "dctcp_reset_alpha_after_idle",
                 on(self.reset_alpha_after_idle),
             ),
+            ("dctcp_grow_on_ece", on(self.grow_on_ece_ack)),
             (
                 "dctcp_loss_after_ece",
                 if self.halve_on_loss_after_ece {
@@ -153,6 +159,11 @@ impl CongestionControl for Dctcp {
     #[inline]
     fn holds_window_after_ece(&self) -> bool {
         self.cfg.recovery_mode
+    }
+
+    #[inline]
+    fn grows_on_ece_ack(&self) -> bool {
+        self.cfg.grow_on_ece_ack
     }
 
     #[inline]

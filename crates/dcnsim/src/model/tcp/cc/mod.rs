@@ -147,6 +147,15 @@ pub trait CongestionControl: CcClone + std::fmt::Debug + Send + Sync {
         true
     }
 
+    /// cwnd may grow on an ACK that carries ECE (outside a held window). false: ACKs with
+    /// ECE never grow it (RFC 3168 §6.1.2 "SHOULD NOT increase the congestion window in
+    /// response to the receipt of an ECN-Echo ACK", read per ACK as ns-2's FullTcp does).
+    /// Default: true.
+    #[inline]
+    fn grows_on_ece_ack(&self) -> bool {
+        true
+    }
+
     /// A loss found by duplicate ACKs in the window of an ECE reduction reduces again
     /// (ssthresh from [`loss_ssthresh`]); false: the ECE reduction covers the window
     /// (RFC 3168 §6.1.2: once per window for drops and marks together). Default: false.
@@ -299,6 +308,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn holds_window_after_ece(&self) -> bool {
         each!(self, c => c.holds_window_after_ece())
+    }
+    #[inline]
+    fn grows_on_ece_ack(&self) -> bool {
+        each!(self, c => c.grows_on_ece_ack())
     }
     #[inline]
     fn reduces_again_on_loss(&self) -> bool {
