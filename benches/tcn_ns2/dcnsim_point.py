@@ -1,0 +1,122 @@
+"""dcnsim's side of one point of the TCN authors' leaf-spine runs (`run.py` here runs theirs).
+
+    python benches/tcn_ns2/dcnsim_point.py --fig 10 --load 0.9 --scheme tcn --seed 1 \
+        [--flows 5000] [--set key=value ...]
+
+Runs `scenarios/tcn-fig10.toml` (or `-fig12`) through the Python API with the point's scheme,
+load, seed and message count, and the delays of the authors' script (`run_pias_diffserv.py`:
+host links 20 us + 0.2 us, fabric links 0.2 us, i.e. `base_rtt = 81.6us` with 80 us in the
+hosts), and prints one JSON line with the keys of `run.py`'s, computed the same way (sizes in
+bytes, small < 100 KiB, medium up to 10 MiB, the authors' `result.py` percentile).
+
+FCT as ns-2 measures it: the authors' `TCP_pair` stops the clock when the sender's agent has
+every byte acknowledged (`done_data`), dcnsim's `messages.end_s` when the receiver has every
+byte. Each message's FCT here adds the one-way latency of a 40-byte ACK along its path
+(propagation plus serialisation over 2 links within a leaf, 4 across the spines), the part of
+the difference that does not depend on queues; the reverse-path queueing of that last ACK is
+not added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SMALL_BYTES = 100 * 1024
+LARGE_BYTES = 10 * 1024 * 1024
+# The authors' script: host links host_delay + mean_link_delay, fabric links mean_link_delay.
+HOST_LINK_S = 20.2e-6
+FABRIC_LINK_S = 0.2e-6
+ACK_BYTES = 40
+RATE_BPS = 10e9
+MARKING = {
+    10: {"perqueue": '{ kind = "step", k = "65pkts" }', "tcn": '{ kind = "tcn", threshold = "78us" }'},
+    12: {"perqueue": '{ kind = "step", k = "84pkts" }', "tcn": '{ kind = "tcn", threshold = "101us" }'},
+}
+
+
+def p99(values: list[float]) -> float:
+    """The authors' result.py percentile: sorted[99 * n // 100]."""
+    s = sorted(values)
+    return s[99 * len(s) // 100] if s else 0.0
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def ack_latency_s(src: int, dst: int, per_leaf: int) -> float:
+    hops = 2 if src // per_leaf == dst // per_leaf else 4
+    fabric = hops - 2
+    return 2 * HOST_LINK_S + fabric * FABRIC_LINK_S + hops * ACK_BYTES * 8 / RATE_BPS
+
+
+def run(args: argparse.Namespace) -> dict:
+    try:
+        from dcnsim import api
+    except ImportError:  # a source checkout with the extension built in place
+        sys.path.insert(0, str(REPO / "python"))
+        from dcnsim import api
+
+    scenario = REPO / "scenarios" / f"tcn-fig{args.fig}.toml"
+    queues = ('{ count = 8, scheduler = "sp_dwrr", strict = 1, quantum = 1500, limit = "300KB", '
+              f'hosts = true, marking = {MARKING[args.fig][args.scheme]} }}')
+    overrides = {
+        "topology.queues": queues,
+        "topology.base_rtt": '"81.6us"',
+        "apps.0.load": str(args.load),
+        "apps.0.count": str(args.flows),
+        "sim.seed": str(args.seed),
+    }
+    for kv in args.set:
+        k, _, v = kv.partition("=")
+        overrides[k] = v
+    # Values are TOML literals (as on dcnsim's command line); the API takes Python values.
+    res = api.run(str(scenario), {k: tomllib.loads(f"v = {v}")["v"] for k, v in overrides.items()})
+    m, fl = res.messages, res.flows
+    host = {f: int(str(n).removeprefix("host")) for f, n in zip(fl["flow"], fl["src"])}
+    peer = {f: int(str(n).removeprefix("host")) for f, n in zip(fl["flow"], fl["dst"])}
+    rows = []
+    for flow, b, s, e, to in zip(m["flow"], m["bytes"], m["start_s"], m["end_s"], m["timeouts"]):
+        fct = (e - s + ack_latency_s(host[flow], peer[flow], 12)) * 1e6
+        rows.append((int(b), fct, int(to)))
+    small = [r for r in rows if r[0] < SMALL_BYTES]
+    medium = [r for r in rows if SMALL_BYTES <= r[0] <= LARGE_BYTES]
+    large = [r for r in rows if r[0] > LARGE_BYTES]
+    return {
+        "simulator": "dcnsim",
+        "fig": args.fig, "load": args.load, "scheme": args.scheme, "seed": args.seed,
+        "flows": len(rows),
+        "small_count": len(small),
+        "small_mean_us": round(mean([r[1] for r in small]), 3),
+        "small_p99_us": round(p99([r[1] for r in small]), 3),
+        "medium_count": len(medium),
+        "medium_mean_us": round(mean([r[1] for r in medium]), 3),
+        "large_count": len(large),
+        "large_mean_us": round(mean([r[1] for r in large]), 3),
+        "all_mean_us": round(mean([r[1] for r in rows]), 3),
+        "timeouts": sum(r[2] for r in rows),
+        "timeouts_small": sum(r[2] for r in small),
+        "flows_with_timeouts": sum(1 for r in rows if r[2] > 0),
+        "overrides": args.set,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fig", type=int, choices=(10, 12), default=10)
+    ap.add_argument("--load", type=float, required=True)
+    ap.add_argument("--scheme", choices=("perqueue", "tcn"), required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--flows", type=int, default=5000)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="one more scenario override (repeatable)")
+    print(json.dumps(run(ap.parse_args())))
+
+
+if __name__ == "__main__":
+    main()
