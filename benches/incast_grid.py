@@ -14,7 +14,7 @@ per cell, `ns3` benches/ns3/incast_ns3.py (via benches/ns3/grid.py, see its READ
 `dcnsim` the scenario with `--set`-style overrides. Every cell is appended to the output
 as one JSON line as soon as it finishes; cells already there are skipped (resumable).
 
-`compare` prints, per min RTO, the agreement figures of the [tcp-fidelity] issue:
+`compare` prints, per min RTO, the agreement figures dcnsim is held to against ns-2 and ns-3:
 collapsed (< 50 % of the 1 Gb/s link) vs not in the same cells; where both are healthy the
 mean |goodput difference|; where both collapse the median goodput ratio; RTOs within 2x
 at n <= 16. Never run by CI (the references are not dependencies of dcnsim).

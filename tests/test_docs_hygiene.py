@@ -32,6 +32,11 @@ FORBIDDEN = [
     (re.compile(r"\.\./shared"), "a folder outside the repository"),
     (re.compile(r"\bissue \d+|\(issue", re.IGNORECASE),
      "an issue number (say what, not which ticket)"),
+    (re.compile(r"\b\d+(?:st|nd|rd|th) session|\b(?:this|last|previous|next|earlier|later) "
+                r"session\b", re.IGNORECASE),
+     "work history (git keeps it; say what was measured on which commit)"),
+    (re.compile(r"\[(?:seams|docs|tcn-fidelity|tcp-fidelity|rdma|hpcc|robust|multiqueue)\]"),
+     "a tracker's tag (say what the change was)"),
 ]
 
 # `docs/models.md §5.6`, `docs/models.md` §1.1–1.2, `docs/models.md#schedulers`, and in the

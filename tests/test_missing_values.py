@@ -67,7 +67,7 @@ def _without_qcn_table(ident: str) -> str:
 ])
 def test_without_qcn_reaction_points_there_is_no_avg_minrate(tmp_path: Path, ident: str,
                                                             drop_qcn: bool) -> None:
-    """[docs] Deleting [qcn] from a QCN scenario gave `avg_minrate_mbps = nan` in
+    """Deleting [qcn] from a QCN scenario gave `avg_minrate_mbps = nan` in
     `summary`: a run with layer 2 but no QCN reaction point has no lowest QCN rate, and the
     column is left out, as `cbr_mbps` is without a CBR app (docs/tables.md)."""
     from dcnsim import api

@@ -369,7 +369,7 @@ def configure_tcp(ns, tcp_defaults, min_rto_ms, rwnd_bytes):
     # dcnsim's sender (RFC 5681/6582/6298) has no Limited Transmit (RFC 3042,
     # on by default in ns-3) and uses a 1 us RTO clock granularity (ns-3: 1 ms).
     # `matched-lt` keeps ns-3's default Limited Transmit (dcnsim has it since the
-    # [tcp-fidelity] work, on by default).
+    # loss-recovery work, on by default).
     set_default(ns, "ns3::TcpSocketBase::LimitedTransmit",
                 ns.BooleanValue(tcp_defaults == "matched-lt"))
     set_default(ns, "ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MicroSeconds(1)))
