@@ -179,6 +179,30 @@ fn tcp_algorithms(
             d.alpha_init = a;
         }
     }
+    dctcp_switches(ctx, table, f, c)
+}
+
+/// The on/off choices of DCTCP (`dctcp_recovery_mode`, `dctcp_reset_alpha_after_idle`,
+/// `dctcp_grow_on_ece`, `dctcp_loss_after_ece`); checked for every algorithm, applied to
+/// the DCTCP family only.
+fn dctcp_switches(
+    ctx: &Ctx,
+    table: &str,
+    f: &TcpCfgFile,
+    c: &mut TcpConfig,
+) -> Result<(), ScenarioError> {
+    let halve = match f.dctcp_loss_after_ece.as_deref() {
+        None => None,
+        Some("hold") => Some(false),
+        Some("halve") => Some(true),
+        Some(other) => {
+            return Err(ctx.err(
+                table,
+                "dctcp_loss_after_ece",
+                format!("unknown {other:?}: expected \"hold\" or \"halve\""),
+            ))
+        }
+    };
     if let Some(d) = c.cc.dctcp_mut() {
         if let Some(v) = f.dctcp_recovery_mode {
             d.recovery_mode = v;
@@ -189,18 +213,8 @@ fn tcp_algorithms(
         if let Some(v) = f.dctcp_grow_on_ece {
             d.grow_on_ece_ack = v;
         }
-        if let Some(v) = &f.dctcp_loss_after_ece {
-            d.halve_on_loss_after_ece = match v.as_str() {
-                "hold" => false,
-                "halve" => true,
-                other => {
-                    return Err(ctx.err(
-                        table,
-                        "dctcp_loss_after_ece",
-                        format!("unknown {other:?}: expected \"hold\" or \"halve\""),
-                    ))
-                }
-            };
+        if let Some(v) = halve {
+            d.halve_on_loss_after_ece = v;
         }
     }
     Ok(())
