@@ -34,8 +34,10 @@ FABRIC_LINK_S = 0.2e-6
 ACK_BYTES = 40
 RATE_BPS = 10e9
 MARKING = {
-    10: {"perqueue": '{ kind = "step", k = "65pkts" }', "tcn": '{ kind = "tcn", threshold = "78us" }'},
-    12: {"perqueue": '{ kind = "step", k = "84pkts" }', "tcn": '{ kind = "tcn", threshold = "101us" }'},
+    10: {"perqueue": '{ kind = "step", k = "65pkts" }',
+         "tcn": '{ kind = "tcn", threshold = "78us" }'},
+    12: {"perqueue": '{ kind = "step", k = "84pkts" }',
+         "tcn": '{ kind = "tcn", threshold = "101us" }'},
 }
 
 
@@ -76,12 +78,14 @@ def run(args: argparse.Namespace) -> dict:
         k, _, v = kv.partition("=")
         overrides[k] = v
     # Values are TOML literals (as on dcnsim's command line); the API takes Python values.
-    res = api.run(str(scenario), {k: tomllib.loads(f"v = {v}")["v"] for k, v in overrides.items()})
+    values = {k: tomllib.loads(f"v = {v}")["v"] for k, v in overrides.items()}
+    res = api.run(str(scenario), values)
     m, fl = res.messages, res.flows
-    host = {f: int(str(n).removeprefix("host")) for f, n in zip(fl["flow"], fl["src"])}
-    peer = {f: int(str(n).removeprefix("host")) for f, n in zip(fl["flow"], fl["dst"])}
+    host = {f: int(str(n).removeprefix("host")) for f, n in zip(fl["flow"], fl["src"], strict=True)}
+    peer = {f: int(str(n).removeprefix("host")) for f, n in zip(fl["flow"], fl["dst"], strict=True)}
     rows = []
-    for flow, b, s, e, to in zip(m["flow"], m["bytes"], m["start_s"], m["end_s"], m["timeouts"]):
+    cols = (m["flow"], m["bytes"], m["start_s"], m["end_s"], m["timeouts"])
+    for flow, b, s, e, to in zip(*cols, strict=True):
         fct = (e - s + ack_latency_s(host[flow], peer[flow], 12)) * 1e6
         rows.append((int(b), fct, int(to)))
     small = [r for r in rows if r[0] < SMALL_BYTES]
