@@ -147,6 +147,36 @@ def test_interruptible_runs_meanwhile_in_the_main_thread_while_fn_runs() -> None
     assert where == [True]
 
 
+def test_interruptible_runs_meanwhile_after_a_run_that_ended_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short run on a busy machine may end before the main thread looks at ``due``: the
+    work still runs, once, in the main thread (forced here: the worker finishes inside
+    ``start``)."""
+    import threading
+
+    from dcnsim.cli import _interruptible
+
+    real_start = threading.Thread.start
+
+    def start_and_finish(self: threading.Thread) -> None:
+        real_start(self)
+        self.join()
+
+    monkeypatch.setattr(threading.Thread, "start", start_and_finish)
+    due = threading.Event()
+    where: list[bool] = []
+
+    def fn() -> int:
+        due.set()
+        return 7
+
+    def work() -> None:
+        where.append(threading.current_thread() is threading.main_thread())
+
+    assert _interruptible(fn, meanwhile=(due, work)) == 7
+    assert where == [True]
+
+
 def test_interruptible_skips_meanwhile_when_fn_fails_before_it_is_due() -> None:
     """A scenario the engine refuses returns its error at once, without loading pyarrow."""
     import threading

@@ -138,8 +138,9 @@ def _interruptible(fn: Callable[[], T],
     """Call ``fn`` in a worker thread so Ctrl-C is seen at once (the engine holds no GIL
     but cannot be stopped from Python: on Ctrl-C the process leaves without it).
     ``meanwhile`` = (``due``, ``work``): once ``fn`` sets ``due``, ``work`` runs here, in
-    the main thread, while ``fn`` goes on (at most once; not at all if ``fn`` returns or
-    fails before setting ``due``)."""
+    the main thread, while ``fn`` goes on — or right after it, when ``fn`` finished before
+    this thread saw ``due`` (a short run on a busy machine). At most once; not at all if
+    ``fn`` fails or never sets ``due``."""
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -161,6 +162,8 @@ def _interruptible(fn: Callable[[], T],
         raise _Abandoned from None
     if "error" in box:
         raise box["error"]
+    if meanwhile is not None and meanwhile[0].is_set():
+        meanwhile[1]()
     value: T = box["value"]
     return value
 
