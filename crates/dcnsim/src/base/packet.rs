@@ -59,6 +59,10 @@ pub mod flags {
     /// UDP echo request / reply of the ping app (`engine/apps/mod.rs` `Ping`).
     pub const PING_REQ: u8 = 8;
     pub const PING_REPLY: u8 = 16;
+    /// On a RoCE `Kind::Ack`: a negative acknowledgement (go back to its `ack`).
+    pub const NACK: u8 = 32;
+    /// On a RoCE `Kind::Ack`: a congestion notification packet (RoCEv2 CNP), not an ACK.
+    pub const CNP: u8 = 64;
     /// On a `Kind::Pause` frame: an 802.1Qbb PFC frame for priority `class` (else 802.3x).
     pub const PFC_FRAME: u8 = 1;
 }

@@ -4,6 +4,7 @@
 pub mod aqm;
 pub mod l2;
 pub mod mq;
+pub mod roce;
 pub mod tcp;
 pub mod transport;
 pub mod workload;

@@ -130,6 +130,17 @@ pub trait Transport: std::fmt::Debug + CloneTransport {
     }
     /// The kind's own cells of the flow's row in the `flows` table.
     fn row(&self, row: &mut FlowRow);
+    /// A sender the NIC's transmit scheduler pulls from (RoCE, `model/roce`): the earliest
+    /// time its next packet may leave (its rate limiter's), None when it has nothing it
+    /// may send (no data, or its window is full). Senders that push (TCP, UDP) say None.
+    fn nic_ready(&self) -> Option<SimTime> {
+        None
+    }
+    /// The NIC's port is free at `now` and `nic_ready() <= now`: build the next packet
+    /// (None if there is none after all).
+    fn nic_pull(&mut self, _now: SimTime) -> Option<Packet> {
+        None
+    }
 }
 
 /// Cloning a boxed endpoint (an [`Endpoint::Ext`]); implemented for every `Clone` kind.
@@ -326,6 +337,12 @@ impl Endpoint {
     }
     pub fn row(&self, row: &mut FlowRow) {
         each_ref!(self, e => Transport::row(e, row))
+    }
+    pub fn nic_ready(&self) -> Option<SimTime> {
+        each_ref!(self, e => Transport::nic_ready(e))
+    }
+    pub fn nic_pull(&mut self, now: SimTime) -> Option<Packet> {
+        each!(self, e => Transport::nic_pull(e, now))
     }
 }
 
