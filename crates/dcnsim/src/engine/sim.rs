@@ -185,7 +185,11 @@ impl Sim {
             Event::PortTxDone(p) => {
                 self.on_port_tx_done(p);
                 debug_assert_eq!(self.net.ports[p.idx()].conservation(), Ok(()));
+                if self.core.hosts.nics.is_some() {
+                    self.core.nic_after_port(p);
+                }
             }
+            Event::Nic(p) => self.core.on_nic_wake(p),
             Event::LinkArrive(p) => {
                 self.core.on_link_arrive(p);
                 self.deliver_app_calls();

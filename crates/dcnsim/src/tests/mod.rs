@@ -6,6 +6,7 @@ mod aqm_recipe;
 mod l2;
 mod layers;
 mod mq_port;
+mod nic;
 mod pfc;
 mod prefetch;
 mod queue_mean;

@@ -13,6 +13,7 @@
 
 pub mod l2;
 mod mq;
+pub mod nic;
 
 use crate::base::ids::{AppId, FlowId, NodeId, PortId};
 use crate::base::packet::{Kind, Packet, PktRef};
@@ -78,6 +79,8 @@ pub struct Hosts {
     pub(crate) app_calls: Vec<(AppId, AppEvent)>,
     /// Scratch buffer for packets produced by a transport call.
     out: Vec<Packet>,
+    /// The NIC schedulers of pulled senders (`nic.rs`); `None` while no flow is pulled.
+    pub nics: Option<Box<nic::Nics>>,
 }
 
 impl Hosts {
@@ -208,6 +211,9 @@ impl Core {
         // Through `set_id`: a TCP flow's tick-clock phase follows from its id (`TcpFlow::new`
         // was given a placeholder, so every flow had the phase of id 0 before).
         f.set_id(id);
+        if f.pulled() && self.hosts.nics.is_none() {
+            self.hosts.nics = Some(Box::default());
+        }
         self.hosts.flows.push(f);
         self.hosts.targets.push(FlowTarget {
             app,
@@ -495,6 +501,9 @@ impl Core {
                 self.net.packets.free(h);
                 self.flush_out(host);
                 self.sync_timers(fid);
+                if self.hosts.nics.is_some() {
+                    self.nic_kick_flow(fid);
+                }
             }
             Kind::Udp | Kind::Cnm | Kind::Pause => self.host_receive_other(host, h),
         }
@@ -575,6 +584,9 @@ impl Core {
         }
         self.flush_out(src);
         self.sync_timers(fid);
+        if self.hosts.nics.is_some() {
+            self.nic_kick_flow(fid);
+        }
     }
 
     /// Like [`Core::flow_write`] with notification, but the transfer's completion record
@@ -606,6 +618,9 @@ impl Core {
             }
         }
         self.sync_timers(fid);
+        if self.hosts.nics.is_some() {
+            self.nic_kick_flow(fid);
+        }
     }
 
     pub(crate) fn on_sample(&mut self, kind: SampleKind) {

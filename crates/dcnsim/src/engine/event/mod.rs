@@ -26,6 +26,8 @@ pub enum Event {
     /// A layer-2 event (`engine/datapath/l2/mod.rs`): rate-limiter release or timer, PAUSE refresh, service
     /// rate change, L2 sampler. `kind` says which, `idx` names the target.
     L2 { idx: u32, kind: L2Kind },
+    /// The NIC scheduler of a port may pull its next packet (`engine/datapath/nic.rs`).
+    Nic(PortId),
     /// End of the simulation.
     Stop,
 }
@@ -87,6 +89,7 @@ impl Event {
             Event::Sample(k) => (4, k as u32, 0),
             Event::L2 { idx, kind } => (5 | (kind as u32) << 8, idx, 0),
             Event::Stop => (6, 0, 0),
+            Event::Nic(p) => (7, p.0, 0),
         };
         RawEvent { head, a, b }
     }
@@ -110,6 +113,7 @@ impl Event {
                 idx: r.a,
                 kind: L2Kind::from_u8(kind),
             },
+            7 => Event::Nic(PortId(r.a)),
             _ => Event::Stop,
         }
     }

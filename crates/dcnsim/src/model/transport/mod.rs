@@ -136,6 +136,16 @@ pub trait Transport: std::fmt::Debug + CloneTransport {
     fn nic_ready(&self) -> Option<SimTime> {
         None
     }
+    /// Whether the NIC pulls this sender's packets (`nic_ready`/`nic_pull`) instead of the
+    /// sender pushing them.
+    fn pulled(&self) -> bool {
+        false
+    }
+    /// The traffic class of a pulled sender's data packets (the NIC checks its priority's
+    /// PAUSE/PFC state before pulling).
+    fn nic_class(&self) -> u8 {
+        0
+    }
     /// The NIC's port is free at `now` and `nic_ready() <= now`: build the next packet
     /// (None if there is none after all).
     fn nic_pull(&mut self, _now: SimTime) -> Option<Packet> {
@@ -340,6 +350,12 @@ impl Endpoint {
     }
     pub fn nic_ready(&self) -> Option<SimTime> {
         each_ref!(self, e => Transport::nic_ready(e))
+    }
+    pub fn pulled(&self) -> bool {
+        each_ref!(self, e => Transport::pulled(e))
+    }
+    pub fn nic_class(&self) -> u8 {
+        each_ref!(self, e => Transport::nic_class(e))
     }
     pub fn nic_pull(&mut self, now: SimTime) -> Option<Packet> {
         each!(self, e => Transport::nic_pull(e, now))

@@ -232,6 +232,14 @@ impl L2 {
 
     /// Mean over the periodic samples of the minimum allocated rate across QCN RPs (Mb/s);
     /// NaN without QCN limiters.
+    /// When a data frame of priority `prio` may start at port `pid` (a PAUSE or PFC frame
+    /// received there; the NIC scheduler asks, `engine/datapath/nic.rs`).
+    pub(crate) fn tx_paused_until(&self, pid: PortId, prio: u8) -> SimTime {
+        self.pause_tx
+            .get(pid.idx())
+            .map_or(SimTime::ZERO, |s| s.paused_until(prio))
+    }
+
     pub fn avg_minrate_mbps(&self) -> f64 {
         if self.minrate.is_empty() {
             return f64::NAN;
@@ -486,8 +494,17 @@ fn on_refresh(sim: &mut Core, node: NodeId) {
     arm_refresh(sim, node);
 }
 
-/// A PAUSE/PFC frame `p` arrived over the wire of port `link`: it pauses that port.
+/// A PAUSE/PFC frame `p` arrived over the wire of port `link`: it pauses that port (and
+/// the port's NIC scheduler, if it has one, looks again: a resume may let it pull).
 fn on_pause_frame(sim: &mut Core, p: Packet, link: PortId) {
+    pause_port(sim, p, link);
+    if link != PortId::NONE && sim.hosts.nics.is_some() {
+        let target = sim.net.ports[link.idx()].peer_port;
+        sim.nic_after_port(target);
+    }
+}
+
+fn pause_port(sim: &mut Core, p: Packet, link: PortId) {
     let now = sim.now;
     if link == PortId::NONE {
         return;
