@@ -143,7 +143,8 @@ LONG_MESSAGES = [
     "`ping`, `transactions`, `workload`",
     "/tmp/x/tcn-fig13.toml: line 35, field apps.service_workloads: app 0: unknown flow-size "
     "distribution 'websearché' (built-in: websearch, datamining, hadoop, cache, "
-    "websearch-bytes, datamining-bytes, cache-bytes, hadoop-fbhdp-bytes) and more words here",
+    "websearch-bytes, datamining-bytes, cache-bytes, hadoop-fbhdp-bytes, alistorage2019-bytes, "
+    "googlerpc2008-bytes) and more words here",
     # the third fuzz campaign (docs/robustness.md): a [measure] line that lost its
     # newline, and a memory estimate with a long sweep point
     "/tmp/dcnsim-fuzz-u_g3wfze/devkota-fig25.toml: line 47, field measure.topology.switch_buffer:"
