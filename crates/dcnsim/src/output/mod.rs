@@ -11,6 +11,7 @@ pub mod messages;
 pub mod mq;
 pub mod observe;
 pub mod odctcp;
+pub mod slowdown;
 
 pub use crate::base::table::{Column, Table};
 
@@ -365,7 +366,7 @@ fn pings(sim: &Sim) -> Option<Table> {
 }
 
 /// One row per completed transfer.
-fn completions(sim: &Sim) -> Table {
+pub(crate) fn completions(sim: &Sim) -> Table {
     let mut comp = Table::new("completions");
     let c = &sim.hosts.completions;
     comp.i64("flow", c.iter().map(|x| x.flow.0 as i64).collect())
@@ -382,6 +383,9 @@ fn completions(sim: &Sim) -> Table {
             }
         }
         comp.opt_i64("service", svc);
+    }
+    if let Some((ideal, slowdown)) = slowdown::columns(sim) {
+        comp.f64("ideal_s", ideal).f64("slowdown", slowdown);
     }
     comp
 }

@@ -126,6 +126,13 @@ impl Transport for Paced {
     fn pulled(&self) -> bool {
         true
     }
+    fn wire_bytes(&self, bytes: u64) -> Option<(u32, u64)> {
+        let n = bytes.div_ceil(PAYLOAD as u64);
+        Some((
+            bytes.min(PAYLOAD as u64) as u32 + HEADER,
+            bytes + n * HEADER as u64,
+        ))
+    }
     fn nic_pull(&mut self, now: SimTime) -> Option<Packet> {
         assert!(now >= self.next_avail, "pulled before its limiter allowed");
         let payload = (self.written - self.sent).min(PAYLOAD as u64) as u32;
@@ -236,4 +243,31 @@ fn a_paused_port_holds_the_scheduler_until_the_pause_ends() {
     let t0 = SimTime::from_us(30);
     assert_eq!(pulls(&log), vec![t0, t0 + TX]);
     assert_eq!(sim.check_run(), Ok(()));
+}
+
+#[test]
+fn a_lone_sender_at_line_rate_has_slowdown_one_and_a_slower_one_more() {
+    let (mut sim, h1, h2) = two_hosts();
+    // 5 packets back to back, then (a second flow, later) 5 at a quarter of the rate.
+    let (fast, _) = add(&mut sim, (h1, h2), TX);
+    let (slow, _) = add(&mut sim, (h1, h2), SimTime(4 * TX.0));
+    bulk(&mut sim, fast, 4_500, SimTime::ZERO);
+    bulk(&mut sim, slow, 5_000, SimTime::from_ms(1));
+    sim.start();
+    sim.run(&mut |_| true);
+    let comp = crate::output::completions(&sim);
+    let col = |n: &str| match comp.get(n) {
+        Some(crate::base::table::Column::F64(v)) => v.clone(),
+        other => panic!("{n}: {other:?}"),
+    };
+    // Ideal of the first: 2 hops of 5 µs, its first packet (1 040 B) stored and forwarded
+    // twice, then the rest of its 4 700 bytes on the wire (4 500 B in 5 packets) at 1 Gb/s.
+    let first = 2.0 * 5e-6 + 2.0 * 8.32e-6 + (4_700.0 - 1_040.0) * 8.0 / 1e9;
+    let (ideal, slowdown) = (col("ideal_s"), col("slowdown"));
+    assert!((ideal[0] - first).abs() < 1e-12, "{} vs {first}", ideal[0]);
+    assert!((slowdown[0] - 1.0).abs() < 1e-9, "{}", slowdown[0]);
+    // The second's packets leave 4 serialisations apart: 4 gaps more than ideal.
+    let fct = 4.0 * 4.0 * 8.32e-6 + 2.0 * 8.32e-6 + 2.0 * 5e-6;
+    let ideal1 = 2.0 * 5e-6 + 2.0 * 8.32e-6 + 4.0 * 8.32e-6;
+    assert!((slowdown[1] - fct / ideal1).abs() < 1e-9, "{}", slowdown[1]);
 }

@@ -146,6 +146,12 @@ pub trait Transport: std::fmt::Debug + CloneTransport {
     fn nic_class(&self) -> u8 {
         0
     }
+    /// How a transfer of `bytes` goes on the wire: (bytes of its first packet, bytes of
+    /// all its packets, headers included), for its ideal completion time
+    /// (`output::slowdown`). None: the kind does not say (no slowdown column for it).
+    fn wire_bytes(&self, _bytes: u64) -> Option<(u32, u64)> {
+        None
+    }
     /// The NIC's port is free at `now` and `nic_ready() <= now`: build the next packet
     /// (None if there is none after all).
     fn nic_pull(&mut self, _now: SimTime) -> Option<Packet> {
@@ -356,6 +362,9 @@ impl Endpoint {
     }
     pub fn nic_class(&self) -> u8 {
         each_ref!(self, e => Transport::nic_class(e))
+    }
+    pub fn wire_bytes(&self, bytes: u64) -> Option<(u32, u64)> {
+        each_ref!(self, e => Transport::wire_bytes(e, bytes))
     }
     pub fn nic_pull(&mut self, now: SimTime) -> Option<Packet> {
         each!(self, e => Transport::nic_pull(e, now))

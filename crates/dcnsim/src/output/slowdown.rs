@@ -1,0 +1,77 @@
+//! FCT slowdown: a transfer's completion time over its ideal one, the completion time the
+//! same transfer would have alone in the network (the metric of the RDMA congestion-control
+//! papers: Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019, Fig. 11 and
+//! after).
+//!
+//! Definition used here (FCT is the receiver's: from the write to the delivery of the last
+//! byte, as every dcnsim completion): along the flow's path of links i = 1..h, with
+//! propagation delays dᵢ and rates rᵢ, a transfer whose first packet is w bytes on the wire
+//! and all of whose packets are W bytes on the wire ideally completes in
+//!
+//!   ideal = Σᵢ dᵢ + Σᵢ w·8/rᵢ + (W − w)·8 / minᵢ rᵢ,
+//!
+//! the first packet's store-and-forward latency plus the rest at the bottleneck's rate. For
+//! packets of equal size this is the pipeline's exact time (Σᵢ tᵢ + (n − 1)·maxᵢ tᵢ); a
+//! lone flow sending at line rate therefore has slowdown 1. The path is the one the flow's
+//! packets take (its ECMP hash included). Only transports that say how they packetise
+//! (`Transport::wire_bytes`) get a value. The HPCC authors' simulator measures FCT until
+//! the last ACK reaches the sender and adds one base RTT to its ideal instead of the one-way
+//! latency; both definitions give 1 for a lone flow.
+
+use crate::base::ids::FlowId;
+use crate::base::packet::{Kind, Packet};
+use crate::base::units::SimTime;
+use crate::engine::net::NodeKind;
+use crate::engine::sim::Sim;
+
+/// The ideal completion time of a transfer of `bytes` on flow `fid` (module doc), or None
+/// if its transport does not say how it packetises or its path is broken.
+pub fn ideal_fct(sim: &Sim, fid: FlowId, bytes: u64) -> Option<SimTime> {
+    let f = &sim.hosts.flows[fid.idx()];
+    let (first, total) = f.wire_bytes(bytes)?;
+    let (src, dst) = (f.src(), f.dst());
+    let probe = Packet::new(Kind::Data, fid, (src, dst), first, 0);
+    let mut node = src;
+    let (mut delay, mut first_tx) = (SimTime::ZERO, SimTime::ZERO);
+    let mut min_rate = u64::MAX;
+    for _ in 0..sim.net.nodes.len() {
+        if node == dst {
+            let rest = total.saturating_sub(first as u64);
+            let rest_ps = (rest as u128 * 8 * SimTime::PS_PER_S as u128).div_ceil(min_rate as u128);
+            return Some(SimTime(delay.0 + first_tx.0 + rest_ps as u64));
+        }
+        let pid = match sim.net.routing.kind(node) {
+            Some(NodeKind::Switch) => sim.net.routing.hint(&sim.net.ecmp, node, &probe),
+            _ => sim.net.routing.route(node, dst),
+        };
+        if pid == crate::base::ids::PortId::NONE {
+            return None;
+        }
+        let port = &sim.net.ports[pid.idx()];
+        delay = SimTime(delay.0 + port.delay.0);
+        first_tx = SimTime(first_tx.0 + port.rate.tx_time(first).0);
+        min_rate = min_rate.min(port.rate.0.max(1));
+        node = port.peer_node;
+    }
+    None
+}
+
+/// Per completion: (ideal FCT in seconds, slowdown), NaN where there is no ideal; None when
+/// no completion has one (the `completions` table then has no such columns).
+pub fn columns(sim: &Sim) -> Option<(Vec<f64>, Vec<f64>)> {
+    let c = &sim.hosts.completions;
+    let ideal: Vec<Option<SimTime>> = c.iter().map(|x| ideal_fct(sim, x.flow, x.bytes)).collect();
+    if ideal.iter().all(|x| x.is_none()) {
+        return None;
+    }
+    let secs: Vec<f64> = ideal
+        .iter()
+        .map(|x| x.map_or(f64::NAN, |t| t.as_secs_f64()))
+        .collect();
+    let slow = c
+        .iter()
+        .zip(&secs)
+        .map(|(x, &i)| (x.end.0 - x.start.0) as f64 / 1e12 / i)
+        .collect();
+    Some((secs, slow))
+}
