@@ -10,6 +10,8 @@
 
 use crate::base::units::{RateBps, SimTime};
 
+pub mod dcqcn;
+
 /// A controller has at most this many timers (numbered 0..CC_TIMERS).
 pub const CC_TIMERS: u8 = 4;
 
@@ -70,12 +72,15 @@ impl RateControl for FixedRate {
 #[derive(Clone, Debug, PartialEq)]
 pub enum RoceCc {
     Fixed(FixedRate),
+    /// DCQCN (`dcqcn.rs`; docs/models.md §11).
+    Dcqcn(dcqcn::Dcqcn),
 }
 
 macro_rules! each_cc {
     ($s:expr, $c:ident => $body:expr) => {
         match $s {
             RoceCc::Fixed($c) => $body,
+            RoceCc::Dcqcn($c) => $body,
         }
     };
 }
