@@ -94,6 +94,7 @@ fn red_instantaneous_marks_ect_and_drops_non_ect_above_max() {
                 gentle: false,
                 wait: true,
                 instantaneous: true,
+                count: true,
                 mean_pkt_time: SimTime::from_us(12),
             },
             Rng::new(1, 0),

@@ -329,6 +329,7 @@ mod verdict_tests {
                     gentle: false,
                     wait: false,
                     instantaneous: true,
+                    count: true,
                     mean_pkt_time: SimTime::from_us(12),
                 },
                 Rng::new(1, 1),

@@ -372,6 +372,7 @@ pub struct Keys {
     pub w_q: f64,
     pub gentle: bool,
     pub wait: bool,
+    pub count: bool,
     pub queue: String,
     pub mean_pkt_size: u64,
     /// tcn / prob_tcn.

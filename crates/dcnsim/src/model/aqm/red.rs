@@ -4,6 +4,9 @@
 //! ECN-capable packet is marked instead and a non-ECT packet is dropped (RFC 3168 §5;
 //! [`MarkReason::if_not_ect`]). `instantaneous` uses the current queue as the average
 //! (w_q = 1). Simplifications: no byte-mode probability scaling, no ns-3 `q > 1` guard.
+//! `count = false` drops the count mechanism: every arrival between the thresholds is marked
+//! independently with p_b, the congestion point of DCQCN (Zhu et al., "Congestion Control
+//! for Large-Scale RDMA Deployments", SIGCOMM 2015; docs/models.md §11.4).
 //!
 //! Per port one instance on the port's total backlog (random stream `0x2_0000 + port`); per
 //! class queue one instance per queue (stream `0x3_0000 + 64·port + queue`). The queue
@@ -30,6 +33,9 @@ pub struct RedParams {
     pub wait: bool,
     /// Compare the instantaneous queue instead of the EWMA.
     pub instantaneous: bool,
+    /// Floyd–Jacobson's count (p_a grows with the arrivals since the last mark); false:
+    /// mark each arrival independently with p_b (`wait` then has no effect).
+    pub count: bool,
     /// Transmission time of a mean-sized packet on this port (idle decay of avg).
     pub mean_pkt_time: SimTime,
 }
@@ -89,18 +95,17 @@ impl Red {
             self.count = 0; // forced mark/drop
             return true;
         }
+        if !p.count {
+            let p_b = Self::p_b(p, avg);
+            return self.rng.uniform() < p_b;
+        }
         if !self.old {
             // First arrival above min_th: restart the count, no mark (ns-2/ns-3).
             self.old = true;
             self.count = 1;
             return false;
         }
-        let p_b = if avg < p.max_th {
-            p.max_p * (avg - p.min_th) / (p.max_th - p.min_th)
-        } else {
-            // gentle region [max_th, 2·max_th)
-            p.max_p + (1.0 - p.max_p) * (avg - p.max_th) / p.max_th
-        };
+        let p_b = Self::p_b(p, avg);
         let cp = self.count as f64 * p_b;
         let p_a = if p.wait {
             if cp < 1.0 {
@@ -125,6 +130,18 @@ impl Red {
 }
 
 impl Red {
+    /// The marking probability p_b at `avg` between min_th and the forced-mark level: linear
+    /// from 0 at min_th to max_p at max_th, then (gentle) to 1 at 2·max_th.
+    #[inline]
+    fn p_b(p: &RedParams, avg: f64) -> f64 {
+        if avg < p.max_th {
+            p.max_p * (avg - p.min_th) / (p.max_th - p.min_th)
+        } else {
+            // gentle region [max_th, 2·max_th)
+            p.max_p + (1.0 - p.max_p) * (avg - p.max_th) / p.max_th
+        }
+    }
+
     /// Decide for an arrival (or a departure) given the queue `b` excluding the packet:
     /// `Mark` for "congestion" (the port drops a non-ECT packet instead).
     #[inline]
@@ -197,6 +214,7 @@ fn build(b: &Build) -> Result<Built, KeyError> {
         gentle: k.gentle,
         wait: k.wait,
         instantaneous,
+        count: k.count,
         mean_pkt_time: b.rate.tx_time(mean as u32),
     };
     // One random stream per port (or per class queue), derived from the scenario seed.
@@ -239,6 +257,7 @@ mod tests {
                 gentle,
                 wait: true,
                 instantaneous,
+                count: true,
                 mean_pkt_time: SimTime::from_us(12),
             },
             Rng::new(1, 2),
@@ -325,6 +344,69 @@ mod tests {
         }
         assert!(gaps.len() > 20);
         assert!(gaps.iter().all(|&g| (20..=40).contains(&g)), "{gaps:?}");
+    }
+
+    /// DCQCN's congestion point: RED with `count = false` on the instantaneous queue in
+    /// bytes (Kmin = 5 KB, Kmax = 200 KB, Pmax = 1 %).
+    fn dcqcn_red() -> Red {
+        Red::new(
+            RedParams {
+                min_th: 5_000.0,
+                max_th: 200_000.0,
+                unit: QueueUnit::Bytes,
+                max_p: 0.01,
+                w_q: 0.002,
+                gentle: false,
+                wait: true,
+                instantaneous: true,
+                count: false,
+                mean_pkt_time: SimTime::from_us(12),
+            },
+            Rng::new(7, 3),
+        )
+    }
+
+    #[test]
+    fn red_without_count_marks_each_packet_independently_with_p_b() {
+        let mut r = dcqcn_red();
+        // A replica of the stream: one uniform per arrival between the thresholds, marked
+        // iff below p = Pmax·(q − Kmin)/(Kmax − Kmin); none below Kmin, all from Kmax (no
+        // draw), whatever came before (no count, no skipped first arrival).
+        let mut rng = Rng::new(7, 3);
+        let b = |bytes| Backlog { pkts: 1, bytes };
+        let mut marks = 0u32;
+        for i in 0..30_000u64 {
+            let q = [0, 4_999, 5_000, 102_500, 199_999, 200_000, 500_000][i as usize % 7];
+            let want = if q < 5_000 {
+                false
+            } else if q >= 200_000 {
+                true
+            } else {
+                let p = 0.01 * (q as f64 - 5_000.0) / 195_000.0;
+                rng.uniform() < p
+            };
+            let got = r.decide(SimTime::ZERO, b(q)) == Verdict::Mark;
+            assert_eq!(got, want, "arrival {i}, q = {q}");
+            marks += (q == 102_500 && got) as u32;
+        }
+        // At the midpoint p = 0.5 %: about 21 of its 4286 arrivals (binomial sd 4.6).
+        assert!((5..=40).contains(&marks), "{marks}");
+    }
+
+    #[test]
+    fn red_without_count_hits_the_probability_in_the_long_run() {
+        for (q, p) in [(43_999u64, 0.002), (102_500, 0.005), (180_500, 0.009)] {
+            let mut r = dcqcn_red();
+            let n = 200_000;
+            let b = Backlog { pkts: 1, bytes: q };
+            let m = (0..n)
+                .filter(|_| r.decide(SimTime::ZERO, b) == Verdict::Mark)
+                .count() as f64;
+            let want = n as f64 * p;
+            // Independent marks: binomial, well within 5 standard deviations.
+            let sd = (n as f64 * p * (1.0 - p)).sqrt();
+            assert!((m - want).abs() < 5.0 * sd, "q = {q}: {m} vs {want}");
+        }
     }
 
     #[test]

@@ -34,13 +34,14 @@ impl Step {
 }
 
 /// The RED keys, refused by a step table.
-pub(crate) const RED_ONLY: [&str; 8] = [
+pub(crate) const RED_ONLY: [&str; 9] = [
     "min_th",
     "max_th",
     "max_p",
     "w_q",
     "gentle",
     "wait",
+    "count",
     "queue",
     "mean_pkt_size",
 ];

@@ -133,6 +133,7 @@ fn keys() -> Keys {
         w_q: 0.002,
         gentle: true,
         wait: true,
+        count: true,
         queue: "average".into(),
         mean_pkt_size: 500,
         threshold: tcn::DEFAULT_T,

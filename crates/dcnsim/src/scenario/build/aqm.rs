@@ -128,6 +128,7 @@ fn aqm_keys(a: &AqmCfg, m: Option<&MarkCfg>, at: AqmAt, rate: RateBps) -> aqm::K
         ("w_q", a.w_q.is_some()),
         ("gentle", a.gentle.is_some()),
         ("wait", a.wait.is_some()),
+        ("count", a.count.is_some()),
         ("queue", a.queue.is_some()),
         ("mean_pkt_size", a.mean_pkt_size.is_some()),
     ];
@@ -142,6 +143,7 @@ fn aqm_keys(a: &AqmCfg, m: Option<&MarkCfg>, at: AqmAt, rate: RateBps) -> aqm::K
         w_q: a.w_q.unwrap_or(d.w_q),
         gentle: a.gentle.unwrap_or(d.gentle),
         wait: a.wait.unwrap_or(d.wait),
+        count: a.count.unwrap_or(d.count),
         queue: a.queue.clone().unwrap_or(d.queue),
         mean_pkt_size: a.mean_pkt_size.unwrap_or(d.mean_pkt_size).0 .0,
         threshold: m.threshold.unwrap_or(d.threshold).0,

@@ -62,6 +62,8 @@ aqm_tables! {
         pub w_q: Option<f64>,
         pub gentle: Option<bool>,
         pub wait: Option<bool>,
+        /// false: mark each packet independently with p_b (DCQCN's congestion point).
+        pub count: Option<bool>,
         /// "average" or "instantaneous".
         pub queue: Option<String>,
         pub mean_pkt_size: Option<Size>,
@@ -117,6 +119,7 @@ pub struct MarkDefaults {
     pub w_q: f64,
     pub gentle: bool,
     pub wait: bool,
+    pub count: bool,
     pub queue: String,
     pub mean_pkt_size: Size,
     pub threshold: Dur,
@@ -146,6 +149,8 @@ impl Default for MarkDefaults {
             w_q: 0.002,
             gentle: true,
             wait: true,
+            // Floyd-Jacobson's count mechanism (ns-3 RedQueueDisc has no other mode).
+            count: true,
             // Floyd-Jacobson RED compares the averaged queue with the thresholds.
             queue: "average".to_string(),
             mean_pkt_size: Size(Bytes(500)),
@@ -203,6 +208,7 @@ mod tests {
             w_q: Some(0.5),
             gentle: Some(false),
             wait: Some(false),
+            count: Some(false),
             queue: Some("instantaneous".to_string()),
             mean_pkt_size: Some(Size(Bytes(1))),
             ..MarkCfg::default()
