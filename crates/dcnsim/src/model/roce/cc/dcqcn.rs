@@ -111,36 +111,39 @@ impl DcqcnConfig {
             // Not in the paper: the DCQCN authors' ns-3 code (bobzhuyb/ns3-rdma,
             // `QbbNetDevice` attribute MinRate) defaults to 100 Mb/s.
             min_rate: RateBps(100_000_000),
-            // Paper §3.1 (RP algorithm): g = 1/256.
+            // Paper (RP algorithm, parameter list): g = 1/256.
             g: 1.0 / 256.0,
-            // Not in the paper: 1, as the fork (`RdmaHw::cnp_received_mlx`) and a NIC's
-            // "initial alpha" of full scale; the authors' ns-3 code starts at 0.5.
+            // Not in the paper: 1, as the fork (`RdmaHw::cnp_received_mlx`); the authors'
+            // ns-3 code (bobzhuyb/ns3-rdma) starts at 0.5.
             alpha_init: 1.0,
-            // Paper §3.1: α decays every K = 55 µs without a CNP (K above the NP's 50 µs).
+            // Paper (RP algorithm): α decays every K = 55 µs without a CNP (K above the NP's
+            // 50 µs CNP interval).
             alpha_interval: SimTime::from_us(55),
             alpha_rule: AlphaRule::OnCnp,
-            // Paper §3.1, equation of the rate decrease: at each CNP.
+            // Paper (RP algorithm): the rate decreases at each CNP.
             decrease_interval: None,
             first_cnp_rate: 1.0,
-            // Paper §3.1 / §5: rate-increase timer T = 55 µs.
+            // Paper (parameter list): rate-increase timer T = 55 µs.
             increase_interval: SimTime::from_us(55),
-            // Paper §5: byte counter B = 10 MB.
+            // Paper (parameter list): byte counter B = 10 MB.
             byte_counter: Some(10_000_000),
-            // Paper §3.1: F = 5 fast-recovery iterations.
+            // Paper (RP algorithm): F = 5 fast-recovery steps.
             fast_recovery: 5,
             rule: IncreaseRule::Paper,
-            // Paper §5 (parameters at 40 Gb/s): R_AI = 40 Mb/s.
+            // Paper (parameter list, 40 Gb/s): R_AI = 40 Mb/s (also RATE_AI in the authors'
+            // ns-3 sample configuration, bobzhuyb/ns3-rdma `mix/config.txt`).
             r_ai: RateBps(40_000_000),
             // Not in the paper: the authors' ns-3 sample configuration
             // (bobzhuyb/ns3-rdma `mix/config.txt`, RATE_HAI beside RATE_AI 40 Mb/s).
             r_hai: RateBps(200_000_000),
-            // Paper §3.1: R_T = R_C at every CNP.
+            // Paper (RP algorithm): R_T = R_C at every CNP.
             clamp_target: true,
             // Paper: CNPs are separate packets from the notification point.
             ce_echo_is_cnp: false,
-            // Paper §3.1 (NP algorithm): at most one CNP per flow every N = 50 µs.
+            // Paper (NP algorithm): at most one CNP per flow every N = 50 µs.
             cnp_interval: SimTime::from_us(50),
-            // Paper §5 (buffer settings): Kmin = 5 KB, Kmax = 200 KB, Pmax = 1 %.
+            // Paper (CP algorithm and buffer settings): Kmin = 5 KB, Kmax = 200 KB,
+            // Pmax = 1 %.
             kmin: 5_000,
             kmax: 200_000,
             pmax: 0.01,
@@ -456,13 +459,11 @@ impl RateControl for Dcqcn {
                     self.timers[TIMER_INCREASE as usize].set(next);
                 }
             }
-            TIMER_DECREASE => {
-                if self.decrease_flag {
-                    self.decrease_flag = false;
-                    self.advance_alpha(now);
-                    let a = self.alpha(now);
-                    self.decrease(now, a);
-                }
+            TIMER_DECREASE if self.decrease_flag => {
+                self.decrease_flag = false;
+                self.advance_alpha(now);
+                let a = self.alpha(now);
+                self.decrease(now, a);
             }
             _ => {}
         }
