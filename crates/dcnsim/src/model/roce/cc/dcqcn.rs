@@ -11,7 +11,8 @@
 //!   at once, with the α held before the notification, then raises α
 //!   (`α = (1 − g)·α + g`); the HPCC authors' ns-3 fork ([`DcqcnConfig::hpcc_fork`]) only
 //!   notes the notification and cuts at its next periodic decrease check, with the α its
-//!   own periodic update has by then (which already counts the notification).
+//!   own periodic update has by then (which, but for a notification in the last
+//!   nanosecond before a check, already counts it).
 //! - **α.** The paper lowers α, `α = (1 − g)·α`, every K without a notification (the period
 //!   restarts at each one); the fork updates α on a fixed grid of period K from its first
 //!   notification, raising it once if a notification arrived since the previous update and
