@@ -14,3 +14,7 @@
 //! (`flags::CNP`).
 
 pub mod cc;
+pub mod qp;
+
+#[cfg(test)]
+mod tests;

@@ -20,6 +20,7 @@
 //! fits the same contract: its pacing and retransmission deadlines are timers of its own
 //! kinds, its ACKs, NACKs and CNPs come back through [`Transport::on_feedback`].
 
+pub mod roce;
 pub mod tcp;
 pub mod udp;
 
@@ -234,6 +235,7 @@ transport_kinds! {
     Tcp(crate::model::tcp::TcpFlow) = "tcp",
     /// UDP constant bit rate (`udp.rs`).
     Udp(udp::UdpFlow) = "udp",
+    Roce(crate::model::roce::qp::RoceFlow) = "roce",
 }
 
 impl From<Box<dyn Transport>> for Endpoint {

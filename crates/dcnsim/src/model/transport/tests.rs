@@ -255,5 +255,5 @@ fn an_extension_kind_dispatches_through_the_box_and_clones() {
     let mut row = FlowRow::default();
     e.row(&mut row);
     assert_eq!(row.cells, vec![("echoed", Cell::I64(200))]);
-    assert_eq!(KINDS, ["tcp", "udp"]);
+    assert_eq!(KINDS, ["tcp", "udp", "roce"]);
 }
