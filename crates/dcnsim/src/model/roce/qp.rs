@@ -1,14 +1,14 @@
-//! The RoCEv2 queue pair (reliable connection) as a transport kind: the requester's NIC at
-//! the source, the responder's NIC at the destination, and the congestion control between
-//! them ([`RoceCc`]). `docs/models.md` §11 describes the model and its sources.
+//! The RoCEv2 queue pair (reliable connection): the requester's NIC at the source, the
+//! responder's NIC at the destination, and the congestion control between them
+//! ([`RoceCc`]). `docs/models.md` §12 describes the model and its sources; the transport
+//! contract is met in `model/transport/roce.rs`, as TCP's is.
 //!
 //! The sender never pushes: the NIC's transmit scheduler asks [`RoceFlow::ready`] (the
 //! contract's `nic_ready`) when the queue pair's rate limiter lets its next packet go and
-//! pulls it with [`RoceFlow::pull`] (`nic_pull`) when the host's port is free. The
-//! transport contract is met in `model/transport/roce.rs`, as TCP's is. The limiter spaces packets by
-//! their own size at the controller's current rate: the next packet may start one
-//! serialisation time (at `cc.rate()`, read when asked, so a rate change moves the
-//! pending start) after the last one started.
+//! pulls it with [`RoceFlow::pull`] (`nic_pull`) when the host's port is free. The limiter
+//! spaces packets by their own size at the controller's current rate: the next packet may
+//! start one serialisation time (at `cc.rate()`, read when asked, so a rate change moves
+//! the pending start) after the last one started.
 //!
 //! Fields of the packets (the engine reads only the common ones):
 //! - data (`Kind::Data`): `seq` = byte offset of the first payload byte, `flags::FIN` on
@@ -80,7 +80,7 @@ pub struct IrnTimeouts {
     pub n: u32,
 }
 
-/// A queue pair's constants (`docs/models.md` §11 gives their sources).
+/// A queue pair's constants (`docs/models.md` §12 gives their sources).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoceConfig {
     /// Payload bytes of a full packet (the path MTU's payload: 1000, or 4096).
@@ -699,6 +699,16 @@ impl RoceFlow {
             sent_time: now,
             ..Packet::new(Kind::Data, self.id, (self.src, self.dst), size, payload)
         })
+    }
+
+    /// A message of `bytes` on the wire: (bytes of its first packet, bytes of all its
+    /// packets), headers included.
+    pub fn message_wire_bytes(&self, bytes: u64) -> (u32, u64) {
+        let (mtu, h) = (self.cfg.mtu as u64, self.cfg.data_header as u64);
+        if bytes == 0 {
+            return (0, 0);
+        }
+        ((bytes.min(mtu) + h) as u32, bytes + bytes.div_ceil(mtu) * h)
     }
 
     /// The sequence spaces: `snd_una <= snd_nxt <= snd_max <= written`, acknowledged <=

@@ -445,6 +445,11 @@ fn the_queue_pair_is_a_registered_transport_kind() {
         !e.timer_due(us(1), cc_timer(0)),
         "a fixed rate has no timers"
     );
+    assert!(e.pulled());
+    assert_eq!(e.nic_class(), 1);
+    // 3500 bytes: packets of 1000, 1000, 1000 and 500 bytes, 62 bytes of headers each.
+    assert_eq!(e.wire_bytes(3500), Some((1062, 3748)));
+    assert_eq!(e.wire_bytes(400), Some((462, 462)));
     let mut row = FlowRow::default();
     e.row(&mut row);
     let names: Vec<_> = row.cells.iter().map(|c| c.0).collect();

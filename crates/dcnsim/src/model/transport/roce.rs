@@ -100,6 +100,15 @@ impl Transport for RoceFlow {
     fn nic_ready(&self) -> Option<SimTime> {
         RoceFlow::ready(self)
     }
+    fn pulled(&self) -> bool {
+        true
+    }
+    fn nic_class(&self) -> u8 {
+        self.cfg.data_class
+    }
+    fn wire_bytes(&self, bytes: u64) -> Option<(u32, u64)> {
+        Some(RoceFlow::message_wire_bytes(self, bytes))
+    }
     fn nic_pull(&mut self, now: SimTime) -> Option<Packet> {
         RoceFlow::pull(self, now)
     }
