@@ -202,7 +202,9 @@ pub struct RoceFlow {
     pub src: NodeId,
     pub dst: NodeId,
     pub cfg: RoceConfig,
-    pub cc: RoceCc,
+    /// Boxed: a controller's state (DCQCN's) would make the queue pair larger than a TCP
+    /// flow, the size of every endpoint (the registry's test).
+    pub cc: Box<RoceCc>,
     pub sender: RoceSender,
     pub receiver: RoceReceiver,
 }
@@ -247,7 +249,7 @@ impl RoceFlow {
             src,
             dst,
             cfg,
-            cc,
+            cc: Box::new(cc),
             sender: RoceSender::default(),
             receiver: RoceReceiver::default(),
         }

@@ -1,7 +1,7 @@
 //! Packet-script tests of the RoCEv2 queue pair: the NIC's pulls, the responder's ACKs,
 //! NACKs and CNPs, and the requester's recovery, with exact times and values.
 
-use super::cc::{FixedRate, RoceCc};
+use super::cc::{FixedRate, RateControl, RoceCc};
 use super::qp::*;
 use crate::base::ids::{FlowId, NodeId};
 use crate::base::packet::{flags, Ecn, Kind, Packet};
@@ -422,7 +422,7 @@ fn the_limiter_follows_the_controllers_rate() {
     assert!(f.nic_pull(SimTime::ZERO).is_some());
     assert_eq!(f.nic_ready(), Some(ns(1062)));
     // Half the rate: the pending start moves to twice the spacing.
-    f.cc = RoceCc::Fixed(FixedRate {
+    *f.cc = RoceCc::Fixed(FixedRate {
         rate: RateBps(4_000_000_000),
     });
     assert_eq!(f.nic_ready(), Some(ns(2124)));
@@ -430,6 +430,15 @@ fn the_limiter_follows_the_controllers_rate() {
     let p = f.nic_pull(ns(2124)).unwrap();
     assert_eq!((p.seq, p.sent_time), (1000, ns(2124)));
     assert_eq!(f.nic_ready(), Some(ns(4248)));
+}
+
+#[test]
+fn the_queue_pair_fits_beside_a_tcp_flow() {
+    let (roce, tcp) = (
+        std::mem::size_of::<RoceFlow>(),
+        std::mem::size_of::<crate::model::tcp::TcpFlow>(),
+    );
+    assert!(roce < tcp, "queue pair {roce} B, TCP flow {tcp} B");
 }
 
 #[test]
@@ -602,4 +611,35 @@ fn every_byte_arrives_over_a_lossy_path() {
         let c = f.counters();
         assert!(c.retransmits > 0 && c.fast_recoveries > 0, "{c:?}");
     }
+}
+
+#[test]
+fn a_controllers_timers_and_rate_reach_the_queue_pair() {
+    use super::cc::dcqcn::{Dcqcn, DcqcnConfig};
+    let cc = RoceCc::Dcqcn(Dcqcn::new(DcqcnConfig::paper(RATE)));
+    let mut f = RoceFlow::new(NodeId(0), NodeId(5), RoceConfig::default(), cc);
+    f.app_write(us(0), 10_000, &mut Vec::new());
+    f.nic_pull(SimTime::ZERO).unwrap();
+    let mut cnp = f.nic_pull(ns(1062)).unwrap();
+    (cnp.kind, cnp.flags) = (Kind::Ack, flags::CNP);
+    f.on_feedback(us(3), &cnp, &mut Vec::new());
+    assert_eq!(f.sender.cnps_received, 1);
+    let rate = f.cc.rate();
+    assert!(rate < RATE, "a CNP cuts DCQCN's rate");
+    assert_eq!(f.nic_ready(), Some(ns(1062) + rate.tx_time(1062)));
+    // The retransmission timer, then the controller's, as kinds 8 + t.
+    let mut kinds = Vec::new();
+    while let Some((k, at)) = f.next_timer() {
+        kinds.push((k, at));
+    }
+    assert_eq!(kinds[0].0, RTO);
+    let cc_kinds: Vec<_> = kinds[1..].iter().filter(|k| k.0 .0 >= 8).collect();
+    assert!(
+        !cc_kinds.is_empty() && cc_kinds.len() == kinds.len() - 1,
+        "{kinds:?}"
+    );
+    let (k, at) = *cc_kinds[0];
+    assert!(k.0 < 8 + super::cc::CC_TIMERS);
+    assert!(f.timer_due(at, k));
+    assert_eq!(f.on_timer(at, k, &mut Vec::new()), NodeId(0));
 }
