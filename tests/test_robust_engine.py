@@ -42,7 +42,7 @@ def test_out_of_range_values_name_field_value_and_range() -> None:
 def test_unknown_override_names_its_key() -> None:
     assert _error("validate", FIG08, "--set", "nosuch.key=1") == (
         f"dcnsim: error: {FIG08}, field nosuch.key: unknown field `nosuch`, expected one of "
-        "`meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `sweep`, `quick`, "
+        "`meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `roce`, `sweep`, `quick`, "
         "`report` (after applying overrides)")
 
 

@@ -88,6 +88,8 @@ def run(args: argparse.Namespace) -> dict:
     for flow, b, s, e, to in zip(*cols, strict=True):
         fct = (e - s + ack_latency_s(host[flow], peer[flow], 12)) * 1e6
         rows.append((int(b), fct, int(to)))
+    if args.dump:
+        Path(args.dump).write_text("".join(f"{b} {fct:.3f} {to}\n" for b, fct, to in rows))
     small = [r for r in rows if r[0] < SMALL_BYTES]
     medium = [r for r in rows if SMALL_BYTES <= r[0] <= LARGE_BYTES]
     large = [r for r in rows if r[0] > LARGE_BYTES]
@@ -119,6 +121,8 @@ def main() -> None:
     ap.add_argument("--flows", type=int, default=5000)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="one more scenario override (repeatable)")
+    ap.add_argument("--dump", default=None, metavar="FILE",
+                    help="also write one line per message: bytes, FCT (us), timeouts")
     print(json.dumps(run(ap.parse_args())))
 
 

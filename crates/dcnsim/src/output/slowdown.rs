@@ -21,7 +21,6 @@
 use crate::base::ids::FlowId;
 use crate::base::packet::{Kind, Packet};
 use crate::base::units::SimTime;
-use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 
 /// The ideal completion time of a transfer of `bytes` on flow `fid` (module doc), or None
@@ -29,31 +28,17 @@ use crate::engine::sim::Sim;
 pub fn ideal_fct(sim: &Sim, fid: FlowId, bytes: u64) -> Option<SimTime> {
     let f = &sim.hosts.flows[fid.idx()];
     let (first, total) = f.wire_bytes(bytes)?;
-    let (src, dst) = (f.src(), f.dst());
-    let probe = Packet::new(Kind::Data, fid, (src, dst), first, 0);
-    let mut node = src;
-    let (mut delay, mut first_tx) = (SimTime::ZERO, SimTime::ZERO);
-    let mut min_rate = u64::MAX;
-    for _ in 0..sim.net.nodes.len() {
-        if node == dst {
-            let rest = total.saturating_sub(first as u64);
-            let rest_ps = (rest as u128 * 8 * SimTime::PS_PER_S as u128).div_ceil(min_rate as u128);
-            return Some(SimTime(delay.0 + first_tx.0 + rest_ps as u64));
-        }
-        let pid = match sim.net.routing.kind(node) {
-            Some(NodeKind::Switch) => sim.net.routing.hint(&sim.net.ecmp, node, &probe),
-            _ => sim.net.routing.route(node, dst),
-        };
-        if pid == crate::base::ids::PortId::NONE {
-            return None;
-        }
+    let probe = Packet::new(Kind::Data, fid, (f.src(), f.dst()), first, 0);
+    let (mut delay, mut first_tx, mut min_rate) = (0u64, 0u64, u64::MAX);
+    for pid in sim.net.path(&probe)? {
         let port = &sim.net.ports[pid.idx()];
-        delay = SimTime(delay.0 + port.delay.0);
-        first_tx = SimTime(first_tx.0 + port.rate.tx_time(first).0);
+        delay += port.delay.0;
+        first_tx += port.rate.tx_time(first).0;
         min_rate = min_rate.min(port.rate.0.max(1));
-        node = port.peer_node;
     }
-    None
+    let rest = total.saturating_sub(first as u64) as u128;
+    let rest_ps = (rest * 8 * SimTime::PS_PER_S as u128).div_ceil(min_rate as u128) as u64;
+    Some(SimTime(delay + first_tx + rest_ps))
 }
 
 /// Per completion: (ideal FCT in seconds, slowdown), NaN where there is no ideal; None when

@@ -11,6 +11,7 @@ mod dctcp;
 mod leafspine;
 mod mq_ports;
 mod net;
+mod rdma;
 mod robust;
 mod scenarios;
 mod schema_defaults;

@@ -168,7 +168,7 @@ fn suspicious_values_warn_once() {
 fn errors_name_the_real_field() {
     assert_eq!(
         set_error(&[("nosuch.key", "1")]),
-        "x.toml, field nosuch.key: unknown field `nosuch`, expected one of `meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `sweep`, `quick`, `report` (after applying overrides)"
+        "x.toml, field nosuch.key: unknown field `nosuch`, expected one of `meta`, `sim`, `topology`, `tcp`, `apps`, `measure`, `qcn`, `roce`, `sweep`, `quick`, `report` (after applying overrides)"
     );
     let e2 = set_error(&[("topology.nosuch", "1")]);
     assert!(

@@ -367,6 +367,27 @@ fn schema_txt_lists_layer2_defaults() {
     });
 }
 
+#[test]
+fn schema_txt_lists_the_roce_defaults() {
+    use dcnsim::scenario::config::roce::RoceCfg;
+    check(Section {
+        name: "[roce]",
+        text: blocks(&["[roce]"]),
+        fields: debug_fields(&RoceCfg::default()),
+        skip: &[],
+        others: Some(&[
+            "transport",
+            "kind",
+            "queue",
+            "count",
+            "min_th",
+            "max_th",
+            "max_p",
+        ]),
+        parse: &toml_parse::<RoceCfg>(""),
+    });
+}
+
 /// The TCP configuration of a flow built with `doc` as its `[tcp]` table.
 fn tcp_of(doc: &str) -> Result<dcnsim::model::tcp::TcpConfig, String> {
     let text = format!(

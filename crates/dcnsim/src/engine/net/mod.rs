@@ -909,6 +909,26 @@ pub struct Network {
 }
 
 impl Network {
+    /// The ports packet `p` leaves by, from its source host to its destination (ECMP
+    /// resolved by its hash), or None if it has no route (or loops).
+    pub fn path(&self, p: &crate::base::packet::Packet) -> Option<Vec<PortId>> {
+        let mut out = Vec::new();
+        let mut node = p.src;
+        while node != p.dst {
+            let pid = match self.routing.kind(node) {
+                Some(NodeKind::Switch) => self.routing.hint(&self.ecmp, node, p),
+                _ if node == p.src => self.routing.route(node, p.dst),
+                _ => PortId::NONE,
+            };
+            if pid == PortId::NONE || out.len() > self.nodes.len() {
+                return None;
+            }
+            out.push(pid);
+            node = self.ports[pid.idx()].peer_node;
+        }
+        Some(out)
+    }
+
     /// The name of port `pid`, "A->B" (`port_name`).
     pub fn port_name(&self, pid: PortId) -> String {
         port_name(&self.nodes, &self.ports[pid.idx()])

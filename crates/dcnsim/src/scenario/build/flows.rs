@@ -32,6 +32,7 @@ struct Entry<'a> {
     file: &'a str,
     text: &'a str,
     ai: usize,
+    ctx: &'a crate::scenario::ctx::Ctx<'a>,
 }
 
 impl<'a> Entry<'a> {
@@ -42,6 +43,7 @@ impl<'a> Entry<'a> {
             file,
             text,
             ai: args.ai,
+            ctx: args.ctx,
         }
     }
 
@@ -51,19 +53,39 @@ impl<'a> Entry<'a> {
     }
 }
 
+/// The hosts `names` lists; a name ending in `*` stands for every host whose name starts
+/// with the rest, in node order (`"server*"`: all servers of a star, whatever their number).
 fn hosts(e: &Entry, sim: &Sim, key: &str, names: &[String]) -> Result<Vec<NodeId>, ScenarioError> {
     let ai = e.ai;
     if names.is_empty() {
         return Err(e.err(key, format!("app {ai}: `{key}` is empty")));
     }
-    names
-        .iter()
-        .map(|n| match sim.node_by_name(n) {
-            Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => Ok(id),
-            Some(_) => Err(e.err(key, format!("app {ai}: {n:?} is a switch, expected a host"))),
-            None => Err(e.err(key, format!("app {ai}: unknown host {n:?}"))),
-        })
-        .collect()
+    let mut out = Vec::new();
+    for n in names {
+        if let Some(prefix) = n.strip_suffix('*') {
+            let before = out.len();
+            for (i, node) in sim.net.nodes.iter().enumerate() {
+                if node.kind == NodeKind::Host && node.name.starts_with(prefix) {
+                    out.push(NodeId(i as u32));
+                }
+            }
+            if out.len() == before {
+                return Err(e.err(
+                    key,
+                    format!("app {ai}: no host name starts with {prefix:?}"),
+                ));
+            }
+            continue;
+        }
+        out.push(match sim.node_by_name(n) {
+            Some(id) if sim.net.nodes[id.idx()].kind == NodeKind::Host => id,
+            Some(_) => {
+                return Err(e.err(key, format!("app {ai}: {n:?} is a switch, expected a host")))
+            }
+            None => return Err(e.err(key, format!("app {ai}: unknown host {n:?}"))),
+        });
+    }
+    Ok(out)
 }
 
 fn cdf(e: &Entry, key: &str, pts: &Option<Vec<(f64, f64)>>) -> Result<EmpiricalCdf, ScenarioError> {
@@ -128,7 +150,8 @@ pub(super) fn build_flows(
     let srcs = sources(e, sim, "flows", (&a.srcs, &a.src))?;
     let each = Each::new(e, a.start, a.chunk, a.pause)?;
     let (pairs, transfers) = fixed_transfers(e, sim, a, &srcs, &each)?;
-    add_schedule(e, sim, a.class, args.tcp, (pairs, transfers))
+    let t = transport(args, e, &a.transport)?;
+    add_schedule(e, sim, (a.class, &t), (pairs, transfers))
 }
 
 /// Add the flows of app `ai` (kind "mix").
@@ -138,7 +161,8 @@ pub(super) fn build_mix(args: &AppArgs, a: &MixCfg, sim: &mut Sim) -> Result<(),
     let seed = args.ctx.loaded.scenario.sim.seed;
     let each = Each::new(e, a.start, a.chunk, a.pause)?;
     let (pairs, transfers) = mix_transfers(e, sim, a, &srcs, &each, seed)?;
-    add_schedule(e, sim, a.class, args.tcp, (pairs, transfers))
+    let t = transport(args, e, &a.transport)?;
+    add_schedule(e, sim, (a.class, &t), (pairs, transfers))
 }
 
 /// The source hosts of app `ai` of kind `kind`: its `srcs` list, or its one `src`.
@@ -156,12 +180,35 @@ fn sources(
     hosts(e, sim, "srcs", &srcs)
 }
 
-/// Check the routes of `pairs` and add one flow per pair and the `Schedule` app.
+/// The transport of an app's flows (`transport` key) with its configuration.
+enum Transport<'a> {
+    Tcp(&'a std::sync::Arc<TcpConfig>),
+    Roce(crate::model::roce::qp::RoceConfig),
+}
+
+fn transport<'a>(args: &'a AppArgs, e: &Entry, name: &str) -> Result<Transport<'a>, ScenarioError> {
+    match name {
+        "tcp" => Ok(Transport::Tcp(args.tcp)),
+        "roce" => {
+            let c = &args.ctx.loaded.scenario.roce;
+            Ok(Transport::Roce(super::roce::roce_config(args.ctx, c)?))
+        }
+        other => Err(e.err(
+            "transport",
+            format!(
+                "app {}: unknown {other:?}: expected \"tcp\" or \"roce\"",
+                e.ai
+            ),
+        )),
+    }
+}
+
+/// Check the routes of `pairs` and add one flow per pair and the `Schedule` app (`class`
+/// is a TCP app's; RoCE queue pairs use `[roce] data_class`).
 fn add_schedule(
     e: &Entry,
     sim: &mut Sim,
-    class: u8,
-    tcp: &std::sync::Arc<TcpConfig>,
+    (class, t): (u8, &Transport),
     (pairs, transfers): Transfers,
 ) -> Result<(), ScenarioError> {
     let ai = e.ai;
@@ -180,9 +227,17 @@ fn add_schedule(
     let app_id = sim.apps.len() as u32;
     let first_flow = FlowId(sim.hosts.flows.len() as u32);
     for &(s, d) in &pairs {
-        let mut f = TcpFlow::new(FlowId(0), s, d, tcp.clone());
-        f.class = class;
-        sim.add_flow(f, AppId(app_id));
+        match t {
+            Transport::Tcp(tcp) => {
+                let mut f = TcpFlow::new(FlowId(0), s, d, (*tcp).clone());
+                f.class = class;
+                sim.add_flow(f, AppId(app_id));
+            }
+            Transport::Roce(q) => {
+                let f = super::roce::roce_flow(e.ctx, sim, q, (s, d))?;
+                sim.add_flow(f, AppId(app_id));
+            }
+        }
     }
     sim.apps.push(App::Schedule(Schedule {
         first_flow,

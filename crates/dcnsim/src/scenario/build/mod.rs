@@ -8,6 +8,7 @@ mod flows;
 mod l2;
 mod measure;
 mod mq;
+mod roce;
 mod suspicious;
 mod tcp;
 mod topology;

@@ -40,6 +40,8 @@ pub struct FlowsCfg {
     pub chunk: Option<Size>,
     pub pause: Dur,
     pub class: u8,
+    /// "tcp" (default) or "roce" (RoCEv2 queue pairs configured by `[roce]`).
+    pub transport: String,
     pub tcp: Option<TcpCfgFile>,
 }
 
@@ -61,6 +63,8 @@ impl Default for FlowsCfg {
             pause: Dur(SimTime::ZERO),
             // Class 0: the first queue of a multi-queue port, the only one of a FIFO.
             class: 0,
+            // TCP, the transport of every source document.
+            transport: "tcp".to_string(),
             tcp: None,
         }
     }
@@ -87,6 +91,8 @@ pub struct MixCfg {
     pub chunk: Option<Size>,
     pub pause: Dur,
     pub class: u8,
+    /// "tcp" (default) or "roce" (RoCEv2 queue pairs configured by `[roce]`).
+    pub transport: String,
     pub tcp: Option<TcpCfgFile>,
 }
 
@@ -105,6 +111,8 @@ impl Default for MixCfg {
             // As for "flows".
             pause: Dur(SimTime::ZERO),
             class: 0,
+            // TCP, the transport of every source document.
+            transport: "tcp".to_string(),
             tcp: None,
         }
     }

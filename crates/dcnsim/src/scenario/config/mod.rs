@@ -11,6 +11,7 @@ pub mod flows;
 pub mod l2;
 pub mod measure;
 pub mod mq;
+pub mod roce;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
@@ -43,6 +44,9 @@ pub struct Scenario {
     pub measure: MeasureCfg,
     /// QCN reaction points in the hosts (`[qcn] rp = { ... }`, `engine/datapath/l2/mod.rs`).
     pub qcn: Option<l2::QcnCfg>,
+    /// The RoCEv2 queue pairs of `transport = "roce"` apps (`config/roce.rs`).
+    #[serde(default)]
+    pub roce: roce::RoceCfg,
     /// Python-side tables, accepted unread.
     pub sweep: Option<toml::Value>,
     pub quick: Option<toml::Value>,

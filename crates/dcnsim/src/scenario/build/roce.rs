@@ -1,0 +1,156 @@
+//! The queue pairs of `transport = "roce"` apps from `[roce]` (`config/roce.rs`).
+
+use crate::base::ids::NodeId;
+use crate::base::packet::{Kind, Packet};
+use crate::base::units::{parse_bytes, parse_time, RateBps, SimTime};
+use crate::engine::sim::Sim;
+use crate::model::roce::cc::dcqcn::{Dcqcn, DcqcnConfig};
+use crate::model::roce::cc::{FixedRate, RoceCc};
+use crate::model::roce::qp::{CnpPolicy, LossRecovery, RoceConfig, RoceFlow};
+use crate::scenario::config::roce::RoceCfg;
+use crate::scenario::ctx::Ctx;
+use crate::scenario::error::ScenarioError;
+
+/// The queue-pair constants of `[roce]` (the window is per flow: `roce_flow`).
+pub(super) fn roce_config(ctx: &Ctx, c: &RoceCfg) -> Result<RoceConfig, ScenarioError> {
+    let err = |key: &str, m: String| ctx.err("roce", key, m);
+    let mut q = RoceConfig::default();
+    let mtu = c.mtu.0 .0;
+    if !(64..=9000).contains(&mtu) {
+        return Err(err(
+            "mtu",
+            format!("{mtu} B: expected 64 B to 9000 B of payload"),
+        ));
+    }
+    q.mtu = mtu as u32;
+    if c.ack_every == 0 || c.ack_every > 1024 {
+        return Err(err(
+            "ack_every",
+            format!("{}: expected 1 to 1024 packets", c.ack_every),
+        ));
+    }
+    q.ack_every = c.ack_every;
+    q.recovery = match c.recovery.as_str() {
+        "go-back-n" => LossRecovery::GoBackN,
+        "selective-repeat" => LossRecovery::SelectiveRepeat,
+        other => {
+            return Err(err(
+                "recovery",
+                format!("unknown {other:?}: expected \"go-back-n\" or \"selective-repeat\""),
+            ))
+        }
+    };
+    if c.rto.0 == SimTime::ZERO {
+        return Err(err("rto", "must be positive".into()));
+    }
+    q.rto = c.rto.0;
+    q.cnp = match c.cnp.as_deref() {
+        None if c.cc == "dcqcn-fork" => CnpPolicy::PerAck,
+        None => CnpPolicy::Interval(RoceCfg::CNP_INTERVAL),
+        Some("per-ack") => CnpPolicy::PerAck,
+        Some(t) => match parse_time(t) {
+            Ok(d) => CnpPolicy::Interval(d),
+            Err(e) => {
+                return Err(err(
+                    "cnp",
+                    format!("{t:?}: expected \"per-ack\" or a duration ({e})"),
+                ))
+            }
+        },
+    };
+    if c.data_class > 7 || c.ctrl_class > 7 {
+        return Err(err(
+            if c.data_class > 7 {
+                "data_class"
+            } else {
+                "ctrl_class"
+            },
+            "expected a traffic class 0 to 7".into(),
+        ));
+    }
+    q.data_class = c.data_class;
+    q.ctrl_class = c.ctrl_class;
+    // Checked here so that a bad value is reported before any flow is built.
+    controller(ctx, c, RateBps(1_000_000_000))?;
+    window(ctx, c, None)?;
+    Ok(q)
+}
+
+/// The controller `[roce] cc` names, for a NIC of rate `line`.
+fn controller(ctx: &Ctx, c: &RoceCfg, line: RateBps) -> Result<RoceCc, ScenarioError> {
+    Ok(match c.cc.as_str() {
+        "dcqcn" => RoceCc::Dcqcn(Dcqcn::new(DcqcnConfig::paper(line))),
+        "dcqcn-fork" => RoceCc::Dcqcn(Dcqcn::new(DcqcnConfig::hpcc_fork(line))),
+        "none" => RoceCc::Fixed(FixedRate { rate: line }),
+        other => {
+            return Err(ctx.err(
+                "roce",
+                "cc",
+                format!("unknown {other:?}: expected \"dcqcn\", \"dcqcn-fork\" or \"none\""),
+            ))
+        }
+    })
+}
+
+/// `[roce] window` for a flow whose path has base RTT `rtt` at NIC rate `line` (None: only
+/// check the value).
+fn window(
+    ctx: &Ctx,
+    c: &RoceCfg,
+    path: Option<(SimTime, RateBps)>,
+) -> Result<Option<u64>, ScenarioError> {
+    let Some(w) = c.window.as_deref() else {
+        return Ok(None);
+    };
+    if w == "bdp" {
+        return Ok(path.map(|(rtt, line)| {
+            (rtt.0 as u128 * line.0 as u128 / 8 / SimTime::PS_PER_S as u128) as u64
+        }));
+    }
+    match parse_bytes(w) {
+        Ok(b) if b.0 > 0 => Ok(Some(b.0)),
+        _ => Err(ctx.err(
+            "roce",
+            "window",
+            format!("{w:?}: expected \"bdp\" or a positive size such as \"100KB\""),
+        )),
+    }
+}
+
+/// A queue pair from `src` to `dst` (a route exists): the controller at the rate of the
+/// source's port towards `dst`, and the window of `[roce] window`.
+pub(super) fn roce_flow(
+    ctx: &Ctx,
+    sim: &Sim,
+    q: &RoceConfig,
+    (src, dst): (NodeId, NodeId),
+) -> Result<RoceFlow, ScenarioError> {
+    let c = &ctx.loaded.scenario.roce;
+    let line = sim.net.ports[sim.net.routing.route(src, dst).idx()].rate;
+    let cc = controller(ctx, c, line)?;
+    let mut q = *q;
+    q.window = window(
+        ctx,
+        c,
+        Some((
+            base_rtt(sim, q.mtu + q.data_header, q.ack_size, (src, dst)),
+            line,
+        )),
+    )?;
+    Ok(RoceFlow::new(src, dst, q, cc))
+}
+
+/// The round trip of a full data packet from `src` to `dst` and of its ACK back, alone in
+/// the network: propagation both ways and store-and-forward at every hop.
+fn base_rtt(sim: &Sim, data: u32, ack: u32, (src, dst): (NodeId, NodeId)) -> SimTime {
+    let there = Packet::new(Kind::Data, crate::base::ids::FlowId(0), (src, dst), data, 0);
+    let back = Packet::new(Kind::Ack, crate::base::ids::FlowId(0), (dst, src), ack, 0);
+    let mut t = SimTime::ZERO;
+    for (p, size) in [(there, data), (back, ack)] {
+        for pid in sim.net.path(&p).unwrap_or_default() {
+            let port = &sim.net.ports[pid.idx()];
+            t = SimTime(t.0 + port.delay.0 + port.rate.tx_time(size).0);
+        }
+    }
+    t
+}

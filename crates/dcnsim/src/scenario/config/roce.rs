@@ -1,0 +1,59 @@
+//! `[roce]`: the RoCEv2 queue pairs of the apps whose `transport = "roce"` (`model/roce`,
+//! docs/models.md §11–12); the builder is `scenario/build/roce.rs`.
+
+use super::units::{Dur, Size};
+use crate::base::units::{Bytes, SimTime};
+use crate::model::roce::qp::RoceConfig;
+use serde::Deserialize;
+
+/// `[roce]` (module doc). Defaults come from `RoceConfig::default()`, whose sources are in
+/// `model/roce/qp.rs`.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoceCfg {
+    /// Payload bytes per packet.
+    pub mtu: Size,
+    /// An ACK every this many in-order packets (and on a message's last).
+    pub ack_every: u32,
+    /// "go-back-n" (RoCE's) or "selective-repeat" (IRN's).
+    pub recovery: String,
+    /// Cap on the bytes in flight: absent none, "bdp" (the path's base RTT at the NIC's
+    /// rate, as the HPCC authors' simulator sets its window) or a size.
+    pub window: Option<String>,
+    /// Go-back-N's retransmission timeout.
+    pub rto: Dur,
+    /// "dcqcn" (the DCQCN paper's constants), "dcqcn-fork" (the HPCC authors' simulator's
+    /// DCQCN) or "none" (every queue pair at line rate).
+    pub cc: String,
+    /// The receiver's congestion notification: absent: the controller's ("dcqcn" and
+    /// "none": at most one CNP per flow per 50 µs; "dcqcn-fork": "per-ack"), "per-ack" (the
+    /// ACK echoes CE) or a duration (at most one CNP per flow per that time).
+    pub cnp: Option<String>,
+    /// Traffic class of the data packets and of ACKs, NACKs and CNPs.
+    pub data_class: u8,
+    pub ctrl_class: u8,
+}
+
+impl Default for RoceCfg {
+    fn default() -> Self {
+        let q = RoceConfig::default();
+        RoceCfg {
+            mtu: Size(Bytes(q.mtu as u64)),
+            ack_every: q.ack_every,
+            // RoCE's own recovery (`RoceConfig::default`).
+            recovery: "go-back-n".to_string(),
+            window: None,
+            rto: Dur(q.rto),
+            // DCQCN as its paper gives it: the congestion control RoCE NICs ship.
+            cc: "dcqcn".to_string(),
+            cnp: None,
+            data_class: q.data_class,
+            ctrl_class: q.ctrl_class,
+        }
+    }
+}
+
+impl RoceCfg {
+    /// The 50 µs CNP interval of the DCQCN paper (`DcqcnConfig::paper`).
+    pub const CNP_INTERVAL: SimTime = SimTime::from_us(50);
+}

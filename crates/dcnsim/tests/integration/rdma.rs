@@ -1,0 +1,131 @@
+//! RoCEv2 queue pairs through the scenario layer (`[roce]`, `transport = "roce"`) on the
+//! shipped `scenarios/rdma-incast.toml`: a lossless incast whose flows share the receiver's
+//! link, the FCT slowdown of each, what DCQCN changes, and the config errors.
+
+use crate::helpers::{f64s, first_f64, run_file, table};
+
+const FILE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../scenarios/rdma-incast.toml"
+);
+
+fn text() -> String {
+    std::fs::read_to_string(FILE).expect("scenarios/rdma-incast.toml")
+}
+
+fn run(overrides: &[(&str, &str)]) -> Vec<dcnsim::output::Table> {
+    run_file(&text(), FILE, overrides)
+}
+
+#[test]
+fn without_congestion_control_pfc_shares_the_link_losslessly_and_each_flow_is_n_times_slower() {
+    for n in [4usize, 8] {
+        let ns = n.to_string();
+        let t = run(&[("roce.cc", "\"none\""), ("topology.servers", &ns)]);
+        assert_eq!(first_f64(&t, "summary", "drops"), 0.0, "lossless");
+        assert_eq!(first_f64(&t, "summary", "delivered_bytes"), n as f64 * 1e6);
+        assert!(
+            first_f64(&t, "summary", "pause_sent") > 0.0,
+            "PFC paused the senders"
+        );
+        let c = table(&t, "completions");
+        let (slow, ideal) = (f64s(c, "slowdown"), f64s(c, "ideal_s"));
+        assert_eq!(slow.len(), n);
+        // All N at line rate into one link of the same rate: the receiver's link carries
+        // N · 1.062 MB (1 000 packets of 1 000 B and 62 B of headers each), so each flow ends
+        // (N − 1) · 1.062 MB at 100 Gb/s after its ideal time, within 1 %.
+        let rest = (n - 1) as f64 * 1.062e6 * 8.0 / 100e9;
+        for (s, i) in slow.iter().zip(&ideal) {
+            let want = (i + rest) / i;
+            assert!(
+                (s / want - 1.0).abs() < 0.01,
+                "N = {n}: slowdown {s}, expected {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn dcqcn_reacts_to_marks_with_cnps_and_saves_pause_frames() {
+    let none = run(&[("roce.cc", "\"none\""), ("topology.servers", "16")]);
+    let dcqcn = run(&[("topology.servers", "16")]);
+    for t in [&none, &dcqcn] {
+        assert_eq!(first_f64(t, "summary", "drops"), 0.0);
+        assert_eq!(first_f64(t, "summary", "delivered_bytes"), 16e6);
+    }
+    let flows = table(&dcqcn, "flows");
+    assert!(f64s(flows, "cnps_received").iter().all(|&c| c > 0.0));
+    assert!(f64s(flows, "rate_mbps").iter().all(|&r| r < 100_000.0));
+    let (p0, p1) = (
+        first_f64(&none, "summary", "pause_sent"),
+        first_f64(&dcqcn, "summary", "pause_sent"),
+    );
+    assert!(p1 < p0 / 2.0, "pause frames: {p1} with DCQCN, {p0} without");
+    // Without congestion control no CNP moves any rate.
+    let f0 = table(&none, "flows");
+    assert!(f64s(f0, "rate_mbps").iter().all(|&r| r == 100_000.0));
+}
+
+#[test]
+fn bad_roce_keys_get_one_line_errors() {
+    for (key, value, want) in [
+        (
+            "roce.cc",
+            "\"cubic\"",
+            "expected \"dcqcn\", \"dcqcn-fork\" or \"none\"",
+        ),
+        (
+            "roce.recovery",
+            "\"sack\"",
+            "expected \"go-back-n\" or \"selective-repeat\"",
+        ),
+        (
+            "roce.window",
+            "\"big\"",
+            "expected \"bdp\" or a positive size",
+        ),
+        (
+            "roce.cnp",
+            "\"often\"",
+            "expected \"per-ack\" or a duration",
+        ),
+        ("roce.ack_every", "0", "expected 1 to 1024 packets"),
+        (
+            "apps.0.transport",
+            "\"quic\"",
+            "expected \"tcp\" or \"roce\"",
+        ),
+        (
+            "apps.0.srcs",
+            "[\"rack*\"]",
+            "no host name starts with \"rack\"",
+        ),
+    ] {
+        let over = crate::helpers::set(&[(key, value)]);
+        let e = match dcnsim::scenario::load(&text(), FILE, &over) {
+            Err(e) => e,
+            Ok(l) => dcnsim::scenario::build(&l).err().expect("refused"),
+        };
+        let msg = e.to_string();
+        assert!(msg.contains(want), "{key} = {value}: {msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+}
+
+#[test]
+fn a_one_bdp_window_keeps_the_incast_below_the_pause_threshold() {
+    // Four windows of one base RTT at 100 Gb/s (a few tens of KB each) never fill an input's
+    // 400 KB: no pause, where the same incast without a window pauses its senders.
+    let over = |w: Option<&'static str>| {
+        let mut o = vec![("roce.cc", "\"none\""), ("topology.servers", "4")];
+        o.extend(w.map(|w| ("roce.window", w)));
+        run(&o)
+    };
+    let (capped, free) = (over(Some("\"bdp\"")), over(None));
+    for t in [&capped, &free] {
+        assert_eq!(first_f64(t, "summary", "delivered_bytes"), 4e6);
+        assert_eq!(first_f64(t, "summary", "drops"), 0.0);
+    }
+    assert_eq!(first_f64(&capped, "summary", "pause_sent"), 0.0);
+    assert!(first_f64(&free, "summary", "pause_sent") > 0.0);
+}
