@@ -129,3 +129,63 @@ fn a_one_bdp_window_keeps_the_incast_below_the_pause_threshold() {
     assert_eq!(first_f64(&capped, "summary", "pause_sent"), 0.0);
     assert!(first_f64(&free, "summary", "pause_sent") > 0.0);
 }
+
+const FABRIC: &str = r#"
+[sim]
+duration = "50ms"
+seed = 3
+[topology]
+kind = "fattree"
+k = 4
+link_rate = "100Gbps"
+fabric_rate = "100Gbps"
+link_delay = "1us"
+switch_buffer = "4MB"
+pause = { mode = "pfc", hi = "200KB", lo = "180KB" }
+queues = { count = 2, scheduler = "sp", hosts = true, marking = { kind = "red", queue = "instantaneous", count = false, min_th = "5KB", max_th = "200KB", max_p = 0.01, gentle = false, on_queues = [1] } }
+[roce]
+cc = "dcqcn"
+[[apps]]
+kind = "workload"
+pattern = "all-to-all"
+workload = "websearch-bytes"
+load = 0.3
+count = 300
+transport = "roce"
+"#;
+
+#[test]
+fn a_roce_workload_on_a_fat_tree_completes_losslessly_and_no_flow_beats_its_ideal() {
+    let t = crate::helpers::run(FABRIC);
+    assert_eq!(first_f64(&t, "summary", "drops"), 0.0);
+    assert_eq!(first_f64(&t, "summary", "messages_done"), 300.0);
+    let c = table(&t, "completions");
+    let slow = f64s(c, "slowdown");
+    assert_eq!(slow.len(), 300);
+    // The ideal is the transfer alone on its path: nothing finishes sooner (to rounding).
+    let least = slow.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert!(least > 1.0 - 1e-9, "a slowdown below 1: {least}");
+    // Every flow is a queue pair whose controller set its rate.
+    let flows = table(&t, "flows");
+    assert!(f64s(flows, "rate_mbps")
+        .iter()
+        .all(|&r| r > 0.0 && r <= 100_000.0));
+    // The data went to queue 1, where marking is on; queue 0 carried the control packets
+    // and marked nothing (`on_queues = [1]`).
+    let q = table(&t, "queues");
+    let (queue, marks, payload) = (
+        f64s(q, "queue"),
+        f64s(q, "marks"),
+        f64s(q, "tx_payload_bytes"),
+    );
+    let mut data = [0.0; 2];
+    for i in 0..queue.len() {
+        data[queue[i] as usize] += payload[i];
+        if queue[i] == 0.0 {
+            assert_eq!(marks[i], 0.0);
+        }
+    }
+    assert_eq!(data[0], 0.0);
+    assert!(data[1] > 0.0);
+    assert!(marks.iter().sum::<f64>() > 0.0);
+}

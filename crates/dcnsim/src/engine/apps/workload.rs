@@ -35,6 +35,8 @@ use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
 use crate::engine::datapath::Core;
 use crate::engine::event::Event;
+use crate::model::roce::cc::RoceCc;
+use crate::model::roce::qp::{RoceConfig, RoceFlow};
 use crate::model::tcp::{TcpConfig, TcpFlow};
 use crate::model::workload::{FlowSizeDist, PiasTag, PoissonArrivals};
 
@@ -141,6 +143,16 @@ impl PairServices {
     }
 }
 
+/// The transport of a workload's connections.
+#[derive(Clone, Debug)]
+pub enum ConnKind {
+    /// TCP connections sharing one configuration.
+    Tcp(std::sync::Arc<TcpConfig>),
+    /// RoCEv2 queue pairs: their constants (window included) and the controller each starts
+    /// from (made for the hosts' NIC rate).
+    Roce(RoceConfig, Box<RoceCc>),
+}
+
 #[derive(Clone, Debug)]
 pub struct Workload {
     pub pattern: Pattern,
@@ -148,8 +160,8 @@ pub struct Workload {
     pub arrivals: PoissonArrivals,
     pub connections: u32,
     pub pias_threshold: Option<u64>,
-    /// One configuration shared by every connection the workload opens.
-    pub tcp: std::sync::Arc<TcpConfig>,
+    /// What every connection the workload opens is.
+    pub conn: ConnKind,
     pub start: SimTime,
     pub limit: u64,
     pub rng: Rng,
@@ -172,7 +184,7 @@ impl Workload {
         arrivals: PoissonArrivals,
         connections: u32,
         pias_threshold: Option<u64>,
-        tcp: TcpConfig,
+        conn: ConnKind,
         start: SimTime,
         limit: u64,
         rng: Rng,
@@ -187,7 +199,7 @@ impl Workload {
             arrivals,
             connections,
             pias_threshold,
-            tcp: std::sync::Arc::new(tcp),
+            conn,
             start,
             limit,
             rng,
@@ -297,8 +309,14 @@ impl Workload {
             let c = self.pair_conns[k0 + k];
             if c == u32::MAX {
                 // Open a new connection only when every existing one is busy.
-                let f = TcpFlow::new(FlowId(0), src, dst, self.tcp.clone());
-                let fid = sim.add_flow(f, id);
+                let fid = match &self.conn {
+                    ConnKind::Tcp(tcp) => {
+                        sim.add_flow(TcpFlow::new(FlowId(0), src, dst, tcp.clone()), id)
+                    }
+                    ConnKind::Roce(q, cc) => {
+                        sim.add_flow(RoceFlow::new(src, dst, *q, (**cc).clone()), id)
+                    }
+                };
                 let ci = self.conns.len() as u32;
                 self.conns.push(Conn {
                     flow: fid,

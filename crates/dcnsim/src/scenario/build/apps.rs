@@ -101,7 +101,7 @@ fn src_dst(
 pub(super) fn build_app(args: &AppArgs, a: &AppCfg, sim: &mut Sim) -> Result<(), ScenarioError> {
     let ctx = args.ctx;
     let (file, text) = (&ctx.loaded.file, &ctx.loaded.text);
-    let (ai, tcp, seed) = (args.ai, args.tcp, ctx.loaded.scenario.sim.seed);
+    let (ai, seed) = (args.ai, ctx.loaded.scenario.sim.seed);
     match a {
         AppCfg::Incast(c) => app_incast(args, c, sim),
         AppCfg::Bulk(c) => app_bulk(args, c, sim),
@@ -109,7 +109,8 @@ pub(super) fn build_app(args: &AppArgs, a: &AppCfg, sim: &mut Sim) -> Result<(),
         AppCfg::Flows(c) => super::flows::build_flows(args, c, sim),
         AppCfg::Mix(c) => super::flows::build_mix(args, c, sim),
         AppCfg::Workload(c) => {
-            super::workload::build_workload(file, text, sim, ai, c, tcp, seed)?;
+            let conn = super::workload::conn_kind(args, c, sim)?;
+            super::workload::build_workload(file, text, sim, ai, c, conn, seed)?;
             warn_idle_workload(ctx, ai, sim);
             Ok(())
         }

@@ -28,15 +28,15 @@ pub(super) fn build_l2(ctx: &Ctx, s: &Scenario, sim: &mut Sim) -> Result<(), Sce
     build(sim, &l2_args, &|table: &str, key: &str, msg: String| {
         ctx.err(table, key, msg)
     })?;
-    // The layer-2 hooks (CP sampling, PAUSE input accounting) read the single-FIFO queue; they
-    // are not wired into multi-queue ports yet (PFC would need it), so refuse the mix.
-    // Likewise the layer-2 forwarding path resolves single next hops, not ECMP groups.
-    if sim.l2.is_some() && !sim.net.ecmp.groups.is_empty() {
-        let key = if t.pause.is_some() { "pause" } else { "qcn" };
+    // A switch forwards with the output port its arrival carries (`Routing::hint`, ECMP
+    // resolved), so PAUSE and PFC work over ECMP fabrics; a QCN congestion point sends its
+    // CNM back by a single next hop (`routing.route`), which an ECMP group is not.
+    let cp_any = t.qcn.as_ref().is_some_and(|q| q.enabled);
+    if cp_any && !sim.net.ecmp.groups.is_empty() {
         return Err(ctx.err(
             "topology",
-            key,
-            "QCN/PAUSE together with ECMP (topology.ecmp) is not supported yet",
+            "qcn",
+            "QCN together with ECMP (topology.ecmp) is not supported yet",
         ));
     }
     // PAUSE and PFC work on multi-queue ports (`engine/datapath/l2/pfc.rs`); the QCN congestion point is

@@ -142,6 +142,27 @@ fn mark_from_cfg(
             v.push(built.1.aqm);
         }
     }
+    if let Some(only) = &m.on_queues {
+        if scope != Scope::PerQueue {
+            let msg = format!(
+                "{:?} marks the port as a whole: on_queues needs a per-queue marker",
+                m.kind
+            );
+            return Err(ctx.err(what, "on_queues", msg));
+        }
+        if let Some(&q) = only.iter().find(|&&q| q >= n) {
+            return Err(ctx.err(
+                what,
+                "on_queues",
+                format!("queue {q}: the port has {n} (0..{})", n - 1),
+            ));
+        }
+        for (q, aqm) in v.iter_mut().enumerate() {
+            if !only.contains(&q) {
+                *aqm = crate::model::aqm::Aqm::None;
+            }
+        }
+    }
     if let Some(e) = round.take() {
         mq.set_mqecn(e).map_err(|e| ctx.err(what, "kind", e))?;
     }

@@ -140,6 +140,31 @@ pub(super) fn roce_flow(
     Ok(RoceFlow::new(src, dst, q, cc))
 }
 
+/// The queue-pair constants and the controller every queue pair among `hosts` starts from
+/// (a workload opens them during the run): the controller for the first host's NIC rate,
+/// and a "bdp" window at the largest base RTT from the first host — the fabric's diameter
+/// in the symmetric topologies, as the HPCC authors' simulator gives every queue pair the
+/// largest bandwidth-delay product of the network.
+pub(super) fn roce_proto(
+    ctx: &Ctx,
+    sim: &Sim,
+    q: &RoceConfig,
+    hosts: &[NodeId],
+) -> Result<(RoceConfig, RoceCc), ScenarioError> {
+    let c = &ctx.loaded.scenario.roce;
+    let first = hosts[0];
+    let line = sim.net.ports[sim.net.nodes[first.idx()].ports[0].idx()].rate;
+    let rtt = hosts
+        .iter()
+        .filter(|&&h| h != first)
+        .map(|&h| base_rtt(sim, q.mtu + q.data_header, q.ack_size, (first, h)))
+        .max()
+        .unwrap_or(SimTime::ZERO);
+    let mut q = *q;
+    q.window = window(ctx, c, Some((rtt, line)))?;
+    Ok((q, controller(ctx, c, line)?))
+}
+
 /// The round trip of a full data packet from `src` to `dst` and of its ACK back, alone in
 /// the network: propagation both ways and store-and-forward at every hop.
 fn base_rtt(sim: &Sim, data: u32, ack: u32, (src, dst): (NodeId, NodeId)) -> SimTime {

@@ -4,11 +4,10 @@
 use super::flows::err;
 use crate::base::ids::NodeId;
 use crate::base::rng::Rng;
-use crate::engine::apps::workload::{PairServices, Pattern, Service, Workload};
+use crate::engine::apps::workload::{ConnKind, PairServices, Pattern, Service, Workload};
 use crate::engine::apps::App;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
-use crate::model::tcp::TcpConfig;
 use crate::model::workload::{load_cdf_file, FlowSizeDist, PoissonArrivals};
 use crate::scenario::config::workload::{default_connections, WorkloadCfg};
 use crate::scenario::error::ScenarioError;
@@ -37,13 +36,52 @@ fn size_dist(
 }
 
 /// Add app `ai` (kind "workload").
+/// The connections of workload app `args.ai`: TCP with the app's configuration, or RoCE
+/// queue pairs of `[roce]` for the app's hosts (`roce::roce_proto`).
+pub(super) fn conn_kind(
+    args: &super::AppArgs,
+    a: &WorkloadCfg,
+    sim: &Sim,
+) -> Result<ConnKind, ScenarioError> {
+    let ctx = args.ctx;
+    let (file, text) = (&ctx.loaded.file, &ctx.loaded.text);
+    match a.transport.as_str() {
+        "tcp" => Ok(ConnKind::Tcp(args.tcp.clone())),
+        "roce" => {
+            let (p, _, _) = pattern(file, text, sim, args.ai, a)?;
+            let ends = match p {
+                Pattern::ClientServer {
+                    client,
+                    mut servers,
+                } => {
+                    servers.push(client);
+                    servers
+                }
+                Pattern::AllToAll { hosts } => hosts,
+            };
+            let q = super::roce::roce_config(ctx, &ctx.loaded.scenario.roce)?;
+            let (q, cc) = super::roce::roce_proto(ctx, sim, &q, &ends)?;
+            Ok(ConnKind::Roce(q, Box::new(cc)))
+        }
+        other => Err(err(
+            file,
+            text,
+            "transport",
+            format!(
+                "app {} (workload): unknown {other:?}: expected \"tcp\" or \"roce\"",
+                args.ai
+            ),
+        )),
+    }
+}
+
 pub fn build_workload(
     file: &str,
     text: &str,
     sim: &mut Sim,
     ai: usize,
     a: &WorkloadCfg,
-    tcp: &TcpConfig,
+    conn: ConnKind,
     seed: u64,
 ) -> Result<(), ScenarioError> {
     let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
@@ -53,7 +91,14 @@ pub fn build_workload(
     if !(load > 0.0 && load <= 1.5) {
         return Err(e("load", format!("{load} is out of range (0, 1.5]")));
     }
-    let services = services(file, text, ai, a)?;
+    let mut services = services(file, text, ai, a)?;
+    if let ConnKind::Roce(q, _) = &conn {
+        // Queue pairs send their data in `[roce] data_class` (its ACKs and CNPs in
+        // `ctrl_class`), as the flows app's do: `class` and `service_classes` are TCP's.
+        for s in &mut services {
+            s.class = q.data_class;
+        }
+    }
     let (pattern, edge_host, sources) = pattern(file, text, sim, ai, a)?;
     let endpoints: Vec<NodeId> = match &pattern {
         Pattern::ClientServer { client, servers } => {
@@ -97,7 +142,7 @@ pub fn build_workload(
         arrivals,
         connections,
         pias,
-        tcp.clone(),
+        conn,
         a.start.0,
         limit,
         Rng::new(seed, 0x5_0000 + ai as u64),

@@ -103,6 +103,10 @@ aqm_tables! {
         pub epsilon: Option<f64>,
         pub rtt: Option<Dur>,
         pub lambda: Option<f64>,
+        /// The class queues that mark (absent: all); a per-queue marker only, e.g. ECN on
+        /// the RDMA data queue and none on the control queue, as switches are set up for
+        /// DCQCN.
+        pub on_queues: Option<Vec<usize>>,
     }
 }
 

@@ -59,6 +59,8 @@ pub struct WorkloadCfg {
     pub count: u32,
     pub start: Dur,
     pub class: u8,
+    /// "tcp" (default) or "roce" (RoCEv2 queue pairs of `[roce]`).
+    pub transport: String,
     pub tcp: Option<TcpCfgFile>,
 }
 
@@ -89,6 +91,8 @@ impl Default for WorkloadCfg {
             start: Dur(SimTime::ZERO),
             // Class 0: the first queue of a multi-queue port, the only one of a FIFO.
             class: 0,
+            // TCP, the transport of the TCN paper's workloads.
+            transport: "tcp".to_string(),
             tcp: None,
         }
     }
