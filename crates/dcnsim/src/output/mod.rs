@@ -33,6 +33,7 @@ pub fn collect(loaded: &Loaded, sim: &Sim, info: &BuildInfo) -> Vec<Table> {
     let goodput = app_goodput(sim);
     let mut summary = summary(loaded, sim, info, &goodput);
     let workload_messages = crate::output::messages::result_tables(sim, &mut summary);
+    slowdown::summary(sim, &mut summary);
     tables.push(summary);
     tables.extend(workload_messages);
     tables.push(flows(sim));

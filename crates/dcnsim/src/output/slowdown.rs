@@ -60,3 +60,24 @@ pub fn columns(sim: &Sim) -> Option<(Vec<f64>, Vec<f64>)> {
         .collect();
     Some((secs, slow))
 }
+
+/// Summary columns when some completion has a slowdown: `slowdown_mean`, `slowdown_p50`,
+/// `slowdown_p95`, `slowdown_p99` over those completions (the percentile of the sorted
+/// values at ⌊q·n⌋, capped at the last).
+pub fn summary(sim: &Sim, summary: &mut crate::base::table::Table) {
+    let Some((_, slow)) = columns(sim) else {
+        return;
+    };
+    let mut v: Vec<f64> = slow.into_iter().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return;
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((q * v.len() as f64) as usize).min(v.len() - 1)];
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    summary
+        .f64("slowdown_mean", vec![mean])
+        .f64("slowdown_p50", vec![at(0.50)])
+        .f64("slowdown_p95", vec![at(0.95)])
+        .f64("slowdown_p99", vec![at(0.99)]);
+}
