@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scenario import Scenario
-from . import generic, incast, odctcp, panels, qcn, qcn_baseline, tcn
+from . import generic, incast, odctcp, panels, qcn, qcn_baseline, slowdown, tcn
 from ._base import RESULTS_FILE, Comparison, ReportContext, ReportKind, parse_comparison
 
 __all__ = ["REPORTS", "RESULTS_FILE", "Comparison", "Report", "ReportContext", "ReportKind",
@@ -22,7 +22,7 @@ __all__ = ["REPORTS", "RESULTS_FILE", "Comparison", "Report", "ReportContext", "
 
 REPORTS: dict[str, ReportKind[Any]] = {
     kind.name: kind
-    for module in (generic, incast, panels, odctcp, tcn, qcn, qcn_baseline)
+    for module in (generic, incast, panels, odctcp, tcn, qcn, qcn_baseline, slowdown)
     for kind in module.KINDS
 }
 

@@ -1,0 +1,142 @@
+"""The ``slowdown`` report: FCT slowdown by message size, the figure of the RDMA
+congestion-control papers (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM
+2019, Fig. 11): one panel per percentile, message-size bins along x, one line per sweep
+point (e.g. per congestion control), and the same numbers printed.
+
+The slowdown of a finished transfer is ``completions.slowdown`` (its FCT over its FCT
+alone in the network, docs/models.md §9); transports that do not state how they packetise
+(TCP, UDP) have none, and their rows are left out.
+
+Scenario configuration::
+
+    [report]
+    kind = "slowdown"
+    tables = ["completions"]                  # must keep the completions table
+    bins = [0, 10e3, 100e3, 1e6, 1e9]         # size bin edges in bytes (default these)
+    percentiles = [50, 95, 99]                # one panel each (default these)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._tables import format_table, human
+from ..scenario import Scenario
+from ._base import Columns, ReportContext, ReportKind, is_number, point_tables, pyplot, save_figure
+from .generic import write_generic
+
+DEFAULT_BINS = (0.0, 10e3, 100e3, 1e6, 1e9)
+DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
+
+
+@dataclass(frozen=True)
+class SlowdownConfig:
+    bins: tuple[float, ...]
+    percentiles: tuple[float, ...]
+
+
+def _numbers(scn: Scenario, key: str, default: tuple[float, ...], lo: float,
+             hi: float) -> tuple[float, ...]:
+    raw = scn.report.get(key, list(default))
+    if (not isinstance(raw, list) or len(raw) < 1
+            or not all(is_number(v) and lo <= float(v) <= hi for v in raw)):
+        raise scn.error("report", key, f"expected a list of numbers from {human(lo)} to "
+                        f"{human(hi)}")
+    return tuple(float(v) for v in raw)
+
+
+def parse(scn: Scenario) -> SlowdownConfig:
+    tables = scn.report.get("tables", [])
+    if not isinstance(tables, list) or "completions" not in tables:
+        raise scn.error("report", "tables", 'a slowdown report needs "completions" in '
+                        "report.tables")
+    bins = _numbers(scn, "bins", DEFAULT_BINS, 0.0, 1e15)
+    if len(bins) < 2 or any(b <= a for a, b in zip(bins, bins[1:], strict=False)):
+        raise scn.error("report", "bins", "expected at least two increasing bin edges")
+    percentiles = _numbers(scn, "percentiles", DEFAULT_PERCENTILES, 1.0, 100.0)
+    return SlowdownConfig(bins=bins, percentiles=percentiles)
+
+
+def bin_labels(bins: tuple[float, ...]) -> list[str]:
+    """``(a, b]`` of each bin, in bytes with SI prefixes."""
+    def size(v: float) -> str:
+        for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+            if v >= scale:
+                return f"{v / scale:g}{unit}"
+        return f"{v:g}B"
+    return [f"{size(a)}-{size(b)}" for a, b in zip(bins, bins[1:], strict=False)]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest rank: the smallest value with at least q % of the values at or below it."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def by_bin(cols: Columns, cfg: SlowdownConfig) -> list[list[float]]:
+    """The slowdowns of each size bin ``(edge_i, edge_i+1]`` (NaN rows left out)."""
+    out: list[list[float]] = [[] for _ in cfg.bins[1:]]
+    for size, slow in zip(cols.get("bytes", []), cols.get("slowdown", []), strict=False):
+        if not isinstance(slow, float) or math.isnan(slow) or not is_number(size):
+            continue
+        for i, (a, b) in enumerate(zip(cfg.bins, cfg.bins[1:], strict=False)):
+            if a < float(size) <= b:
+                out[i].append(slow)
+                break
+    return out
+
+
+def write_slowdown(ctx: ReportContext, cfg: SlowdownConfig) -> list[Path]:
+    written = write_generic(ctx)
+    data = point_tables(ctx, ("completions",))
+    labels = [p.label() for p in ctx.plan.points]
+    binned = [by_bin(d.get("completions", {}), cfg) for d in data]
+    names = bin_labels(cfg.bins)
+    rows = []
+    for q in cfg.percentiles:
+        for i, name in enumerate(names):
+            rows.append([f"p{q:g} {name}"] + [human(percentile(b[i], q)) for b in binned])
+    rows.append(["messages with a slowdown"] + [str(sum(len(x) for x in b)) for b in binned])
+    ctx.print()
+    ctx.print(format_table(["slowdown"] + labels, rows, align_left=1))
+    written.append(_figure(ctx, cfg, names, labels, binned))
+    return written
+
+
+def _figure(ctx: ReportContext, cfg: SlowdownConfig, names: list[str], labels: list[str],
+            binned: list[list[list[float]]]) -> Path:
+    plt = pyplot()
+    from matplotlib.ticker import FuncFormatter  # after pyplot(): the backend is chosen
+
+    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
+    n = len(cfg.percentiles)
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.4), squeeze=False)
+    for k, q in enumerate(cfg.percentiles):
+        ax = axes[0][k]
+        for label, b in zip(labels, binned, strict=True):
+            ys = [percentile(v, q) for v in b]
+            ax.plot(names, ys, marker="o", lw=1.2, label=label or ctx.scenario.id)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        ax.tick_params(axis="y", which="both", labelsize=7)
+        ax.set_title(f"p{q:g} FCT slowdown", fontsize=9)
+        ax.set_xlabel("message size", fontsize=8)
+        ax.tick_params(axis="x", labelsize=7, rotation=30)
+        ax.grid(True, alpha=0.3, which="both")
+        if k == 0:
+            ax.set_ylabel("FCT / ideal FCT", fontsize=8)
+            ax.legend(fontsize=7, loc="best")
+    fig.suptitle(ctx.title, fontsize=10)
+    return save_figure(ctx, fig, dpi=110)
+
+
+KINDS: tuple[ReportKind[Any], ...] = (
+    ReportKind("slowdown", "FCT slowdown percentiles by message size, one line per point",
+               parse, write_slowdown),
+)
