@@ -8,7 +8,6 @@ import math
 from pathlib import Path
 
 import pytest
-
 from dcnsim.cli import main
 from dcnsim.reports.slowdown import SlowdownConfig, bin_labels, by_bin, percentile
 
@@ -26,7 +25,9 @@ link_rate = "100Gbps"
 link_delay = "1us"
 switch_buffer = "4MB"
 pause = { mode = "pfc", hi = "200KB", lo = "180KB" }
-queues = { count = 2, scheduler = "sp", hosts = true, marking = { kind = "red", queue = "instantaneous", count = false, min_th = "5KB", max_th = "200KB", max_p = 0.01, gentle = false, on_queues = [1] } }
+queues = { count = 2, scheduler = "sp", hosts = true, marking = { kind = "red", \
+queue = "instantaneous", count = false, min_th = "5KB", max_th = "200KB", max_p = 0.01, \
+gentle = false, on_queues = [1] } }
 [[apps]]
 kind = "workload"
 pattern = "all-to-all"
@@ -72,8 +73,8 @@ def test_the_report_prints_each_percentile_and_bin_and_draws_them(
     assert png.stat().st_size > 10_000
 
 
-def test_a_slowdown_report_without_completions_is_refused(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_slowdown_report_without_completions_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(SCENARIO.replace('tables = ["completions"]', 'tables = ["flows"]'))
     assert main(["validate", str(path)]) != 0
