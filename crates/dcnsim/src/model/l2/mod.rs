@@ -13,11 +13,14 @@
 //!   increase, byte counter and timer, adaptive R_AI; token-bucket pacing).
 //! - [`pause`]: switch-side per-input(-priority) watermark accounting with PAUSE generation and
 //!   refresh, and the transmitter-side pause timer.
+//! - [`pfc_dynamic`]: the dynamic pause threshold over a shared switch buffer, with reserve
+//!   and headroom per ingress port × priority (the option `pause.threshold = "dynamic"`).
 //!
 //! Time is [`crate::base::units::SimTime`] (integer picoseconds) throughout; randomness comes from a
 //! caller-provided [`crate::base::rng::Rng`], so every run is deterministic.
 
 pub mod pause;
+pub mod pfc_dynamic;
 pub mod qcn_cp;
 pub mod qcn_rp;
 
@@ -26,6 +29,7 @@ pub use pause::{
     pause_duration, PauseConfig, PauseFrame, PauseMode, PauseState, PauseStats, PauseWatermarks,
     MAX_PAUSE_QUANTA, PAUSE_FRAME_BYTES, PAUSE_FRAME_WIRE_BITS, PAUSE_QUANTUM_BITS, PFC_PRIORITIES,
 };
+pub use pfc_dynamic::{auto_headroom, DynamicConfig, HeadroomRule, IngressMmu};
 pub use qcn_cp::{
     Cnm, CongestionMemory, CongestionPoint, CpConfig, CpStats, Quantizer, SampleSet, Sampling,
     CNM_FRAME_BYTES,

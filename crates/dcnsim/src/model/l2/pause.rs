@@ -18,10 +18,15 @@
 //!   is completed; a new frame replaces the timer; 0 resumes at once; MAC Control frames
 //!   (PAUSE, and by the simulator's convention CNMs and other control frames) are never paused.
 //!
+//! With `PauseConfig::dynamic` the switch side decides by the dynamic threshold over a shared
+//! buffer with reserve and headroom instead of the watermarks (`pfc_dynamic.rs`,
+//! docs/models.md §2.5); the paused flags, frames and refreshes stay here.
+//!
 //! A PFC frame generated here carries one priority (the real frame has an enable vector and
 //! eight times; coalescing several priorities into one frame is not modelled).
 
 use crate::base::units::{RateBps, SimTime};
+use crate::model::l2::pfc_dynamic::{DynamicConfig, IngressMmu};
 
 /// Bits in one pause quantum (IEEE 802.3 Annex 31B).
 pub const PAUSE_QUANTUM_BITS: u64 = 512;
@@ -94,6 +99,10 @@ pub struct PauseConfig {
     /// Refresh period as a fraction of the pause duration. Default 0.5 (re-send at half the
     /// pause time, as NS3RDMA re-checks; docs/models.md §2.2).
     pub refresh_fraction: f64,
+    /// `None` (default): the fixed watermarks `hi_bytes` / `lo_bytes`. `Some`: the dynamic
+    /// threshold over a shared buffer with reserve and headroom (`pfc_dynamic.rs`,
+    /// docs/models.md §2.5); the watermarks are then not used.
+    pub dynamic: Option<DynamicConfig>,
 }
 
 impl Default for PauseConfig {
@@ -104,6 +113,7 @@ impl Default for PauseConfig {
             lo_bytes: 110_000,
             quanta: MAX_PAUSE_QUANTA,
             refresh_fraction: 0.5,
+            dynamic: None,
         }
     }
 }
@@ -132,6 +142,9 @@ impl PauseConfig {
                 self.refresh_fraction
             ));
         }
+        if let Some(d) = &self.dynamic {
+            d.validate()?;
+        }
         Ok(())
     }
 }
@@ -152,6 +165,8 @@ struct Class {
     occ: u64,
     paused: bool,
     refresh_at: SimTime,
+    /// PAUSE(quanta > 0) frames this input (× priority) triggered (refreshes excluded).
+    pauses: u64,
 }
 
 /// Switch-side watermark accounting and PAUSE / PFC generation for all inputs of a switch.
@@ -163,6 +178,8 @@ pub struct PauseWatermarks {
     /// Refresh period per input (from its link rate).
     refresh: Vec<SimTime>,
     st: Vec<Class>,
+    /// The dynamic-threshold accounting (`PauseConfig::dynamic`).
+    mmu: Option<IngressMmu>,
     /// Counters.
     pub stats: PauseStats,
 }
@@ -170,7 +187,19 @@ pub struct PauseWatermarks {
 impl PauseWatermarks {
     /// Accounting for `input_rates.len()` inputs; `input_rates[i]` is the rate of input `i`'s
     /// link, which sets the pause duration and refresh period of the frames sent on it.
+    /// With the dynamic threshold an automatic headroom is sized here for zero cable delay;
+    /// [`PauseWatermarks::with_delays`] gives the links' delays.
     pub fn new(cfg: PauseConfig, input_rates: &[RateBps]) -> Result<PauseWatermarks, String> {
+        PauseWatermarks::with_delays(cfg, input_rates, &[])
+    }
+
+    /// [`PauseWatermarks::new`] with the one-way delay of each input's link (used by the
+    /// dynamic threshold's automatic headroom; missing entries are 0).
+    pub fn with_delays(
+        cfg: PauseConfig,
+        input_rates: &[RateBps],
+        input_delays: &[SimTime],
+    ) -> Result<PauseWatermarks, String> {
         cfg.validate()?;
         if input_rates.is_empty() {
             return Err("pause: a switch needs at least one input".into());
@@ -192,14 +221,25 @@ impl PauseWatermarks {
                 occ: 0,
                 paused: false,
                 refresh_at: SimTime::NEVER,
+                pauses: 0,
             };
             input_rates.len() * classes_per_input
         ];
+        let mmu = match cfg.dynamic {
+            Some(d) => Some(IngressMmu::new(
+                d,
+                classes_per_input,
+                input_rates,
+                input_delays,
+            )?),
+            None => None,
+        };
         Ok(PauseWatermarks {
             cfg,
             classes_per_input,
             refresh,
             st,
+            mmu,
             stats: PauseStats::default(),
         })
     }
@@ -276,9 +316,43 @@ impl PauseWatermarks {
         Some(self.frame(idx, self.cfg.quanta))
     }
 
+    /// Classes per input: 8 under PFC, 1 under 802.3x.
+    pub fn classes_per_input(&self) -> usize {
+        self.classes_per_input
+    }
+
+    /// The dynamic-threshold accounting, if configured.
+    pub fn mmu(&self) -> Option<&IngressMmu> {
+        self.mmu.as_ref()
+    }
+
+    /// PAUSE(quanta > 0) frames triggered by `input` (× `prio`), refreshes excluded.
+    pub fn pauses(&self, input: usize, prio: u8) -> u64 {
+        self.index(input, prio).map_or(0, |i| self.st[i].pauses)
+    }
+
+    /// May a packet of `bytes` arriving on `input` with priority `prio` be buffered? Always
+    /// with the fixed watermarks; with the dynamic threshold, when the shared pool or the
+    /// headroom has room (`IngressMmu::admit`). Unknown inputs or priorities are admitted.
+    #[inline]
+    pub fn admit(&self, input: usize, prio: u8, bytes: u32) -> bool {
+        match (&self.mmu, self.index(input, prio)) {
+            (Some(m), Some(idx)) => m.admit(idx, bytes),
+            _ => true,
+        }
+    }
+
+    /// A packet that [`PauseWatermarks::admit`] refused (counted by the dynamic accounting).
+    pub fn on_drop(&mut self, input: usize, prio: u8, bytes: u32) {
+        if let (Some(idx), Some(m)) = (self.index(input, prio), self.mmu.as_mut()) {
+            m.on_drop(idx, bytes);
+        }
+    }
+
     /// A packet of `bytes` arrived on `input` with priority `prio` and is buffered. Returns
-    /// the PAUSE to send on `input`'s link when the occupancy reaches the high watermark and
-    /// the input (× priority) is not yet paused. Unknown inputs or priorities are ignored.
+    /// the PAUSE to send on `input`'s link when the occupancy reaches the high watermark (with
+    /// the dynamic threshold: `IngressMmu::should_pause`) and the input (× priority) is not
+    /// yet paused. Unknown inputs or priorities are ignored.
     pub fn on_arrival(
         &mut self,
         now: SimTime,
@@ -288,10 +362,22 @@ impl PauseWatermarks {
     ) -> Option<PauseFrame> {
         let idx = self.index(input, prio)?;
         let hi = self.cfg.hi_bytes;
+        let reached = match self.mmu.as_mut() {
+            Some(m) => {
+                m.on_arrival(idx, bytes);
+                self.st[idx].occ += bytes as u64;
+                m.should_pause(idx)
+            }
+            None => {
+                let c = &mut self.st[idx];
+                c.occ += bytes as u64;
+                c.occ >= hi
+            }
+        };
         let c = &mut self.st[idx];
-        c.occ += bytes as u64;
-        if c.occ >= hi && !c.paused {
+        if reached && !c.paused {
             c.paused = true;
+            c.pauses += 1;
             c.refresh_at = now + self.refresh[input];
             self.stats.pauses += 1;
             return Some(self.frame(idx, self.cfg.quanta));
@@ -301,7 +387,7 @@ impl PauseWatermarks {
 
     /// A buffered packet of `bytes` that had arrived on `input` with priority `prio` left the
     /// switch (or was dropped). Returns PAUSE(0) when a paused input (× priority) falls to the
-    /// low watermark. The occupancy saturates at 0 if more bytes leave than arrived.
+    /// low watermark (with the dynamic threshold: `IngressMmu::should_resume`). The occupancy saturates at 0 if more bytes leave than arrived.
     pub fn on_departure(
         &mut self,
         _now: SimTime,
@@ -313,7 +399,15 @@ impl PauseWatermarks {
         let lo = self.cfg.lo_bytes;
         let c = &mut self.st[idx];
         c.occ = c.occ.saturating_sub(bytes as u64);
-        if c.paused && c.occ <= lo {
+        let below = match self.mmu.as_mut() {
+            Some(m) => {
+                m.on_departure(idx, bytes);
+                m.should_resume(idx)
+            }
+            None => c.occ <= lo,
+        };
+        let c = &mut self.st[idx];
+        if c.paused && below {
             c.paused = false;
             c.refresh_at = SimTime::NEVER;
             self.stats.resumes += 1;
@@ -468,6 +562,14 @@ mod tests {
         assert_eq!(
             PAUSE_FRAME_WIRE_BITS,
             (PAUSE_FRAME_BYTES as u64 + 8 + 12) * 8
+        );
+        assert_eq!(
+            PAUSE_FRAME_WIRE_BITS,
+            crate::model::l2::pfc_dynamic::PAUSE_FRAME_WIRE_BYTES * 8
+        );
+        assert_eq!(
+            crate::model::l2::pfc_dynamic::response_bits(TEN_G),
+            60 * PAUSE_QUANTUM_BITS
         );
         // 672 bit times at 10 Gb/s = 67.2 ns.
         assert_eq!(TEN_G.tx_time(84), SimTime(67_200));

@@ -285,6 +285,7 @@ fn install_pause(
             ))
         }
     };
+    cfg.dynamic = dynamic_config(pc, err)?;
     l.pause_mode = cfg.mode;
     l.pause_tx = vec![PauseState::new(cfg.mode); sim.net.ports.len()];
     cfg.validate().map_err(|e| err("topology", "pause", e))?;
@@ -307,7 +308,15 @@ fn install_pause(
             .iter()
             .map(|&p| sim.net.ports[p.idx()].rate)
             .collect();
-        let wm = PauseWatermarks::new(cfg, &rates).map_err(|e| err("topology", "pause", e))?;
+        let delays: Vec<SimTime> = sim.net.nodes[n.idx()]
+            .ports
+            .iter()
+            .map(|&p| sim.net.ports[p.idx()].delay)
+            .collect();
+        let wm = PauseWatermarks::with_delays(cfg, &rates, &delays).map_err(|e| {
+            let name = &sim.net.nodes[n.idx()].name;
+            err("topology", "pause", format!("switch {name:?}: {e}"))
+        })?;
         l.pause_sw[n.idx()] = Some(SwitchPause {
             wm,
             refresh_at: SimTime::NEVER,
@@ -315,6 +324,67 @@ fn install_pause(
         l.mqp.alloc_switch(sim, n);
     }
     Ok(())
+}
+
+/// `pause.threshold` and the keys of the dynamic threshold (docs/models.md §2.5): `None` for
+/// the fixed watermarks, which take none of those keys.
+fn dynamic_config(pc: &PauseCfgFile, err: ErrFn) -> Result<Option<DynamicConfig>, ScenarioError> {
+    let e = |m: String| err("topology", "pause", m);
+    let given = [
+        ("alpha_shift", pc.alpha_shift.is_some()),
+        ("reserve", pc.reserve.is_some()),
+        ("headroom", pc.headroom.is_some()),
+        ("resume_offset", pc.resume_offset.is_some()),
+        ("buffer", pc.buffer.is_some()),
+        ("mtu", pc.mtu.is_some()),
+    ];
+    match pc.threshold.as_str() {
+        "static" => match given.iter().find(|g| g.1) {
+            Some((k, _)) => Err(e(format!(
+                "{k} is a key of threshold = \"dynamic\" (the threshold is \"static\")"
+            ))),
+            None => Ok(None),
+        },
+        "dynamic" => {
+            let d = DynamicConfig::default();
+            let shift = match pc.alpha_shift {
+                None => d.alpha_shift,
+                Some(v) if (-3..=10).contains(&v) => v as i8,
+                Some(v) => {
+                    return Err(e(format!(
+                        "alpha_shift {v}: expected -3..=10 (alpha = 2^-alpha_shift, 8 to 1/1024)"
+                    )))
+                }
+            };
+            let mtu = match pc.mtu {
+                None => crate::model::l2::pfc_dynamic::DEFAULT_MTU_BYTES,
+                Some(m) if m.0 .0 > 0 && m.0 .0 <= 65_535 => m.0 .0 as u32,
+                Some(m) => return Err(e(format!("mtu {} B: expected 1..65535 bytes", m.0 .0))),
+            };
+            let headroom = match pc.headroom.and_then(|h| h.0) {
+                None => HeadroomRule::Auto { mtu },
+                Some(_) if pc.mtu.is_some() => {
+                    return Err(e("mtu is used only with headroom = \"auto\"".into()))
+                }
+                Some(b) => HeadroomRule::Bytes(b),
+            };
+            let buffer = pc.buffer.map_or(d.buffer_bytes, |b| b.0 .0);
+            if buffer == 0 {
+                return Err(e("buffer must be positive".into()));
+            }
+            Ok(Some(DynamicConfig {
+                buffer_bytes: buffer,
+                alpha_shift: shift,
+                reserve_bytes: pc.reserve.map_or(d.reserve_bytes, |b| b.0 .0),
+                resume_offset_bytes: pc.resume_offset.map_or(d.resume_offset_bytes, |b| b.0 .0),
+                headroom,
+            }))
+        }
+        o => Err(e(format!(
+            "threshold {o:?}: expected \"static\" (watermarks hi/lo) or \"dynamic\" \
+             (alpha x free shared buffer)"
+        ))),
+    }
 }
 
 /// QCN reaction points: one rate limiter per flow, per destination or per source host

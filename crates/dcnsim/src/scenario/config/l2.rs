@@ -1,7 +1,7 @@
 //! Layer-2 keys of a scenario (`[topology] qcn`, `pause`, `[[rate_changes]]`, `[qcn]`);
 //! their builder is `scenario/build/l2.rs`.
 
-use super::units::{Dur, Rate, Size, SizeOrUnlimited};
+use super::units::{Dur, Rate, Size, SizeOrAuto, SizeOrUnlimited};
 use crate::base::units::Bytes;
 use crate::model::l2::*;
 use serde::Deserialize;
@@ -88,6 +88,24 @@ pub struct PauseCfgFile {
     /// "pause" (IEEE 802.3x, one class per link, the slides' set-up) or "pfc" (IEEE
     /// 802.1Qbb: watermarks per input x priority, priority = class mod 8).
     pub mode: String,
+    /// "static" (the watermarks `hi` / `lo`) or "dynamic" (a Choudhury-Hahne threshold over
+    /// a shared buffer with reserve and headroom per input (x priority), docs/models.md §2.5;
+    /// `hi` and `lo` are then not used). The keys below are for "dynamic" only; absent, they
+    /// come from `DynamicConfig::default()` (sources in `model/l2/pfc_dynamic.rs`).
+    pub threshold: String,
+    /// alpha = 2^-alpha_shift (default 3: 1/8).
+    pub alpha_shift: Option<i64>,
+    /// Guaranteed bytes per input (x priority), outside the shared pool (default 4 KiB).
+    pub reserve: Option<Size>,
+    /// Headroom per input (x priority): a size, or "auto" (default: sized from each input
+    /// link's rate and delay and `mtu`).
+    pub headroom: Option<SizeOrAuto>,
+    /// Resume when the shared bytes are this far below the threshold (default 3 KiB).
+    pub resume_offset: Option<Size>,
+    /// The switch's buffer: reserves + headrooms + shared pool (default 16 MiB).
+    pub buffer: Option<Size>,
+    /// Largest frame for `headroom = "auto"` (default 1500 B).
+    pub mtu: Option<Size>,
 }
 
 impl Default for PauseCfgFile {
@@ -106,6 +124,14 @@ impl Default for PauseCfgFile {
             switches: None,
             // `PauseConfig::default().mode`: 802.3x, the slides' set-up.
             mode: "pause".to_string(),
+            // `PauseConfig::default().dynamic` is None: the watermarks.
+            threshold: "static".to_string(),
+            alpha_shift: None,
+            reserve: None,
+            headroom: None,
+            resume_offset: None,
+            buffer: None,
+            mtu: None,
         }
     }
 }

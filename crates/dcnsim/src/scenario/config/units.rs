@@ -150,6 +150,37 @@ impl<'de> Deserialize<'de> for Threshold {
     }
 }
 
+/// A size or the word "auto" (`None`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SizeOrAuto(pub Option<u64>);
+impl<'de> Deserialize<'de> for SizeOrAuto {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = SizeOrAuto;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"16KB\" or \"auto\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<SizeOrAuto, E> {
+                if s == "auto" {
+                    return Ok(SizeOrAuto(None));
+                }
+                parse_bytes_checked(s)
+                    .map(|b| SizeOrAuto(Some(b.0)))
+                    .map_err(|e| E::custom(format!("{e}, or \"auto\"")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SizeOrAuto, E> {
+                if v < 0 {
+                    return Err(E::custom("a size cannot be negative"));
+                }
+                check_size(v as u64, &v.to_string()).map_err(E::custom)?;
+                Ok(SizeOrAuto(Some(v as u64)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A size or the word "unlimited".
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SizeOrUnlimited(pub u64);

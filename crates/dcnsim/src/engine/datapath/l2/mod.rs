@@ -411,6 +411,9 @@ fn switch_forward(sim: &mut Core, node: NodeId, p: Packet, out: PortId, input: P
         sim.enqueue(out, p);
         return;
     }
+    if pause_on && crate::engine::datapath::l2::pfc::ingress_refused(sim, node, out, &p, input) {
+        return;
+    }
     if pause_on && sim.net.ports[oi].mq.is_some() {
         // Multi-queue egress: the input is accounted inside `mq_enqueue` (`engine/datapath/l2/pfc.rs`).
         crate::engine::datapath::l2::pfc::switch_forward_mq(sim, out, p, input);

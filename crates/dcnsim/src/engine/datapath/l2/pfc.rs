@@ -29,7 +29,7 @@ use crate::base::packet::Packet;
 use crate::base::units::SimTime;
 use crate::engine::datapath::l2::{arm_refresh, send_pause, L2};
 use crate::engine::datapath::Core;
-use crate::engine::net::{fabric, Enqueued};
+use crate::engine::net::{fabric, DropReason, Enqueued};
 use crate::model::l2::{class_priority, PauseFrame, PFC_PRIORITIES};
 use std::collections::VecDeque;
 
@@ -155,9 +155,46 @@ fn flush(sim: &mut Core) {
 }
 
 /// A switch with PAUSE/PFC forwards `p`, received on its port `inp`, to multi-queue port
-/// `out` (the input is accounted inside `Core::mq_enqueue`).
+/// `out` (the input is accounted inside `Core::mq_enqueue`; the caller has checked the
+/// dynamic threshold's admission, [`ingress_refused`]).
 pub(crate) fn switch_forward_mq(sim: &mut Core, out: PortId, p: Packet, inp: PortId) -> Enqueued {
     sim.enqueue_from(out, p, inp)
+}
+
+/// Ingress admission of the dynamic pause threshold (docs/models.md §2.5): a packet `p` that
+/// reached pausing switch `node` on its port `inp` and finds neither room in the shared
+/// pool nor in its ingress port × priority's headroom is refused. It is then counted by the
+/// switch's accounting (table `pfc_buffer`) and as a buffer drop of the egress port `out`
+/// (and of the class queue it would have joined), and true is returned. Always false with
+/// the fixed watermarks.
+pub(crate) fn ingress_refused(
+    sim: &mut Core,
+    node: NodeId,
+    out: PortId,
+    p: &Packet,
+    inp: PortId,
+) -> bool {
+    if inp == PortId::NONE {
+        return false;
+    }
+    let l2s = sim.l2.as_mut().expect("l2 state");
+    let ii = l2s.input_idx[inp.idx()] as usize;
+    let Some(sw) = l2s.pause_sw[node.idx()].as_mut() else {
+        return false;
+    };
+    let prio = class_priority(p.class);
+    if sw.wm.admit(ii, prio, p.size) {
+        return false;
+    }
+    sw.wm.on_drop(ii, prio, p.size);
+    let port = &mut sim.net.ports[out.idx()];
+    port.stats.arrived += 1;
+    port.stats.count_drop(DropReason::Buffer, p.size);
+    if let Some(m) = port.mq.as_mut() {
+        let q = m.mq.classify(p);
+        m.qstats[q].by.drops[DropReason::Buffer as usize] += 1;
+    }
+    true
 }
 
 /// The end of `Core::mq_enqueue` with layer 2 on: send the frames the accounting produced and
