@@ -16,6 +16,12 @@ pub fn tables(sim: &Sim) -> Vec<Table> {
     if l.pause_mode == PauseMode::Pfc {
         out.push(priority_table(sim, l));
     }
+    if l.pause_sw.iter().any(|s| s.is_some()) {
+        out.push(pause_tree(sim, l));
+    }
+    if l.pause_sw.iter().flatten().any(|s| s.wm.mmu().is_some()) {
+        out.push(pfc_buffer(sim, l));
+    }
     if !l.rls.is_empty() {
         out.push(limiters(sim, l));
     }
@@ -197,5 +203,140 @@ pub fn priority_table(sim: &Sim, l: &L2) -> Table {
         .i64("pfc_sent", sent)
         .i64("pfc_received", rcvd)
         .f64("paused_s", paused);
+    t
+}
+
+/// One edge of the pause tree: the switch port that sent the frames, the upstream port they
+/// paused, the priority (-1: 802.3x, every priority) and the frames sent.
+struct Edge {
+    from: usize,
+    up: usize,
+    prio: i64,
+    frames: u64,
+}
+
+/// The edges of the pause tree: every (port, priority) that sent PAUSE / PFC frames.
+fn pause_edges(sim: &Sim, l: &L2) -> Vec<Edge> {
+    let mut e = Vec::new();
+    for (i, p) in sim.net.ports.iter().enumerate() {
+        if l.pause_sent[i] == 0 {
+            continue;
+        }
+        let up = p.peer_port.idx();
+        match l.pause_mode {
+            PauseMode::Pause => e.push(Edge {
+                from: i,
+                up,
+                prio: -1,
+                frames: l.pause_sent[i],
+            }),
+            PauseMode::Pfc => {
+                for (c, &n) in l.mqp.sent_prio[i].iter().enumerate() {
+                    if n > 0 {
+                        e.push(Edge {
+                            from: i,
+                            up,
+                            prio: c as i64,
+                            frames: n,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    e
+}
+
+/// Hop of each edge: 0 when the pausing switch was itself not paused in that priority (the
+/// congestion is its own), else 1 + the largest hop of the edges that paused it. A cycle of
+/// pauses (a possible PFC deadlock) drives its hops up to the number of edges.
+fn pause_hops(sim: &Sim, e: &[Edge]) -> Vec<i64> {
+    let node = |i: usize| sim.net.ports[i].node;
+    let mut hop = vec![0i64; e.len()];
+    for _ in 0..e.len() {
+        let mut changed = false;
+        for k in 0..e.len() {
+            let h = e
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.prio == e[k].prio && node(x.up) == node(e[k].from))
+                .map(|(j, _)| hop[j] + 1)
+                .max()
+                .unwrap_or(0)
+                .min(e.len() as i64);
+            if h != hop[k] {
+                hop[k] = h;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    hop
+}
+
+/// Table `pause_tree`: one row per (pausing switch port, priority) with the upstream port it
+/// paused, the frames it sent, how long the upstream was paused in that priority, and the
+/// hop from the root of the congestion (docs/tables.md).
+pub fn pause_tree(sim: &Sim, l: &L2) -> Table {
+    let end = sim.end;
+    let e = pause_edges(sim, l);
+    let hop = pause_hops(sim, &e);
+    let name = |i: usize| crate::engine::net::port_name(&sim.net.nodes, &sim.net.ports[i]);
+    let paused = |x: &Edge| match l.pause_mode {
+        PauseMode::Pause => l.pause_tx[x.up].paused_time(end, 0),
+        PauseMode::Pfc => l.pause_tx[x.up].paused_time(end, x.prio as u8),
+    };
+    let mut t = Table::new("pause_tree");
+    t.str("port", e.iter().map(|x| name(x.from)).collect())
+        .i64("priority", e.iter().map(|x| x.prio).collect())
+        .str("paused_port", e.iter().map(|x| name(x.up)).collect())
+        .i64("frames", e.iter().map(|x| x.frames as i64).collect())
+        .f64(
+            "paused_s",
+            e.iter().map(|x| paused(x).as_secs_f64()).collect(),
+        )
+        .i64("hop", hop);
+    t
+}
+
+/// Table `pfc_buffer` (dynamic pause threshold only): one row per switch ingress port and
+/// priority that paused, used headroom or dropped.
+pub fn pfc_buffer(sim: &Sim, l: &L2) -> Table {
+    let (mut port, mut prio, mut hdrm, mut max_sh, mut max_h) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut pauses, mut drops, mut drop_b) = (vec![], vec![], vec![]);
+    for (n, sw) in l.pause_sw.iter().enumerate() {
+        let Some(sw) = sw else { continue };
+        let Some(m) = sw.wm.mmu() else { continue };
+        let classes = sw.wm.classes_per_input();
+        for (ii, &pid) in sim.net.nodes[n].ports.iter().enumerate() {
+            for c in 0..classes {
+                let g = m.group(ii * classes + c);
+                let np = sw.wm.pauses(ii, c as u8);
+                if np == 0 && g.max_hdrm == 0 && g.drops == 0 {
+                    continue;
+                }
+                port.push(sim.net.port_name(pid));
+                prio.push(if classes == 1 { -1 } else { c as i64 });
+                hdrm.push(m.headroom_of(ii) as i64);
+                max_sh.push(g.max_shared as i64);
+                max_h.push(g.max_hdrm as i64);
+                pauses.push(np as i64);
+                drops.push(g.drops as i64);
+                drop_b.push(g.drop_bytes as i64);
+            }
+        }
+    }
+    let mut t = Table::new("pfc_buffer");
+    t.str("port", port)
+        .i64("priority", prio)
+        .i64("headroom_bytes", hdrm)
+        .i64("max_shared_bytes", max_sh)
+        .i64("max_headroom_bytes", max_h)
+        .i64("pauses", pauses)
+        .i64("drops", drops)
+        .i64("drop_bytes", drop_b);
     t
 }

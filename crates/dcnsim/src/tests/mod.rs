@@ -8,6 +8,7 @@ mod layers;
 mod mq_port;
 mod nic;
 mod pfc;
+mod pfc_dynamic;
 mod prefetch;
 mod queue_mean;
 mod route_hint;
