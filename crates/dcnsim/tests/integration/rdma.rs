@@ -72,7 +72,7 @@ fn bad_roce_keys_get_one_line_errors() {
         (
             "roce.cc",
             "\"cubic\"",
-            "expected \"dcqcn\", \"dcqcn-fork\" or \"none\"",
+            "expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \"timely-fork\", \"swift\" or \"none\"",
         ),
         (
             "roce.recovery",
@@ -110,6 +110,49 @@ fn bad_roce_keys_get_one_line_errors() {
         assert!(msg.contains(want), "{key} = {value}: {msg}");
         assert!(!msg.contains('\n'), "{msg}");
     }
+}
+
+#[test]
+fn timely_and_swift_finish_the_incast_losslessly_with_a_lower_queue_than_none() {
+    // 200 ms: the paper's TIMELY falls to its 10 Mb/s floor on the first surge and climbs
+    // back by 10 Mb/s per 16 KB segment (docs/models.md §13), far slower than the 5 ms run.
+    // The queue at the receiver's port: its peak, and its mean over 100..600 µs (after the
+    // line-rate start's surge, before the run without congestion control drains).
+    let queue = |cc: &str| {
+        let t = run(&[
+            ("roce.cc", cc),
+            ("topology.servers", "8"),
+            ("sim.duration", "\"200ms\""),
+            ("measure.queue_ports", "[\"sw->client\"]"),
+            ("measure.queue_interval", "\"10us\""),
+        ]);
+        assert_eq!(first_f64(&t, "summary", "drops"), 0.0, "{cc}: lossless");
+        assert_eq!(first_f64(&t, "summary", "delivered_bytes"), 8e6, "{cc}");
+        assert_eq!(f64s(table(&t, "completions"), "slowdown").len(), 8, "{cc}");
+        let q = table(&t, "queue");
+        let (at, bytes) = (f64s(q, "time_s"), f64s(q, "bytes"));
+        let mid: Vec<f64> = at
+            .iter()
+            .zip(&bytes)
+            .filter(|(&s, _)| (100e-6..=600e-6).contains(&s))
+            .map(|(_, &b)| b)
+            .collect();
+        let mean = mid.iter().sum::<f64>() / mid.len() as f64;
+        let peak = crate::helpers::port_row(&t, "sw->client", "max_queue_bytes");
+        (peak, mean)
+    };
+    let (peak0, mean0) = queue("\"none\"");
+    for cc in ["\"timely\"", "\"timely-fork\"", "\"swift\""] {
+        let (peak, mean) = queue(cc);
+        assert!(peak <= peak0, "{cc}: peak {peak} B, {peak0} B without");
+        assert!(
+            mean < mean0,
+            "{cc}: mean {mean} B at sw->client, {mean0} B without congestion control"
+        );
+    }
+    // Swift's window bounds even the start: no pause, a peak far below the PFC-held one.
+    let (peak, _) = queue("\"swift\"");
+    assert!(peak < peak0 / 4.0, "swift: peak {peak} B, {peak0} B without");
 }
 
 #[test]

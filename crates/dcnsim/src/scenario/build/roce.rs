@@ -5,6 +5,8 @@ use crate::base::packet::{Kind, Packet};
 use crate::base::units::{parse_bytes, parse_time, RateBps, SimTime};
 use crate::engine::sim::Sim;
 use crate::model::roce::cc::dcqcn::{Dcqcn, DcqcnConfig};
+use crate::model::roce::cc::swift::{Swift, SwiftConfig, SwiftPath};
+use crate::model::roce::cc::timely::{Timely, TimelyConfig};
 use crate::model::roce::cc::{FixedRate, RoceCc};
 use crate::model::roce::qp::{CnpPolicy, LossRecovery, RoceConfig, RoceFlow};
 use crate::scenario::config::roce::RoceCfg;
@@ -71,22 +73,55 @@ pub(super) fn roce_config(ctx: &Ctx, c: &RoceCfg) -> Result<RoceConfig, Scenario
     q.data_class = c.data_class;
     q.ctrl_class = c.ctrl_class;
     // Checked here so that a bad value is reported before any flow is built.
-    controller(ctx, c, RateBps(1_000_000_000))?;
+    controller(ctx, c, &q, Path::check())?;
     window(ctx, c, None)?;
     Ok(q)
 }
 
-/// The controller `[roce] cc` names, for a NIC of rate `line`.
-fn controller(ctx: &Ctx, c: &RoceCfg, line: RateBps) -> Result<RoceCc, ScenarioError> {
+/// What a controller may derive constants from: the NIC's rate, the path's base RTT and its
+/// switches.
+#[derive(Clone, Copy, Debug)]
+struct Path {
+    line: RateBps,
+    base_rtt: SimTime,
+    hops: u32,
+}
+
+impl Path {
+    /// A stand-in for checking `[roce] cc` before any flow exists.
+    fn check() -> Path {
+        Path {
+            line: RateBps(1_000_000_000),
+            base_rtt: SimTime::ZERO,
+            hops: 0,
+        }
+    }
+}
+
+/// The controller `[roce] cc` names, for a queue pair of constants `q` on path `p`.
+fn controller(ctx: &Ctx, c: &RoceCfg, q: &RoceConfig, p: Path) -> Result<RoceCc, ScenarioError> {
+    let line = p.line;
     Ok(match c.cc.as_str() {
         "dcqcn" => RoceCc::Dcqcn(Dcqcn::new(DcqcnConfig::paper(line))),
         "dcqcn-fork" => RoceCc::Dcqcn(Dcqcn::new(DcqcnConfig::hpcc_fork(line))),
+        "timely" => RoceCc::Timely(Timely::new(TimelyConfig::paper(line))),
+        "timely-fork" => RoceCc::Timely(Timely::new(TimelyConfig::hpcc_fork(line))),
+        "swift" => RoceCc::Swift(Swift::new(SwiftConfig::paper(SwiftPath {
+            line_rate: line,
+            mtu: q.mtu,
+            wire: q.mtu + q.data_header,
+            hops: c.hops.unwrap_or(p.hops),
+            base_rtt: p.base_rtt,
+        }))),
         "none" => RoceCc::Fixed(FixedRate { rate: line }),
         other => {
             return Err(ctx.err(
                 "roce",
                 "cc",
-                format!("unknown {other:?}: expected \"dcqcn\", \"dcqcn-fork\" or \"none\""),
+                format!(
+                    "unknown {other:?}: expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \
+                     \"timely-fork\", \"swift\" or \"none\""
+                ),
             ))
         }
     })
@@ -127,16 +162,15 @@ pub(super) fn roce_flow(
 ) -> Result<RoceFlow, ScenarioError> {
     let c = &ctx.loaded.scenario.roce;
     let line = sim.net.ports[sim.net.routing.route(src, dst).idx()].rate;
-    let cc = controller(ctx, c, line)?;
+    let rtt = base_rtt(sim, q.mtu + q.data_header, q.ack_size, (src, dst));
+    let path = Path {
+        line,
+        base_rtt: rtt,
+        hops: switches(sim, (src, dst)),
+    };
+    let cc = controller(ctx, c, q, path)?;
     let mut q = *q;
-    q.window = window(
-        ctx,
-        c,
-        Some((
-            base_rtt(sim, q.mtu + q.data_header, q.ack_size, (src, dst)),
-            line,
-        )),
-    )?;
+    q.window = window(ctx, c, Some((rtt, line)))?;
     Ok(RoceFlow::new(src, dst, q, cc))
 }
 
@@ -144,7 +178,8 @@ pub(super) fn roce_flow(
 /// (a workload opens them during the run): the controller for the first host's NIC rate,
 /// and a "bdp" window at the largest base RTT from the first host — the fabric's diameter
 /// in the symmetric topologies, as the HPCC authors' simulator gives every queue pair the
-/// largest bandwidth-delay product of the network.
+/// largest bandwidth-delay product of the network (Swift's hop count likewise: the most
+/// switches from the first host).
 pub(super) fn roce_proto(
     ctx: &Ctx,
     sim: &Sim,
@@ -160,9 +195,28 @@ pub(super) fn roce_proto(
         .map(|&h| base_rtt(sim, q.mtu + q.data_header, q.ack_size, (first, h)))
         .max()
         .unwrap_or(SimTime::ZERO);
+    let hops = hosts
+        .iter()
+        .filter(|&&h| h != first)
+        .map(|&h| switches(sim, (first, h)))
+        .max()
+        .unwrap_or(0);
+    let path = Path {
+        line,
+        base_rtt: rtt,
+        hops,
+    };
+    let cc = controller(ctx, c, q, path)?;
     let mut q = *q;
     q.window = window(ctx, c, Some((rtt, line)))?;
-    Ok((q, controller(ctx, c, line)?))
+    Ok((q, cc))
+}
+
+/// The switches a data packet from `src` to `dst` crosses (one fewer than the links).
+fn switches(sim: &Sim, (src, dst): (NodeId, NodeId)) -> u32 {
+    let p = Packet::new(Kind::Data, crate::base::ids::FlowId(0), (src, dst), 64, 0);
+    let links = sim.net.path(&p).map_or(0, |v| v.len());
+    links.saturating_sub(1) as u32
 }
 
 /// The round trip of a full data packet from `src` to `dst` and of its ACK back, alone in

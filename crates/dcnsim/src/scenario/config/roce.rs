@@ -23,8 +23,13 @@ pub struct RoceCfg {
     /// Go-back-N's retransmission timeout.
     pub rto: Dur,
     /// "dcqcn" (the DCQCN paper's constants), "dcqcn-fork" (the HPCC authors' simulator's
-    /// DCQCN) or "none" (every queue pair at line rate).
+    /// DCQCN), "timely" (the TIMELY paper's), "timely-fork" (the HPCC authors' simulator's
+    /// TIMELY), "swift" (the Swift paper's algorithm) or "none" (every queue pair at line
+    /// rate). docs/models.md §11, §13, §14.
     pub cc: String,
+    /// Swift's hop count (the paper reads it from the TTL): absent, the switches on each
+    /// queue pair's path (a workload's: the most from its first host); or a number for all.
+    pub hops: Option<u32>,
     /// The receiver's congestion notification: absent: the controller's ("dcqcn" and
     /// "none": at most one CNP per flow per 50 µs; "dcqcn-fork": "per-ack"), "per-ack" (the
     /// ACK echoes CE) or a duration (at most one CNP per flow per that time).
@@ -46,6 +51,7 @@ impl Default for RoceCfg {
             rto: Dur(q.rto),
             // DCQCN as its paper gives it: the congestion control RoCE NICs ship.
             cc: "dcqcn".to_string(),
+            hops: None,
             cnp: None,
             data_class: q.data_class,
             ctrl_class: q.ctrl_class,

@@ -11,6 +11,8 @@
 use crate::base::units::{RateBps, SimTime};
 
 pub mod dcqcn;
+pub mod swift;
+pub mod timely;
 
 /// A controller has at most this many timers (numbered 0..CC_TIMERS).
 pub const CC_TIMERS: u8 = 4;
@@ -70,13 +72,18 @@ impl RateControl for FixedRate {
 /// Any built-in controller (enum dispatch: no `dyn` call per packet). A new controller is
 /// its own file, one variant here and one arm in each method of `RateControl for RoceCc`.
 // The controllers live inline in each queue pair (no allocation per queue pair), so the
-// enum is as large as the largest state (DCQCN's, with its constants: about 250 bytes).
+// enum is as large as the largest state (DCQCN's, with its constants: about 250 bytes;
+// TIMELY's and Swift's are smaller, a test checks).
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum RoceCc {
     Fixed(FixedRate),
     /// DCQCN (`dcqcn.rs`; docs/models.md §11).
     Dcqcn(dcqcn::Dcqcn),
+    /// TIMELY (`timely.rs`; docs/models.md §13).
+    Timely(timely::Timely),
+    /// Swift (`swift.rs`; docs/models.md §14).
+    Swift(swift::Swift),
 }
 
 macro_rules! each_cc {
@@ -84,6 +91,8 @@ macro_rules! each_cc {
         match $s {
             RoceCc::Fixed($c) => $body,
             RoceCc::Dcqcn($c) => $body,
+            RoceCc::Timely($c) => $body,
+            RoceCc::Swift($c) => $body,
         }
     };
 }
