@@ -152,7 +152,10 @@ fn timely_and_swift_finish_the_incast_losslessly_with_a_lower_queue_than_none() 
     }
     // Swift's window bounds even the start: no pause, a peak far below the PFC-held one.
     let (peak, _) = queue("\"swift\"");
-    assert!(peak < peak0 / 4.0, "swift: peak {peak} B, {peak0} B without");
+    assert!(
+        peak < peak0 / 4.0,
+        "swift: peak {peak} B, {peak0} B without"
+    );
 }
 
 #[test]

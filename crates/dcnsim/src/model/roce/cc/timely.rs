@@ -260,7 +260,9 @@ impl Timely {
             self.streak = 0;
         }
         let min = c.min_rate.0 as f64;
-        self.rate = (self.rate * factor.max(0.0)).max(min).min(c.line_rate.0 as f64);
+        self.rate = (self.rate * factor.max(0.0))
+            .max(min)
+            .min(c.line_rate.0 as f64);
     }
 }
 

@@ -214,8 +214,8 @@ fn the_fork_goes_hyperactive_after_five_increases_of_either_kind() {
         ack(t, us(now), 1_000, us(rtt));
     };
     next(&mut t, 30); // recorded
-    // RTT 30 µs < T_low: increases 1..5 add ai (100 Mb/s), the sixth and seventh hai
-    // (500 Mb/s).
+                      // RTT 30 µs < T_low: increases 1..5 add ai (100 Mb/s), the sixth and seventh hai
+                      // (500 Mb/s).
     let mut want = 10e9;
     for i in 1..=7 {
         next(&mut t, 30);
