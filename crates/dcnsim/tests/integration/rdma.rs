@@ -159,6 +159,31 @@ fn timely_and_swift_finish_the_incast_losslessly_with_a_lower_queue_than_none() 
 }
 
 #[test]
+fn swift_takes_its_hop_count_from_the_path_or_from_roce_hops() {
+    use dcnsim::model::roce::cc::RoceCc;
+    use dcnsim::model::transport::Endpoint;
+    let hops = |extra: &[(&str, &str)]| {
+        let mut o = vec![("roce.cc", "\"swift\"")];
+        o.extend_from_slice(extra);
+        let over = crate::helpers::set(&o);
+        let l = dcnsim::scenario::load(&text(), FILE, &over).expect("loads");
+        let (sim, _) = dcnsim::scenario::build(&l).expect("builds");
+        let Endpoint::Roce(f) = &sim.hosts.flows[0] else {
+            panic!("a queue pair")
+        };
+        let RoceCc::Swift(s) = &*f.cc else {
+            panic!("Swift")
+        };
+        // The star's 1 µs links at 100 Gb/s: a base RTT above 4 µs, a window of one BDP.
+        assert!(s.cwnd > 4e-6 * 100e9 / 8.0 / 1062.0, "{}", s.cwnd);
+        s.cfg.hops
+    };
+    // server -> sw -> client: one switch.
+    assert_eq!(hops(&[]), 1);
+    assert_eq!(hops(&[("roce.hops", "3")]), 3);
+}
+
+#[test]
 fn a_one_bdp_window_keeps_the_incast_below_the_pause_threshold() {
     // Four windows of one base RTT at 100 Gb/s (a few tens of KB each) never fill an input's
     // 400 KB: no pause, where the same incast without a window pauses its senders.
