@@ -111,8 +111,10 @@ impl Core {
     }
 
     /// After a call into flow `fid`'s endpoint: list it if it now has something to send,
-    /// and let its port's scheduler run.
-    #[inline]
+    /// and let its port's scheduler run. Out of line, as every NIC function: the packet
+    /// path keeps only the `Hosts::nics` test (TCP-only runs never call here).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn nic_kick_flow(&mut self, fid: FlowId) {
         let pid = self.nic_port_of(fid);
         if pid == PortId::NONE {
@@ -132,7 +134,8 @@ impl Core {
 
     /// The hook after a `PortTxDone` of port `pid` (and after a PAUSE/PFC frame reached it):
     /// if it has a scheduler, let it run.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     pub(crate) fn nic_after_port(&mut self, pid: PortId) {
         if let Some(n) = self.hosts.nics.as_deref() {
             if n.nic_of(pid).is_some() {
@@ -143,6 +146,8 @@ impl Core {
 
     /// `Event::Nic(pid)` fired: run the scheduler if this is its earliest wake-up (a later
     /// one that an earlier one superseded does nothing).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn on_nic_wake(&mut self, pid: PortId) {
         let now = self.now;
         let Some(n) = self.hosts.nics.as_deref_mut() else {
