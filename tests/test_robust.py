@@ -191,7 +191,7 @@ def test_fitting_keeps_the_closest_names() -> None:
     from dcnsim._messages import shorten
 
     line = shorten(LONG_MESSAGES[3])
-    assert "(built-in: websearch, " in line and "8 in all)" in line
+    assert "(built-in: websearch, " in line and "10 in all)" in line
     line = shorten(LONG_MESSAGES[2])
     assert "(first 3 of 8 names" in line or "(closest" in line
 
