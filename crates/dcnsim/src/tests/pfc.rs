@@ -82,29 +82,16 @@ fn pfc_makes_a_9_to_1_overload_lossless_on_multi_queue_ports() {
     assert!(get(&lossy, "summary", "drops") > 1000.0);
 }
 
-/// Atikoglu & Prabhakar topology with CBR: n1 -> n3 (class 1, the culprit) and n2 -> n4 (class 0, the
-/// innocent), 4 Gb/s each over 10 Gb/s links; B -> n3 serves 500 Mb/s from `slow_at`.
-fn two_classes(pause: &str, slow: bool) -> String {
-    let mut s = String::from(
-        "[sim]\nduration = \"30ms\"\n[topology]\nkind = \"explicit\"\nlink_rate = \"10Gbps\"\n\
-         link_delay = \"3us\"\nswitch_buffer = \"unlimited\"\n\
-         queues = { count = 2, scheduler = \"dwrr\", quanta = [1500, 1500], limit = \"1GB\" }\n",
-    );
-    s.push_str(pause);
-    s.push('\n');
-    for (n, k) in [
-        ("A", "switch"),
-        ("B", "switch"),
-        ("n1", "host"),
-        ("n2", "host"),
-    ] {
+/// The nodes and links of the Atikoglu & Prabhakar part-1 topology: switches A and B, hosts
+/// n1 and n2 on A, n3 and n4 on B (`kind = "explicit"` tables, in this node order).
+pub(super) fn two_switch_nodes() -> String {
+    let mut s = String::new();
+    for (n, k) in [("A", "switch"), ("B", "switch")]
+        .into_iter()
+        .chain(["n1", "n2", "n3", "n4"].map(|n| (n, "host")))
+    {
         s.push_str(&format!(
             "[[topology.nodes]]\nname = \"{n}\"\nkind = \"{k}\"\n"
-        ));
-    }
-    for n in ["n3", "n4"] {
-        s.push_str(&format!(
-            "[[topology.nodes]]\nname = \"{n}\"\nkind = \"host\"\n"
         ));
     }
     for (a, b) in [
@@ -116,6 +103,20 @@ fn two_classes(pause: &str, slow: bool) -> String {
     ] {
         s.push_str(&format!("[[topology.links]]\na = \"{a}\"\nb = \"{b}\"\n"));
     }
+    s
+}
+
+/// Atikoglu & Prabhakar topology with CBR: n1 -> n3 (class 1, the culprit) and n2 -> n4 (class 0, the
+/// innocent), 4 Gb/s each over 10 Gb/s links; B -> n3 serves 500 Mb/s from `slow_at`.
+fn two_classes(pause: &str, slow: bool) -> String {
+    let mut s = String::from(
+        "[sim]\nduration = \"30ms\"\n[topology]\nkind = \"explicit\"\nlink_rate = \"10Gbps\"\n\
+         link_delay = \"3us\"\nswitch_buffer = \"unlimited\"\n\
+         queues = { count = 2, scheduler = \"dwrr\", quanta = [1500, 1500], limit = \"1GB\" }\n",
+    );
+    s.push_str(pause);
+    s.push('\n');
+    s.push_str(&two_switch_nodes());
     if slow {
         s.push_str(
             "[[topology.rate_changes]]\nport = \"B->n3\"\nat = \"0ms\"\nrate = \"500Mbps\"\n",

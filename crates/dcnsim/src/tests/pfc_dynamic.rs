@@ -138,25 +138,7 @@ fn two_switches(pause: &str) -> String {
          queues = {{ count = 2, scheduler = \"dwrr\", quanta = [1500, 1500], limit = \"1GB\" }}\n\
          pause = {pause}\n"
     );
-    for (n, k) in [("A", "switch"), ("B", "switch")] {
-        s.push_str(&format!(
-            "[[topology.nodes]]\nname = \"{n}\"\nkind = \"{k}\"\n"
-        ));
-    }
-    for n in ["n1", "n2", "n3", "n4"] {
-        s.push_str(&format!(
-            "[[topology.nodes]]\nname = \"{n}\"\nkind = \"host\"\n"
-        ));
-    }
-    for (a, b) in [
-        ("n1", "A"),
-        ("n2", "A"),
-        ("A", "B"),
-        ("B", "n3"),
-        ("B", "n4"),
-    ] {
-        s.push_str(&format!("[[topology.links]]\na = \"{a}\"\nb = \"{b}\"\n"));
-    }
+    s.push_str(&super::pfc::two_switch_nodes());
     s.push_str("[[topology.rate_changes]]\nport = \"B->n3\"\nat = \"0ms\"\nrate = \"500Mbps\"\n");
     for (src, dst, class) in [("n1", "n3", 1), ("n2", "n4", 0)] {
         s.push_str(&format!(
