@@ -26,6 +26,7 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+PAYLOAD = 1460
 SMALL_BYTES = 100 * 1024
 LARGE_BYTES = 10 * 1024 * 1024
 # The authors' script: host links host_delay + mean_link_delay, fabric links mean_link_delay.
@@ -57,6 +58,22 @@ def ack_latency_s(src: int, dst: int, per_leaf: int) -> float:
     return 2 * HOST_LINK_S + fabric * FABRIC_LINK_S + hops * ACK_BYTES * 8 / RATE_BPS
 
 
+def flow_file_from_ns2(flow_tr: Path) -> str:
+    """A dcnsim flow file (the HPCC simulator's `flow.txt` form: `src dst pg dport size
+    start`) of the flows of an authors' run kept by `run.py --keep`: `flow.tr` lines are
+    `packets FCT timeouts src dst service finish`, the start is finish - FCT, measured from
+    the script's `init_schedule` at 1 s; the service is the class (queues 1..7)."""
+    lines = []
+    for line in flow_tr.read_text().splitlines():
+        f = line.split()
+        if len(f) < 7:
+            raise SystemExit(f"{flow_tr}: no finish time on a line (a run of run.py before "
+                             "it logged them?)")
+        start = max(0.0, float(f[6]) - float(f[1]) - 1.0)
+        lines.append(f"{f[3]} {f[4]} {f[5]} 100 {int(float(f[0])) * PAYLOAD} {start:.9f}")
+    return f"{len(lines)}\n" + "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> dict:
     try:
         from dcnsim import api
@@ -74,6 +91,13 @@ def run(args: argparse.Namespace) -> dict:
         "apps.0.count": str(args.flows),
         "sim.seed": str(args.seed),
     }
+    if args.ns2_flows:
+        # Replay the authors' run's own flows (arrival, pair, service, size) instead of
+        # drawing them: the load and count then come from the file.
+        del overrides["apps.0.load"], overrides["apps.0.count"]
+        out = Path(args.ns2_flows).with_suffix(".flows.txt")
+        out.write_text(flow_file_from_ns2(Path(args.ns2_flows)))
+        overrides["apps.0.flows_file"] = json.dumps(str(out.resolve()))
     for kv in args.set:
         k, _, v = kv.partition("=")
         overrides[k] = v
@@ -87,9 +111,10 @@ def run(args: argparse.Namespace) -> dict:
     cols = (m["flow"], m["bytes"], m["start_s"], m["end_s"], m["timeouts"])
     for flow, b, s, e, to in zip(*cols, strict=True):
         fct = (e - s + ack_latency_s(host[flow], peer[flow], 12)) * 1e6
-        rows.append((int(b), fct, int(to)))
+        rows.append((int(b), fct, int(to), host[flow] - 1, peer[flow] - 1, s))
     if args.dump:
-        Path(args.dump).write_text("".join(f"{b} {fct:.3f} {to}\n" for b, fct, to in rows))
+        Path(args.dump).write_text("".join(
+            f"{r[0]} {r[1]:.3f} {r[2]} {r[3]} {r[4]} {r[5]:.9f}\n" for r in rows))
     small = [r for r in rows if r[0] < SMALL_BYTES]
     medium = [r for r in rows if SMALL_BYTES <= r[0] <= LARGE_BYTES]
     large = [r for r in rows if r[0] > LARGE_BYTES]
@@ -122,7 +147,11 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="one more scenario override (repeatable)")
     ap.add_argument("--dump", default=None, metavar="FILE",
-                    help="also write one line per message: bytes, FCT (us), timeouts")
+                    help="also write one line per message: bytes, FCT (us), timeouts, "
+                         "source and destination host index, arrival (s)")
+    ap.add_argument("--ns2-flows", default=None, metavar="FLOW_TR",
+                    help="replay the flows of an authors' run (its flow.tr, kept by "
+                         "run.py --keep) instead of drawing them")
     print(json.dumps(run(ap.parse_args())))
 
 

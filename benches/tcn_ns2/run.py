@@ -93,6 +93,16 @@ def reseed(work: Path, seed: int) -> None:
                                    f"$warmupRNG seed {5251 + seed}", COMMON_TCL))
 
 
+def log_finish_time(work: Path) -> None:
+    """Append the finish time to each `flow.tr` line (start = finish - FCT), so a run's
+    arrivals can be replayed in dcnsim as a flow file (`--flows-out`)."""
+    common = work / COMMON_TCL
+    common.write_text(replace_once(common.read_text(),
+                                   'puts $logfile "$tmp_pkts $fldur $rttimes $group_id $sid"',
+                                   'puts $logfile "$tmp_pkts $fldur $rttimes $group_id $sid [$ns now]"',
+                                   COMMON_TCL))
+
+
 def p99(values: list[float]) -> float:
     """The authors' result.py percentile: sorted[99 * n // 100]."""
     if not values:
@@ -167,6 +177,7 @@ def run(args: argparse.Namespace) -> dict:
         for f in scripts.glob("*.tcl"):
             shutil.copy(f, work / f.name)
         reseed(work, args.seed)
+        log_finish_time(work)
         cmd = [ns, MAIN_TCL, *ns_args(args.fig, args.load, args.scheme, args.flows, k)]
         t0 = time.monotonic()
         with (work / "log.txt").open("w") as log:

@@ -2,6 +2,7 @@
 //! verdicts, frames and deadlines. No `Sim`, no serde, no result tables; imports only `base`.
 
 pub mod aqm;
+pub mod flow_file;
 pub mod l2;
 pub mod mq;
 pub mod roce;

@@ -217,3 +217,95 @@ fn services_by_pair_follow_the_tcn_script() {
         assert!(e.message.contains(says), "{e}");
     }
 }
+
+#[test]
+fn a_flow_file_replays_its_flows() {
+    // The HPCC simulator's flow.txt form: count, then `src dst pg dport size start`, hosts
+    // indexed in the all-to-all list (client, server1..4). Out of start order on purpose;
+    // the last line is beyond the announced count and is not read.
+    let file = setup("flowfile");
+    let dir = std::path::Path::new(&file).parent().unwrap();
+    std::fs::write(
+        dir.join("flows.txt"),
+        "3\n2 0 1 100 14600 0.002\n0 3 0 100 1460 0.0005\n1 0 1 100 2920 0.002\n4 1 0 100 99 0\n",
+    )
+    .unwrap();
+    let app = "pattern = \"all-to-all\"\nflows_file = \"flows.txt\"\nstart = \"1ms\"\n\
+               service_classes = [0, 1]";
+    let text = scenario(app, "").replace("cdf_file = \"sizes.txt\"\n", "");
+    let t = run_file(&text, &file, &[]);
+    let m = table(&t, "messages");
+    let (st, en, by, svc) = (
+        f64s(m, "start_s"),
+        f64s(m, "end_s"),
+        f64s(m, "bytes"),
+        f64s(m, "service"),
+    );
+    assert_eq!(st, vec![0.0015, 0.003, 0.003]);
+    assert_eq!(by, vec![1460.0, 14600.0, 2920.0]);
+    assert_eq!(svc, vec![0.0, 1.0, 1.0]);
+    let fl = table(&t, "flows");
+    let (src, dst) = (strs(fl, "src"), strs(fl, "dst"));
+    let flow = f64s(m, "flow");
+    let ends: Vec<(String, String)> = flow
+        .iter()
+        .map(|&f| (src[f as usize].clone(), dst[f as usize].clone()))
+        .collect();
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        ends,
+        vec![
+            pair("client", "server3"),
+            pair("server2", "client"),
+            pair("server1", "client")
+        ]
+    );
+    // The lone one-packet flow: two store-and-forward hops of 1500 B at 1 Gb/s and two
+    // 10 µs links.
+    let fct = en[0] - st[0];
+    assert!((fct - (2.0 * 12e-6 + 2.0 * 10e-6)).abs() < 1e-9, "{fct}");
+    let s = table(&t, "summary");
+    assert_eq!(f64s(s, "messages_done")[0], 3.0);
+}
+
+#[test]
+fn a_flow_file_is_checked() {
+    let file = setup("flowfile-bad");
+    let dir = std::path::Path::new(&file).parent().unwrap();
+    std::fs::write(dir.join("good.txt"), "1\n0 1 0 100 1000 0\n").unwrap();
+    std::fs::write(dir.join("bad.txt"), "1\n0 1 0 100 1000\n").unwrap();
+    std::fs::write(dir.join("pg.txt"), "1\n0 1 5 100 1000 0\n").unwrap();
+    for (app, says) in [
+        (
+            "flows_file = \"good.txt\"",
+            "needs pattern = \"all-to-all\"",
+        ),
+        (
+            "pattern = \"all-to-all\"\nflows_file = \"bad.txt\"",
+            "bad.txt:2: expected 'src dst pg dport size start' (6 fields), found 5",
+        ),
+        (
+            "pattern = \"all-to-all\"\nflows_file = \"pg.txt\"",
+            "pg 5 is not the class of a service (service_classes = [0])",
+        ),
+        (
+            "pattern = \"all-to-all\"\nflows_file = \"none.txt\"",
+            "none.txt: cannot read",
+        ),
+    ] {
+        let text = scenario(app, "").replace("cdf_file = \"sizes.txt\"\n", "");
+        let e = dcnsim::scenario::load(&text, &file, &[]).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("apps.flows_file"), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    // The Poisson keys are legal next to a flow file but unused: each given one is warned of.
+    let app = "pattern = \"all-to-all\"\nflows_file = \"good.txt\"\nload = 0.5\ncount = 7";
+    let text = scenario(app, "").replace("cdf_file = \"sizes.txt\"\n", "");
+    let w = dcnsim::scenario::load(&text, &file, &[]).unwrap().warnings;
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("apps.load") && w[0].contains("`load` is not used with `flows_file`"),
+        "{w:?}"
+    );
+    assert!(w[1].contains("`count` is not used"), "{w:?}");
+}

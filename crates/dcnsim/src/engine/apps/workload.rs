@@ -35,6 +35,7 @@ use crate::base::units::SimTime;
 use crate::engine::apps::AppEvent;
 use crate::engine::datapath::Core;
 use crate::engine::event::Event;
+use crate::model::flow_file::FileFlow;
 use crate::model::roce::cc::RoceCc;
 use crate::model::roce::qp::{RoceConfig, RoceFlow};
 use crate::model::tcp::{TcpConfig, TcpFlow};
@@ -174,6 +175,17 @@ pub struct Workload {
     pub done: u64,
     /// Some: services fixed per pair (all-to-all only).
     pub by_pair: Option<PairServices>,
+    /// Some: the flows of a flow file replace the Poisson arrivals (all-to-all only).
+    pub replay: Option<Box<Replay>>,
+}
+
+/// The flows of a flow file (`model/flow_file.rs`), in start order, each with the service
+/// of its class; `next` is the next one to arrive.
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    pub flows: Vec<FileFlow>,
+    pub service: Vec<u16>,
+    pub next: usize,
 }
 
 impl Workload {
@@ -209,6 +221,7 @@ impl Workload {
             messages: Vec::new(),
             done: 0,
             by_pair: None,
+            replay: None,
         }
     }
 
@@ -221,6 +234,11 @@ impl Workload {
     #[inline(never)]
     pub fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
+            AppEvent::Start if self.replay.is_some() => self.schedule_replay(sim, id),
+            AppEvent::Timer(_) if self.replay.is_some() => {
+                self.arrive_replayed(sim, id);
+                self.schedule_replay(sim, id);
+            }
             AppEvent::Start => {
                 if self.limit > 0 {
                     let at = self.start.max(sim.now) + self.arrivals.next_gap(&mut self.rng);
@@ -237,6 +255,31 @@ impl Workload {
             AppEvent::FlowDone(fid) => self.flow_done(sim, fid),
             AppEvent::UdpReceived(_) | AppEvent::PingReply(_) => {}
         }
+    }
+
+    /// Schedule the next flow of the flow file, at `start` + its start time.
+    fn schedule_replay(&mut self, sim: &mut Core, id: AppId) {
+        let Some(r) = &self.replay else { return };
+        if let Some(f) = r.flows.get(r.next) {
+            let at = (self.start + f.start).max(sim.now);
+            sim.events.schedule(at, Event::App { app: id, arg: 0 });
+        }
+    }
+
+    /// The next flow of the flow file arrives: its endpoints, size and service are given.
+    fn arrive_replayed(&mut self, sim: &mut Core, id: AppId) {
+        let (Some(r), Pattern::AllToAll { hosts }) = (&mut self.replay, &self.pattern) else {
+            return;
+        };
+        let Some(&f) = r.flows.get(r.next) else {
+            return;
+        };
+        let si = r.service[r.next] as usize;
+        r.next += 1;
+        let n = hosts.len();
+        let (a, b) = (f.src as usize, f.dst as usize);
+        let ends = (hosts[a], hosts[b]);
+        self.push_message(sim, id, si, f.bytes, a * n + b, ends);
     }
 
     /// A new message arrives: choose service, size, endpoints and connection.

@@ -11,6 +11,7 @@ use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
 use crate::model::tcp::TcpFlow;
 use crate::scenario::config::apps::{AppCfg, BulkCfg, CbrCfg, IncastCfg, PingCfg, TransactionsCfg};
+use crate::scenario::config::workload::WorkloadCfg;
 use crate::scenario::config::Scenario;
 use crate::scenario::ctx::Ctx;
 use crate::scenario::error::ScenarioError;
@@ -111,7 +112,7 @@ pub(super) fn build_app(args: &AppArgs, a: &AppCfg, sim: &mut Sim) -> Result<(),
         AppCfg::Workload(c) => {
             let conn = super::workload::conn_kind(args, c, sim)?;
             super::workload::build_workload(file, text, sim, ai, c, conn, seed)?;
-            warn_idle_workload(ctx, ai, sim);
+            warn_idle_workload(ctx, ai, c, sim);
             Ok(())
         }
         AppCfg::Ping(c) => app_ping(args, c, sim),
@@ -122,10 +123,28 @@ pub(super) fn build_app(args: &AppArgs, a: &AppCfg, sim: &mut Sim) -> Result<(),
 /// A workload (the last app built) whose expected gap between messages is longer than
 /// the run is legal but carries nothing (the fuzzer's `load = 5e-324` was accepted
 /// silently): warn with the gap.
-fn warn_idle_workload(ctx: &Ctx, ai: usize, sim: &Sim) {
+/// With a flow file, the keys of the Poisson arrivals are not used: warn about each given.
+fn warn_idle_workload(ctx: &Ctx, ai: usize, c: &WorkloadCfg, sim: &Sim) {
     let Some(crate::engine::apps::App::Workload(w)) = sim.apps.last() else {
         return;
     };
+    if w.replay.is_some() {
+        let d = WorkloadCfg::default();
+        let given = [
+            ("load", c.load.is_some()),
+            ("mean_bytes", c.mean_bytes.is_some()),
+            ("count", c.count != d.count),
+            ("service_by", c.service_by != d.service_by),
+        ];
+        for (key, _) in given.iter().filter(|g| g.1) {
+            let msg = format!(
+                "app {ai} (workload): `{key}` is not used with `flows_file` (the file gives \
+                 every flow)"
+            );
+            ctx.warn("apps", key, &msg);
+        }
+        return;
+    }
     let gap_s = 1.0 / w.arrivals.rate_per_s();
     let end_s = ctx.loaded.scenario.sim.duration.0.as_secs_f64();
     let run_s = (end_s - w.start.as_secs_f64()).max(0.0);

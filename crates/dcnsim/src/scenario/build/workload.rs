@@ -4,10 +4,11 @@
 use super::flows::err;
 use crate::base::ids::NodeId;
 use crate::base::rng::Rng;
-use crate::engine::apps::workload::{ConnKind, PairServices, Pattern, Service, Workload};
+use crate::engine::apps::workload::{ConnKind, PairServices, Pattern, Replay, Service, Workload};
 use crate::engine::apps::App;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
+use crate::model::flow_file::parse_flow_file;
 use crate::model::workload::{load_cdf_file, FlowSizeDist, PoissonArrivals};
 use crate::scenario::config::workload::{default_connections, WorkloadCfg};
 use crate::scenario::error::ScenarioError;
@@ -85,12 +86,6 @@ pub fn build_workload(
     seed: u64,
 ) -> Result<(), ScenarioError> {
     let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
-    let load = a
-        .load
-        .ok_or_else(|| e("load", "needs `load` (0 < load ≤ 1.5)".into()))?;
-    if !(load > 0.0 && load <= 1.5) {
-        return Err(e("load", format!("{load} is out of range (0, 1.5]")));
-    }
     let mut services = services(file, text, ai, a)?;
     if let ConnKind::Roce(q, _) = &conn {
         // Queue pairs send their data in `[roce] data_class` (its ACKs and CNPs in
@@ -116,22 +111,29 @@ pub fn build_workload(
             ));
         }
     }
-    let edge_port = sim.net.nodes[edge_host.idx()].ports[0];
-    let rate_bps = sim.net.ports[edge_port.idx()].rate.0 as f64;
-    let mean = match a.mean_bytes {
-        Some(m) => m,
-        None => Workload::mean_bytes(&services),
+    let roce = matches!(conn, ConnKind::Roce(..));
+    let replay = match &a.flows_file {
+        Some(path) => Some(replay(file, text, ai, path, &pattern, &services, roce)?),
+        None => None,
     };
-    let per_edge = PoissonArrivals::for_load(load, rate_bps, mean).map_err(|m| e("load", m))?;
-    let (by_pair, total) =
-        arrival_split(a, &services, &pattern, load, rate_bps).map_err(|m| e("service_by", m))?;
-    let total = total.unwrap_or(per_edge.rate_per_s() * sources as f64);
-    let arrivals = PoissonArrivals::new(total).map_err(|m| e("load", m))?;
+    let (arrivals, by_pair, limit) = match &replay {
+        // The flows are given: no Poisson draws (the process below is never sampled).
+        Some(r) => (
+            PoissonArrivals::new(1.0).map_err(|m| e("load", m))?,
+            None,
+            r.flows.len() as u64,
+        ),
+        None => {
+            let (arr, by_pair) = poisson(
+                file, text, sim, ai, a, &services, &pattern, edge_host, sources,
+            )?;
+            (arr, by_pair, a.count as u64)
+        }
+    };
     let connections = a.connections.unwrap_or(default_connections(&pattern));
     if connections == 0 || connections > 64 {
         return Err(e("connections", "expected 1..64 per pair".into()));
     }
-    let limit = a.count as u64;
     if limit == 0 || limit > 10_000_000 {
         return Err(e("count", "expected 1..10000000 messages".into()));
     }
@@ -148,8 +150,112 @@ pub fn build_workload(
         Rng::new(seed, 0x5_0000 + ai as u64),
     );
     w.by_pair = by_pair;
+    w.replay = replay.map(Box::new);
     sim.apps.push(App::Workload(Box::new(w)));
     Ok(())
+}
+
+/// The Poisson arrival process of `load` on the edge link of `edge_host` (`sources` edges),
+/// and with `service_by = "pair"` the services fixed per pair.
+#[allow(clippy::too_many_arguments)]
+fn poisson(
+    file: &str,
+    text: &str,
+    sim: &Sim,
+    ai: usize,
+    a: &WorkloadCfg,
+    services: &[Service],
+    pattern: &Pattern,
+    edge_host: NodeId,
+    sources: usize,
+) -> Result<(PoissonArrivals, Option<PairServices>), ScenarioError> {
+    let e = |key: &str, m: String| err(file, text, key, format!("app {ai} (workload): {m}"));
+    let load = a.load.ok_or_else(|| {
+        e(
+            "load",
+            "needs `load` (0 < load ≤ 1.5) or `flows_file`".into(),
+        )
+    })?;
+    if !(load > 0.0 && load <= 1.5) {
+        return Err(e("load", format!("{load} is out of range (0, 1.5]")));
+    }
+    let edge_port = sim.net.nodes[edge_host.idx()].ports[0];
+    let rate_bps = sim.net.ports[edge_port.idx()].rate.0 as f64;
+    let mean = match a.mean_bytes {
+        Some(m) => m,
+        None => Workload::mean_bytes(services),
+    };
+    let per_edge = PoissonArrivals::for_load(load, rate_bps, mean).map_err(|m| e("load", m))?;
+    let (by_pair, total) =
+        arrival_split(a, services, pattern, load, rate_bps).map_err(|m| e("service_by", m))?;
+    let total = total.unwrap_or(per_edge.rate_per_s() * sources as f64);
+    let arrivals = PoissonArrivals::new(total).map_err(|m| e("load", m))?;
+    Ok((arrivals, by_pair))
+}
+
+/// The flows of `flows_file` (all-to-all only; `load`, `count`, `mean_bytes` and
+/// `service_by` are not used, `scenario/build/apps.rs` warns about them), each with the service whose class is its `pg` (RoCE: service 0, every service's class
+/// being `[roce] data_class`).
+#[allow(clippy::too_many_arguments)]
+fn replay(
+    file: &str,
+    text: &str,
+    ai: usize,
+    path: &str,
+    pattern: &Pattern,
+    services: &[Service],
+    roce: bool,
+) -> Result<Replay, ScenarioError> {
+    let e = |m: String| {
+        err(
+            file,
+            text,
+            "flows_file",
+            format!("app {ai} (workload): {m}"),
+        )
+    };
+    let Pattern::AllToAll { hosts } = pattern else {
+        return Err(e("a flow file needs pattern = \"all-to-all\"".into()));
+    };
+    let full = relative_to(file, path);
+    let name = full.to_string_lossy();
+    let body =
+        std::fs::read_to_string(&full).map_err(|x| e(format!("{name}: cannot read: {x}")))?;
+    let flows = parse_flow_file(&body, &name, hosts.len()).map_err(e)?;
+    let mut service = Vec::with_capacity(flows.len());
+    for f in &flows {
+        let si = if roce {
+            Some(0)
+        } else {
+            services.iter().position(|s| s.class == f.class)
+        };
+        let Some(si) = si else {
+            let classes: Vec<u8> = services.iter().map(|s| s.class).collect();
+            return Err(e(format!(
+                "{name}: pg {} is not the class of a service (service_classes = {classes:?})",
+                f.class
+            )));
+        };
+        service.push(si as u16);
+    }
+    Ok(Replay {
+        flows,
+        service,
+        next: 0,
+    })
+}
+
+/// `path` as given when absolute, else relative to the scenario file's folder.
+fn relative_to(scenario_file: &str, path: &str) -> std::path::PathBuf {
+    let p = std::path::Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::path::Path::new(scenario_file)
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(p)
+    }
 }
 
 /// `service_by`: None for "message"; for "pair", the pairs of each service and the merged
@@ -200,15 +306,7 @@ fn services(
             ))
         }
         Some(path) => {
-            let p = std::path::Path::new(path);
-            let full = if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                std::path::Path::new(file)
-                    .parent()
-                    .unwrap_or(std::path::Path::new("."))
-                    .join(p)
-            };
+            let full = relative_to(file, path);
             let cdf = load_cdf_file(&full.to_string_lossy()).map_err(|m| e("cdf_file", m))?;
             let unit = a.cdf_unit.0 .0;
             FlowSizeDist::new(path, cdf, unit).map_err(|m| e("cdf_unit", m))?

@@ -19,6 +19,10 @@
 //!   authors' leaf-spine ns-2 script `spine_empirical_pias_diffserv.tcl` does).
 //! - `pias_threshold`: two-priority PIAS threshold (absent: off; TCN uses 100 KB).
 //! - `count`: messages generated before stopping (default 1000); `start` (default 0).
+//! - `flows_file`: replay the flows of a file (`model/flow_file.rs`: the HPCC simulator's
+//!   `flow.txt` form) instead of Poisson arrivals: all-to-all only, without `load`; `src` and
+//!   `dst` index the hosts, each flow's `pg` picks the service with that class, every flow
+//!   starts at `start` + its time, and the run ends when all have finished.
 //!
 //! The builder is in `scenario/build/workload.rs`.
 
@@ -57,6 +61,8 @@ pub struct WorkloadCfg {
     /// Absent: PIAS off.
     pub pias_threshold: Option<Size>,
     pub count: u32,
+    /// Flows to replay instead of Poisson arrivals (module doc).
+    pub flows_file: Option<String>,
     pub start: Dur,
     pub class: u8,
     /// "tcp" (default) or "roce" (RoCEv2 queue pairs of `[roce]`).
@@ -88,6 +94,7 @@ impl Default for WorkloadCfg {
             pias_threshold: None,
             // Enough messages for FCT percentiles on a short run; the run ends when all finish.
             count: 1000,
+            flows_file: None,
             start: Dur(SimTime::ZERO),
             // Class 0: the first queue of a multi-queue port, the only one of a FIFO.
             class: 0,
