@@ -309,3 +309,69 @@ fn a_flow_file_is_checked() {
     );
     assert!(w[1].contains("`count` is not used"), "{w:?}");
 }
+
+#[test]
+fn incast_events_ride_on_the_arrivals() {
+    // All-to-all over the star's 5 hosts at 1 Gb/s, 400 background messages at load 0.3,
+    // and incast events of 3 senders × 12 345 B taking 10 % of the 5 hosts' edge capacity:
+    // λ = 0.1 · 5e9 / (8 · 3 · 12 345) = 1 687.6 events/s.
+    let file = setup("incast");
+    let bg = "pattern = \"all-to-all\"\nload = 0.3\ncount = 400";
+    let base = run_file(&scenario(bg, ""), &file, &[]);
+    let app = format!("{bg}\nincast = {{ senders = 3, bytes = 12345, load = 0.1 }}");
+    let t = run_file(&scenario(&app, ""), &file, &[]);
+    let (m0, m) = (table(&base, "messages"), table(&t, "messages"));
+    let (st, by) = (f64s(m, "start_s"), f64s(m, "bytes"));
+    let fl = table(&t, "flows");
+    let (src, dst) = (strs(fl, "src"), strs(fl, "dst"));
+    let flow = f64s(m, "flow");
+    // The background messages are the same ones, with or without the incast events.
+    let bg_start: Vec<f64> = st
+        .iter()
+        .zip(&by)
+        .filter(|(_, &b)| b != 12345.0)
+        .map(|(&s, _)| s)
+        .collect();
+    assert_eq!(bg_start, f64s(m0, "start_s"));
+    // Incast messages come in threes: same instant, same receiver, distinct senders.
+    let inc: Vec<usize> = (0..st.len()).filter(|&i| by[i] == 12345.0).collect();
+    assert_eq!(inc.len() % 3, 0);
+    for g in inc.chunks(3) {
+        let f: Vec<usize> = g.iter().map(|&i| flow[i] as usize).collect();
+        assert!(g.iter().all(|&i| st[i] == st[g[0]]));
+        assert!(f.iter().all(|&x| dst[x] == dst[f[0]]));
+        assert!(f.iter().all(|&x| src[x] != dst[x]));
+        assert!(src[f[0]] != src[f[1]] && src[f[1]] != src[f[2]] && src[f[0]] != src[f[2]]);
+    }
+    // Events over the background's span: Poisson count, 4 standard deviations.
+    let span = bg_start.last().unwrap() - 0.0;
+    let want = 1687.6 * span;
+    let got = (inc.len() / 3) as f64;
+    assert!(
+        (got - want).abs() < 4.0 * want.sqrt() + 1.0,
+        "{got} events, want {want}"
+    );
+    assert!(got > 10.0, "{got}");
+    // Every message finished before the run ended.
+    let s = table(&t, "summary");
+    assert_eq!(f64s(s, "messages_done")[0], st.len() as f64);
+    // Checked: senders below the host count, all-to-all only.
+    for (app, says) in [
+        (
+            format!("{bg}\nincast = {{ senders = 5, bytes = 1, load = 0.1 }}"),
+            "expected 1..4",
+        ),
+        (
+            "load = 0.3\nincast = { senders = 2, bytes = 1, load = 0.1 }".to_string(),
+            "all-to-all",
+        ),
+        (
+            format!("{bg}\nincast = {{ senders = 2, bytes = 1, load = 2 }}"),
+            "(0, 1]",
+        ),
+    ] {
+        let e = dcnsim::scenario::load(&scenario(&app, ""), &file, &[]).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("apps.incast"), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+}

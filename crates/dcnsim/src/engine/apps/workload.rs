@@ -25,6 +25,10 @@
 //! - PIAS (two priorities, docs/models.md §5.5): a data packet whose message has sent at most
 //!   `pias_threshold` bytes before it goes to class 0; later packets to the service class;
 //!   pure ACKs to class 0 (`Hosts::pias`, applied in `Core::host_send`).
+//! - Incast events (optional, all-to-all): a Poisson process of its own; each event picks a
+//!   receiver and `senders` distinct other hosts uniformly, and each sender sends `bytes`
+//!   to the receiver at that instant, on the pair's connections (service 0). The events
+//!   stop with the arrivals.
 //! - After `count` arrivals no more are generated; when all have completed the run stops.
 
 use std::collections::VecDeque;
@@ -177,7 +181,27 @@ pub struct Workload {
     pub by_pair: Option<PairServices>,
     /// Some: the flows of a flow file replace the Poisson arrivals (all-to-all only).
     pub replay: Option<Box<Replay>>,
+    /// Some: incast events on top of the arrivals (all-to-all only).
+    pub incast: Option<Box<IncastEvents>>,
+    /// Messages of the arrival process (or the flow file) so far: incast ones not counted.
+    pub arrived: u64,
 }
+
+/// Incast events (module doc): Poisson, each one `senders` distinct hosts sending `bytes`
+/// each to one receiver at the same instant, all drawn uniformly from the pattern's hosts
+/// with their own random stream (the background arrivals are the same with and without).
+#[derive(Clone, Debug)]
+pub struct IncastEvents {
+    pub senders: u32,
+    pub bytes: u64,
+    pub arrivals: PoissonArrivals,
+    pub rng: Rng,
+    /// Events so far.
+    pub events: u64,
+}
+
+/// `Event::App` argument of an incast event (0: an arrival).
+const INCAST_EVENT: u32 = 1;
 
 /// The flows of a flow file (`model/flow_file.rs`), in start order, each with the service
 /// of its class; `next` is the next one to arrive.
@@ -222,6 +246,8 @@ impl Workload {
             done: 0,
             by_pair: None,
             replay: None,
+            incast: None,
+            arrived: 0,
         }
     }
 
@@ -235,6 +261,7 @@ impl Workload {
     pub fn handle(&mut self, sim: &mut Core, id: AppId, ev: AppEvent) {
         match ev {
             AppEvent::Start if self.replay.is_some() => self.schedule_replay(sim, id),
+            AppEvent::Timer(INCAST_EVENT) => self.incast_event(sim, id),
             AppEvent::Timer(_) if self.replay.is_some() => {
                 self.arrive_replayed(sim, id);
                 self.schedule_replay(sim, id);
@@ -244,16 +271,56 @@ impl Workload {
                     let at = self.start.max(sim.now) + self.arrivals.next_gap(&mut self.rng);
                     sim.events.schedule(at, Event::App { app: id, arg: 0 });
                 }
+                if let Some(inc) = &mut self.incast {
+                    let at = self.start.max(sim.now) + inc.arrivals.next_gap(&mut inc.rng);
+                    let arg = INCAST_EVENT;
+                    sim.events.schedule(at, Event::App { app: id, arg });
+                }
             }
             AppEvent::Timer(_) => {
                 self.arrive(sim, id);
-                if (self.messages.len() as u64) < self.limit {
+                if self.arrived < self.limit {
                     let at = sim.now + self.arrivals.next_gap(&mut self.rng);
                     sim.events.schedule(at, Event::App { app: id, arg: 0 });
                 }
             }
             AppEvent::FlowDone(fid) => self.flow_done(sim, fid),
             AppEvent::UdpReceived(_) | AppEvent::PingReply(_) => {}
+        }
+    }
+
+    /// While the arrival process runs: one incast event, and the next one scheduled.
+    fn incast_event(&mut self, sim: &mut Core, id: AppId) {
+        let (Some(inc), Pattern::AllToAll { hosts }) = (&mut self.incast, &self.pattern) else {
+            return;
+        };
+        if self.arrived >= self.limit {
+            return;
+        }
+        inc.events += 1;
+        let n = hosts.len();
+        let dst = inc.rng.below(n as u64) as usize;
+        // `senders` distinct hosts other than the receiver: a partial Fisher-Yates shuffle
+        // of the others (the builder checks senders < n).
+        let mut others: Vec<usize> = (0..n).filter(|&h| h != dst).collect();
+        let k = inc.senders as usize;
+        for i in 0..k {
+            let j = i + inc.rng.below((others.len() - i) as u64) as usize;
+            others.swap(i, j);
+        }
+        let bytes = inc.bytes;
+        let at = sim.now + inc.arrivals.next_gap(&mut inc.rng);
+        sim.events.schedule(
+            at,
+            Event::App {
+                app: id,
+                arg: INCAST_EVENT,
+            },
+        );
+        let d = hosts[dst];
+        let ends: Vec<(usize, NodeId)> = others[..k].iter().map(|&a| (a, hosts[a])).collect();
+        for (a, src) in ends {
+            self.push_message(sim, id, 0, bytes, a * n + dst, (src, d));
         }
     }
 
@@ -276,6 +343,7 @@ impl Workload {
         };
         let si = r.service[r.next] as usize;
         r.next += 1;
+        self.arrived += 1;
         let n = hosts.len();
         let (a, b) = (f.src as usize, f.dst as usize);
         let ends = (hosts[a], hosts[b]);
@@ -284,6 +352,7 @@ impl Workload {
 
     /// A new message arrives: choose service, size, endpoints and connection.
     fn arrive(&mut self, sim: &mut Core, id: AppId) {
+        self.arrived += 1;
         if let (Some(ps), Pattern::AllToAll { hosts }) = (&self.by_pair, &self.pattern) {
             let (si, pair) = ps.draw(&mut self.rng);
             let n = hosts.len();
@@ -432,7 +501,7 @@ impl Workload {
         ));
         self.done += 1;
         self.start_next(sim, ci);
-        if self.done >= self.limit {
+        if self.arrived >= self.limit && self.done >= self.messages.len() as u64 {
             // Every message finished: end the run here (durations and goodputs use it).
             sim.end = sim.now;
             sim.events.schedule(sim.now, Event::Stop);

@@ -4,7 +4,9 @@
 use super::flows::err;
 use crate::base::ids::NodeId;
 use crate::base::rng::Rng;
-use crate::engine::apps::workload::{ConnKind, PairServices, Pattern, Replay, Service, Workload};
+use crate::engine::apps::workload::{
+    ConnKind, IncastEvents, PairServices, Pattern, Replay, Service, Workload,
+};
 use crate::engine::apps::App;
 use crate::engine::net::NodeKind;
 use crate::engine::sim::Sim;
@@ -150,6 +152,7 @@ pub fn build_workload(
         Rng::new(seed, 0x5_0000 + ai as u64),
     );
     w.by_pair = by_pair;
+    w.incast = incast(file, text, sim, ai, a, &w.pattern, seed)?;
     w.replay = replay.map(Box::new);
     sim.apps.push(App::Workload(Box::new(w)));
     Ok(())
@@ -243,6 +246,56 @@ fn replay(
         service,
         next: 0,
     })
+}
+
+/// The incast events of `a.incast` (all-to-all, without a flow file): their rate from the
+/// share `load` of the hosts' summed edge rates.
+fn incast(
+    file: &str,
+    text: &str,
+    sim: &Sim,
+    ai: usize,
+    a: &WorkloadCfg,
+    pattern: &Pattern,
+    seed: u64,
+) -> Result<Option<Box<IncastEvents>>, ScenarioError> {
+    let Some(c) = &a.incast else { return Ok(None) };
+    let e = |m: String| err(file, text, "incast", format!("app {ai} (workload): {m}"));
+    let Pattern::AllToAll { hosts } = pattern else {
+        return Err(e("incast events need pattern = \"all-to-all\"".into()));
+    };
+    if a.flows_file.is_some() {
+        return Err(e(
+            "a flow file gives every flow: put the incast flows in it".into(),
+        ));
+    }
+    if c.senders == 0 || c.senders as usize >= hosts.len() {
+        return Err(e(format!(
+            "senders = {}: expected 1..{} (hosts other than the receiver)",
+            c.senders,
+            hosts.len() - 1
+        )));
+    }
+    let bytes = c.bytes.0 .0;
+    if bytes == 0 {
+        return Err(e("bytes: expected at least 1".into()));
+    }
+    if !(c.load > 0.0 && c.load <= 1.0) {
+        return Err(e(format!("load = {}: expected a share in (0, 1]", c.load)));
+    }
+    let capacity: f64 = hosts
+        .iter()
+        .map(|h| sim.net.ports[sim.net.nodes[h.idx()].ports[0].idx()].rate.0 as f64)
+        .sum();
+    let rate = c.load * capacity / (8.0 * c.senders as f64 * bytes as f64);
+    let arrivals = PoissonArrivals::new(rate).map_err(e)?;
+    Ok(Some(Box::new(IncastEvents {
+        senders: c.senders,
+        bytes,
+        arrivals,
+        rng: Rng::new(seed, 0x6_0000 + ai as u64),
+        events: 0,
+    })))
 }
 
 /// `path` as given when absolute, else relative to the scenario file's folder.

@@ -23,6 +23,9 @@
 //!   `flow.txt` form) instead of Poisson arrivals: all-to-all only, without `load`; `src` and
 //!   `dst` index the hosts, each flow's `pg` picks the service with that class, every flow
 //!   starts at `start` + its time, and the run ends when all have finished.
+//! - `incast = { senders, bytes, load }`: incast events on top (all-to-all, not with a flow
+//!   file): `senders` hosts each send `bytes` to one receiver, events Poisson at the rate
+//!   that makes them `load` of the hosts' edge capacity, λ = load·ΣC/(8·senders·bytes).
 //!
 //! The builder is in `scenario/build/workload.rs`.
 
@@ -63,6 +66,8 @@ pub struct WorkloadCfg {
     pub count: u32,
     /// Flows to replay instead of Poisson arrivals (module doc).
     pub flows_file: Option<String>,
+    /// Incast events on top of the arrivals (module doc).
+    pub incast: Option<IncastCfg>,
     pub start: Dur,
     pub class: u8,
     /// "tcp" (default) or "roce" (RoCEv2 queue pairs of `[roce]`).
@@ -95,6 +100,7 @@ impl Default for WorkloadCfg {
             // Enough messages for FCT percentiles on a short run; the run ends when all finish.
             count: 1000,
             flows_file: None,
+            incast: None,
             start: Dur(SimTime::ZERO),
             // Class 0: the first queue of a multi-queue port, the only one of a FIFO.
             class: 0,
@@ -103,6 +109,15 @@ impl Default for WorkloadCfg {
             tcp: None,
         }
     }
+}
+
+/// `incast = { senders, bytes, load }` of a workload (module doc); every key required.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IncastCfg {
+    pub senders: u32,
+    pub bytes: Size,
+    pub load: f64,
 }
 
 /// Persistent connections per pair when `connections` is absent: the TCN testbed's "5
