@@ -14,6 +14,7 @@
 //! (`flags::CNP`).
 
 pub mod cc;
+pub mod int;
 pub mod qp;
 
 #[cfg(test)]

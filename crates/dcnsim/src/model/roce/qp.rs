@@ -609,6 +609,7 @@ impl RoceFlow {
                 acked,
                 ce_echo,
                 rtt,
+                int: &[],
             },
         );
     }

@@ -46,6 +46,7 @@ impl Sim {
             acked: 1000,
             ce_echo,
             rtt: us(10),
+            int: &[],
         };
         self.cc.on_ack(now, &a);
         self.collect();

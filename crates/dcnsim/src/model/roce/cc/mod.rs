@@ -11,6 +11,7 @@
 use crate::base::units::{RateBps, SimTime};
 
 pub mod dcqcn;
+pub mod hpcc;
 pub mod swift;
 pub mod timely;
 
@@ -19,13 +20,15 @@ pub const CC_TIMERS: u8 = 4;
 
 /// What an acknowledgement tells the controller.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AckInfo {
+pub struct AckInfo<'a> {
     /// Bytes newly acknowledged (cumulatively).
     pub acked: u64,
     /// The ACK echoes a congestion-experienced mark (per-ACK echo, as some NICs run DCQCN).
     pub ce_echo: bool,
     /// Round-trip time of the acknowledged packet, from the sender's NIC timestamp.
     pub rtt: SimTime,
+    /// The INT hop records the ACK echoes (empty without telemetry).
+    pub int: &'a [crate::model::roce::int::IntHop],
 }
 
 /// A RoCE congestion control: the rate of the queue pair's limiter and an optional window.
@@ -84,6 +87,8 @@ pub enum RoceCc {
     Timely(timely::Timely),
     /// Swift (`swift.rs`; docs/models.md §14).
     Swift(swift::Swift),
+    /// HPCC (`hpcc.rs`; docs/models.md §15).
+    Hpcc(hpcc::Hpcc),
 }
 
 macro_rules! each_cc {
@@ -93,6 +98,7 @@ macro_rules! each_cc {
             RoceCc::Dcqcn($c) => $body,
             RoceCc::Timely($c) => $body,
             RoceCc::Swift($c) => $body,
+            RoceCc::Hpcc($c) => $body,
         }
     };
 }

@@ -35,6 +35,7 @@ fn ack(s: &mut Swift, now: SimTime, rtt: SimTime) {
         acked: 1_000,
         ce_echo: false,
         rtt,
+        int: &[],
     };
     s.on_ack(now, &a);
 }

@@ -29,6 +29,7 @@ fn ack(t: &mut Timely, now: SimTime, bytes: u64, rtt: SimTime) {
         acked: bytes,
         ce_echo: false,
         rtt,
+        int: &[],
     };
     t.on_ack(now, &a);
 }
