@@ -3,6 +3,7 @@
 
 pub mod alloc;
 pub mod ids;
+pub mod int;
 pub mod limits;
 pub mod packet;
 pub mod rng;

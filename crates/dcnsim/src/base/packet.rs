@@ -65,6 +65,9 @@ pub mod flags {
     pub const CNP: u8 = 64;
     /// On a `Kind::Pause` frame: an 802.1Qbb PFC frame for priority `class` (else 802.3x).
     pub const PFC_FRAME: u8 = 1;
+    /// On a RoCE `Kind::Data`: collect INT hop records at switch egresses; on its ACK: the
+    /// records echoed (`base/int.rs`, [`super::PacketArena::enable_int`]).
+    pub const INT: u8 = 128;
 }
 
 /// Up to three SACK blocks, each `[ack + start, ack + end)`; an empty block has
@@ -299,6 +302,8 @@ impl PktRef {
 pub struct PacketArena {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    /// INT records by slot (None: no packet of the run asks for them).
+    int: Option<Box<crate::base::int::IntStore>>,
 }
 
 impl PacketArena {
@@ -344,6 +349,63 @@ impl PacketArena {
     /// Bytes of the slots (the most packets ever stored at once) and of the free list.
     pub fn bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Packet>() + self.free.capacity() * 4
+    }
+
+    /// Keep INT records for the packets that carry `flags::INT` (`base/int.rs`).
+    pub fn enable_int(&mut self) {
+        self.int.get_or_insert_with(Default::default);
+    }
+
+    pub fn int_enabled(&self) -> bool {
+        self.int.is_some()
+    }
+
+    /// A packet with `flags::INT` was stored at `h` by its host: a data packet starts with
+    /// no records, a reply (ACK) with the records its host echoes now.
+    #[cold]
+    #[inline(never)]
+    pub fn int_begin(&self, h: PktRef) {
+        let Some(st) = &self.int else { return };
+        let echo = self.slots[h.0 as usize].kind == Kind::Ack;
+        let init = if echo {
+            st.echo.get()
+        } else {
+            crate::base::int::IntStack::default()
+        };
+        let mut v = st.stacks.borrow_mut();
+        if v.len() <= h.0 as usize {
+            v.resize(h.0 as usize + 1, Default::default());
+        }
+        v[h.0 as usize] = init;
+    }
+
+    /// Append a hop record to the packet at `h` if it collects them.
+    #[cold]
+    #[inline(never)]
+    pub fn int_record(&self, h: PktRef, hop: crate::base::int::IntHop) {
+        let Some(st) = &self.int else { return };
+        let p = &self.slots[h.0 as usize];
+        if p.flags & flags::INT == 0 || p.kind != Kind::Data {
+            return;
+        }
+        if let Some(s) = st.stacks.borrow_mut().get_mut(h.0 as usize) {
+            s.push(hop);
+        }
+    }
+
+    /// The records of the packet at `h` (none without the INT store).
+    pub fn int_stack(&self, h: PktRef) -> crate::base::int::IntStack {
+        self.int
+            .as_ref()
+            .and_then(|st| st.stacks.borrow().get(h.0 as usize).copied())
+            .unwrap_or_default()
+    }
+
+    /// What the receiving host's next reply echoes.
+    pub fn int_set_echo(&self, s: crate::base::int::IntStack) {
+        if let Some(st) = &self.int {
+            st.echo.set(s);
+        }
     }
 
     /// The address of `h`'s slot (for prefetching; never dereferenced through this).

@@ -3,6 +3,7 @@
 //! `scenario` or `output`. The helpers below are shared by them.
 
 mod aqm_recipe;
+mod int;
 mod l2;
 mod layers;
 mod mq_port;

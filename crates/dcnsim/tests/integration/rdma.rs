@@ -67,12 +67,41 @@ fn dcqcn_reacts_to_marks_with_cnps_and_saves_pause_frames() {
 }
 
 #[test]
+fn hpcc_drains_the_first_windows_without_a_pause() {
+    // 16 × 1 MB: each queue pair starts at line rate under a one-BDP window (R·T), so the
+    // receiver's queue takes at most the 15 windows beyond its link's own; INT then shows
+    // the queue and the rates fall before PFC's threshold: no pause, and the link stays
+    // busy (the mean slowdown within 5 % of PFC alone, which keeps it full).
+    let none = run(&[("roce.cc", "\"none\""), ("topology.servers", "16")]);
+    let hpcc = run(&[("roce.cc", "\"hpcc-fork\""), ("topology.servers", "16")]);
+    assert_eq!(first_f64(&hpcc, "summary", "drops"), 0.0);
+    assert_eq!(first_f64(&hpcc, "summary", "delivered_bytes"), 16e6);
+    assert_eq!(first_f64(&hpcc, "summary", "pause_sent"), 0.0);
+    assert!(first_f64(&none, "summary", "pause_sent") > 0.0);
+    let mean = |t: &[dcnsim::output::Table]| {
+        let s = f64s(table(t, "completions"), "slowdown");
+        s.iter().sum::<f64>() / s.len() as f64
+    };
+    let (m0, m1) = (mean(&none), mean(&hpcc));
+    assert!(
+        m1 / m0 < 1.05,
+        "slowdown {m1} with HPCC, {m0} with PFC alone"
+    );
+    // The data packets carry the INT header (1 000 + 62 + 42 B) and every ACK echoes it.
+    let ports = table(&hpcc, "ports");
+    let tx = f64s(ports, "tx_bytes");
+    let names = crate::helpers::strs(ports, "port");
+    let to_client = names.iter().position(|n| n == "sw->client").unwrap();
+    assert_eq!(tx[to_client], 16.0 * 1000.0 * 1104.0);
+}
+
+#[test]
 fn bad_roce_keys_get_one_line_errors() {
     for (key, value, want) in [
         (
             "roce.cc",
             "\"cubic\"",
-            "expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \"timely-fork\", \"swift\" or \"none\"",
+            "expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \"timely-fork\", \"swift\", \"hpcc\", \"hpcc-fork\" or \"none\"",
         ),
         (
             "roce.recovery",

@@ -16,7 +16,7 @@ mod mq;
 pub mod nic;
 
 use crate::base::ids::{AppId, FlowId, NodeId, PortId};
-use crate::base::packet::{Kind, Packet, PktRef};
+use crate::base::packet::{flags, Kind, Packet, PktRef};
 use crate::base::units::SimTime;
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::net::{
@@ -238,7 +238,15 @@ impl Core {
     /// from a switch input). Only the PAUSE/PFC accounting of multi-queue ports uses `input`.
     #[inline]
     pub(crate) fn enqueue_from(&mut self, pid: PortId, p: Packet, input: PortId) -> Enqueued {
+        let int = p.flags & flags::INT != 0;
         let h = self.net.packets.put(p);
+        if int {
+            if !self.net.packets.int_enabled() {
+                // The run's first packet that asks for INT records: switches start writing.
+                self.net.enable_int();
+            }
+            self.net.packets.int_begin(h);
+        }
         self.enqueue_stored(pid, h, input)
     }
 
@@ -487,6 +495,10 @@ impl Core {
         let (kind, fid) = (p.kind, p.flow);
         match kind {
             Kind::Data | Kind::Syn => {
+                if p.flags & flags::INT != 0 {
+                    // What the replies to this packet echo.
+                    self.net.packets.int_set_echo(self.net.packets.int_stack(h));
+                }
                 let hs = &mut self.hosts;
                 hs.flows[fid.idx()].on_data(now, p, &mut hs.out);
                 self.net.packets.free(h);
@@ -497,7 +509,12 @@ impl Core {
                     self.obs.samplers.seq.on_ack_received(now, p);
                 }
                 let hs = &mut self.hosts;
-                hs.flows[fid.idx()].on_feedback(now, p, &mut hs.out);
+                if p.flags & flags::INT == 0 {
+                    hs.flows[fid.idx()].on_feedback(now, p, &mut hs.out);
+                } else {
+                    let int = self.net.packets.int_stack(h);
+                    hs.flows[fid.idx()].on_feedback_int(now, p, int.hops(), &mut hs.out);
+                }
                 self.net.packets.free(h);
                 self.flush_out(host);
                 self.sync_timers(fid);

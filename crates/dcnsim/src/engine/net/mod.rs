@@ -430,6 +430,9 @@ pub struct Port {
     pub peer_node: NodeId,
     /// Where the active queue management below is consulted.
     pub aqm_at: AqmAt,
+    /// A switch egress that appends an INT hop record to the data packets asking for one
+    /// (`base/int.rs`; set by `Network::enable_int`).
+    pub int_record: bool,
     /// The peer's port of this link (in the padding after `aqm_at`).
     pub peer_port: PortId,
     /// Counters; the ones each packet updates come first.
@@ -515,6 +518,7 @@ impl Port {
             silent: None,
             aqm: Aqm::None,
             aqm_at: AqmAt::Off,
+            int_record: false,
             mq: None,
             paused_until: SimTime::ZERO,
             head_out: PortId::NONE,
@@ -617,6 +621,15 @@ impl Port {
         let end = now + self.tx_time(w.size);
         if let Some(c) = self.pcap.as_mut() {
             c.record(now.0, &packets[w.h]);
+        }
+        if self.int_record {
+            let hop = crate::base::int::IntHop {
+                rate_bps: self.rate.0,
+                ts: now,
+                tx_bytes: self.stats.tx_bytes,
+                qlen: self.queued_bytes,
+            };
+            packets.int_record(w.h, hop);
         }
         self.tx.busy_until = end;
         self.stats.tx_pkts += 1;
@@ -909,6 +922,16 @@ pub struct Network {
 }
 
 impl Network {
+    /// Keep INT records (`base/int.rs`): every switch egress appends a hop record to the
+    /// data packets that ask for one.
+    pub fn enable_int(&mut self) {
+        self.packets.enable_int();
+        for i in 0..self.ports.len() {
+            let node = self.ports[i].node;
+            self.ports[i].int_record = self.nodes[node.idx()].kind == NodeKind::Switch;
+        }
+    }
+
     /// The ports packet `p` leaves by, from its source host to its destination (ECMP
     /// resolved by its hash), or None if it has no route (or loops).
     pub fn path(&self, p: &crate::base::packet::Packet) -> Option<Vec<PortId>> {

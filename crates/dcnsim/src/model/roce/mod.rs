@@ -14,7 +14,6 @@
 //! (`flags::CNP`).
 
 pub mod cc;
-pub mod int;
 pub mod qp;
 
 #[cfg(test)]

@@ -29,6 +29,7 @@
 use std::collections::VecDeque;
 
 use crate::base::ids::{FlowId, NodeId};
+use crate::base::int::IntHop;
 use crate::base::packet::{flags, Ecn, Kind, Packet, SackBlocks};
 use crate::base::timer::LazyTimer;
 use crate::base::units::SimTime;
@@ -106,6 +107,9 @@ pub struct RoceConfig {
     /// class 0 is the strict-priority class of a multi-queue port).
     pub data_class: u8,
     pub ctrl_class: u8,
+    /// Data packets collect INT hop records (`flags::INT`) and ACKs and NACKs echo them
+    /// (HPCC); `data_header` and `ack_size` then include the INT header.
+    pub int: bool,
 }
 
 impl Default for RoceConfig {
@@ -128,6 +132,7 @@ impl Default for RoceConfig {
             cnp: CnpPolicy::Interval(SimTime::from_us(50)),
             data_class: 1,
             ctrl_class: 0,
+            int: false,
         }
     }
 }
@@ -448,6 +453,8 @@ impl RoceFlow {
             }
             SackBlocks::encode(r.rcv_nxt, &blocks[..n])
         };
+        let fl = fl | self.int_flag();
+        let r = &mut self.receiver;
         out.push(Packet {
             seq: p.sent_time.ps(),
             ack: r.rcv_nxt,
@@ -471,6 +478,16 @@ impl RoceFlow {
         }
         r.unacked = 0;
         r.ce_pending = false;
+    }
+
+    /// `flags::INT` when the queue pair collects INT records, else 0.
+    #[inline]
+    fn int_flag(&self) -> u8 {
+        if self.cfg.int {
+            flags::INT
+        } else {
+            0
+        }
     }
 
     /// A CE-marked data packet arrived at the responder.
@@ -570,6 +587,11 @@ impl RoceFlow {
     /// The requester takes an ACK, NACK or CNP at `now` (it sends nothing in reply: the
     /// NIC pulls).
     pub fn receive_feedback(&mut self, now: SimTime, p: &Packet) {
+        self.receive_feedback_int(now, p, &[])
+    }
+
+    /// [`RoceFlow::receive_feedback`] of an ACK that echoes INT hop records (`int`).
+    pub fn receive_feedback_int(&mut self, now: SimTime, p: &Packet, int: &[IntHop]) {
         if p.kind != Kind::Ack {
             return;
         }
@@ -609,7 +631,7 @@ impl RoceFlow {
                 acked,
                 ce_echo,
                 rtt,
-                int: &[],
+                int,
             },
         );
     }
@@ -695,7 +717,7 @@ impl RoceFlow {
         self.cc.on_sent(now, size);
         Some(Packet {
             seq,
-            flags: if end == msg_end { flags::FIN } else { 0 },
+            flags: if end == msg_end { flags::FIN } else { 0 } | self.int_flag(),
             ecn: Ecn::Ect0,
             class: self.cfg.data_class,
             enq_time: now,

@@ -105,6 +105,17 @@ pub trait Transport: std::fmt::Debug + CloneTransport {
     fn on_data(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>);
     /// The sender takes a packet coming back (`Kind::Ack` or `Kind::SynAck`) at `now`.
     fn on_feedback(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>);
+    /// [`Transport::on_feedback`] of a reply that echoes INT hop records (`flags::INT`,
+    /// `base/int.rs`); a sender that does not read them takes the plain feedback.
+    fn on_feedback_int(
+        &mut self,
+        now: SimTime,
+        p: &Packet,
+        _int: &[crate::base::int::IntHop],
+        out: &mut Vec<Packet>,
+    ) {
+        self.on_feedback(now, p, out)
+    }
     /// The sending application writes `bytes` more (`u64::MAX`: an unlimited stream).
     fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Packet>);
     /// Bytes the application has written so far (a write may round up: whole segments).
@@ -296,6 +307,17 @@ impl Endpoint {
         } else {
             each!(self, e => Transport::on_feedback(e, now, p, out))
         }
+    }
+    /// (Out of line: only RoCE queue pairs with INT reach it.)
+    #[inline(never)]
+    pub fn on_feedback_int(
+        &mut self,
+        now: SimTime,
+        p: &Packet,
+        int: &[crate::base::int::IntHop],
+        out: &mut Vec<Packet>,
+    ) {
+        each!(self, e => Transport::on_feedback_int(e, now, p, int, out))
     }
     #[inline]
     pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Packet>) {

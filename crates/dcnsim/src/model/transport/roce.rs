@@ -52,6 +52,15 @@ impl Transport for RoceFlow {
     fn on_feedback(&mut self, now: SimTime, p: &Packet, _out: &mut Vec<Packet>) {
         RoceFlow::receive_feedback(self, now, p)
     }
+    fn on_feedback_int(
+        &mut self,
+        now: SimTime,
+        p: &Packet,
+        int: &[crate::base::int::IntHop],
+        _out: &mut Vec<Packet>,
+    ) {
+        RoceFlow::receive_feedback_int(self, now, p, int)
+    }
     /// A write is one message; nothing leaves until the NIC pulls.
     fn app_write(&mut self, _now: SimTime, bytes: u64, _out: &mut Vec<Packet>) {
         RoceFlow::write(self, bytes)

@@ -1,10 +1,12 @@
 //! The queue pairs of `transport = "roce"` apps from `[roce]` (`config/roce.rs`).
 
 use crate::base::ids::NodeId;
+use crate::base::int::INT_HEADER_BYTES;
 use crate::base::packet::{Kind, Packet};
 use crate::base::units::{parse_bytes, parse_time, RateBps, SimTime};
 use crate::engine::sim::Sim;
 use crate::model::roce::cc::dcqcn::{Dcqcn, DcqcnConfig};
+use crate::model::roce::cc::hpcc::{Hpcc, HpccConfig};
 use crate::model::roce::cc::swift::{Swift, SwiftConfig, SwiftPath};
 use crate::model::roce::cc::timely::{Timely, TimelyConfig};
 use crate::model::roce::cc::{FixedRate, RoceCc};
@@ -72,6 +74,13 @@ pub(super) fn roce_config(ctx: &Ctx, c: &RoceCfg) -> Result<RoceConfig, Scenario
     }
     q.data_class = c.data_class;
     q.ctrl_class = c.ctrl_class;
+    if c.cc.starts_with("hpcc") {
+        // HPCC's data packets collect INT records and its ACKs echo them: both carry the
+        // INT header.
+        q.int = true;
+        q.data_header += INT_HEADER_BYTES;
+        q.ack_size += INT_HEADER_BYTES;
+    }
     // Checked here so that a bad value is reported before any flow is built.
     controller(ctx, c, &q, Path::check())?;
     window(ctx, c, None)?;
@@ -113,6 +122,8 @@ fn controller(ctx: &Ctx, c: &RoceCfg, q: &RoceConfig, p: Path) -> Result<RoceCc,
             hops: c.hops.unwrap_or(p.hops),
             base_rtt: p.base_rtt,
         }))),
+        "hpcc" => RoceCc::Hpcc(Hpcc::new(HpccConfig::paper(line, p.base_rtt))),
+        "hpcc-fork" => RoceCc::Hpcc(Hpcc::new(HpccConfig::hpcc_fork(line, p.base_rtt))),
         "none" => RoceCc::Fixed(FixedRate { rate: line }),
         other => {
             return Err(ctx.err(
@@ -120,7 +131,7 @@ fn controller(ctx: &Ctx, c: &RoceCfg, q: &RoceConfig, p: Path) -> Result<RoceCc,
                 "cc",
                 format!(
                     "unknown {other:?}: expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \
-                     \"timely-fork\", \"swift\" or \"none\""
+                     \"timely-fork\", \"swift\", \"hpcc\", \"hpcc-fork\" or \"none\""
                 ),
             ))
         }

@@ -24,8 +24,9 @@ pub struct RoceCfg {
     pub rto: Dur,
     /// "dcqcn" (the DCQCN paper's constants), "dcqcn-fork" (the HPCC authors' simulator's
     /// DCQCN), "timely" (the TIMELY paper's), "timely-fork" (the HPCC authors' simulator's
-    /// TIMELY), "swift" (the Swift paper's algorithm) or "none" (every queue pair at line
-    /// rate). docs/models.md §11, §13, §14.
+    /// TIMELY), "swift" (the Swift paper's algorithm), "hpcc" (the HPCC paper's), "hpcc-fork"
+    /// (the HPCC authors' simulator's; both with INT) or "none" (every queue pair at line
+    /// rate). docs/models.md §11, §13, §14, §15.
     pub cc: String,
     /// Swift's hop count (the paper reads it from the TTL): absent, the switches on each
     /// queue pair's path (a workload's: the most from its first host); or a number for all.

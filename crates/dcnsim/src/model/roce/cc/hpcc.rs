@@ -27,8 +27,8 @@
 //! [`min_rate`]: HpccConfig::min_rate
 
 use super::{AckInfo, RateControl};
+use crate::base::int::{IntHop, MAX_HOPS};
 use crate::base::units::{RateBps, SimTime};
-use crate::model::roce::int::{IntHop, MAX_HOPS};
 
 /// Every constant of an HPCC profile.
 #[derive(Clone, Copy, Debug, PartialEq)]

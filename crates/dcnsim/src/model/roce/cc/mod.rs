@@ -28,7 +28,7 @@ pub struct AckInfo<'a> {
     /// Round-trip time of the acknowledged packet, from the sender's NIC timestamp.
     pub rtt: SimTime,
     /// The INT hop records the ACK echoes (empty without telemetry).
-    pub int: &'a [crate::model::roce::int::IntHop],
+    pub int: &'a [crate::base::int::IntHop],
 }
 
 /// A RoCE congestion control: the rate of the queue pair's limiter and an optional window.
