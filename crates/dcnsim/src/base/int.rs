@@ -60,6 +60,9 @@ pub struct IntStore {
     pub stacks: std::cell::RefCell<Vec<IntStack>>,
     /// What the next reply (an ACK) of the receiving host echoes.
     pub echo: std::cell::Cell<IntStack>,
+    /// The records of a packet taken out of the arena to be put back (a switch's layer-2
+    /// handling re-stores a frame): the next INT packet stored gets them.
+    pub carry: std::cell::Cell<Option<IntStack>>,
 }
 
 #[cfg(test)]

@@ -360,14 +360,16 @@ impl PacketArena {
         self.int.is_some()
     }
 
-    /// A packet with `flags::INT` was stored at `h` by its host: a data packet starts with
-    /// no records, a reply (ACK) with the records its host echoes now.
+    /// A packet with `flags::INT` was stored at `h`: one taken out to be put back gets its
+    /// records again ([`PacketArena::int_carry`]); else its host sent it, and a data packet
+    /// starts with no records, a reply (ACK) with the records its host echoes now.
     #[cold]
     #[inline(never)]
     pub fn int_begin(&self, h: PktRef) {
         let Some(st) = &self.int else { return };
-        let echo = self.slots[h.0 as usize].kind == Kind::Ack;
-        let init = if echo {
+        let init = if let Some(c) = st.carry.take() {
+            c
+        } else if self.slots[h.0 as usize].kind == Kind::Ack {
             st.echo.get()
         } else {
             crate::base::int::IntStack::default()
@@ -399,6 +401,16 @@ impl PacketArena {
             .as_ref()
             .and_then(|st| st.stacks.borrow().get(h.0 as usize).copied())
             .unwrap_or_default()
+    }
+
+    /// The packet at `h` (with `flags::INT`) is taken out to be put back: keep its records
+    /// for the next INT packet stored; `None` forgets them (it was not put back).
+    #[cold]
+    #[inline(never)]
+    pub fn int_carry(&self, h: Option<PktRef>) {
+        if let Some(st) = &self.int {
+            st.carry.set(h.map(|h| self.int_stack(h)));
+        }
     }
 
     /// What the receiving host's next reply echoes.

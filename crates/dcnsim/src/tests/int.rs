@@ -106,3 +106,61 @@ fn each_switch_egress_records_and_the_ack_echoes() {
     assert_eq!(port(h2).tx_bytes, 3 * ACK);
     assert_eq!(sim.check_run(), Ok(()));
 }
+
+/// The same line built from a scenario, with PFC on: layer 2 takes each frame out of the
+/// packet store at every switch and puts it back, and its records must go with it.
+#[test]
+fn records_survive_the_layer_2_path() {
+    let text = r#"
+[sim]
+duration = "1ms"
+[topology]
+kind = "explicit"
+link_delay = "1us"
+switch_buffer = "32MB"
+pause = { mode = "pfc", hi = "400KB", lo = "370KB" }
+queues = { count = 2, scheduler = "sp", hosts = true }
+[[topology.nodes]]
+name = "h1"
+kind = "host"
+[[topology.nodes]]
+name = "sw1"
+kind = "switch"
+[[topology.nodes]]
+name = "sw2"
+kind = "switch"
+[[topology.nodes]]
+name = "h2"
+kind = "host"
+[[topology.links]]
+a = "h1"
+b = "sw1"
+rate = "100Gbps"
+[[topology.links]]
+a = "sw1"
+b = "sw2"
+rate = "10Gbps"
+[[topology.links]]
+a = "sw2"
+b = "h2"
+rate = "10Gbps"
+[roce]
+cc = "hpcc-fork"
+[[apps]]
+kind = "flows"
+srcs = ["h1"]
+dst = "h2"
+size = "3000B"
+transport = "roce"
+"#;
+    let loaded = crate::scenario::load(text, "int.toml", &[]).expect("loads");
+    let (mut sim, _) = crate::scenario::build(&loaded).expect("builds");
+    sim.start();
+    sim.run(&mut |_| true);
+    assert!(sim.l2.is_some(), "layer 2 on");
+    let h = hpcc(&sim);
+    let s1 = ns(2854.72);
+    assert_eq!(h.nhops, 2);
+    assert_eq!(h.prev[0], hop(s1, 2 * DATA, 0));
+    assert_eq!(h.prev[1], hop(s1 + ns(1883.2), 2 * DATA, 0));
+}

@@ -467,6 +467,13 @@ impl Workload {
         let fid = conn.flow;
         let m = self.messages[mi.idx()];
         let f = &mut sim.hosts.flows[fid.idx()];
+        if let (ConnKind::Roce(_, cc), crate::model::transport::Endpoint::Roce(qp)) =
+            (&self.conn, &mut *f)
+        {
+            // A message starts its queue pair's congestion control afresh, at line rate: the
+            // RDMA papers' simulator opens a queue pair per flow.
+            *qp.cc = (**cc).clone();
+        }
         self.messages[mi.idx()].timeouts_base = f.counters().timeouts;
         f.set_class(m.class);
         let msg_start = f.written();

@@ -414,11 +414,22 @@ impl Core {
         );
         if self.l2.is_some() {
             let p = self.net.packets.take(h);
+            let int = p.flags & flags::INT != 0;
+            if int {
+                // The frame is stored again (forwarded or absorbed): its INT records go along.
+                self.net.packets.int_carry(Some(h));
+            }
             if !crate::engine::datapath::l2::receive(self, node, p, out, link) {
                 // Layer 2 handles every frame at a switch, so this is a host.
                 self.net.absorbed += 1;
                 let h = self.net.packets.put(p);
+                if int {
+                    self.net.packets.int_begin(h);
+                }
                 self.host_receive(node, h);
+            } else if int {
+                // Forwarded (its records went with it) or dropped.
+                self.net.packets.int_carry(None);
             }
             return;
         }

@@ -121,6 +121,9 @@ pub struct TopologyCfg {
     pub k: Option<u32>,
     /// fattree: rate of the switch-to-switch links (default `link_rate`).
     pub fabric_rate: Option<Rate>,
+    /// fattree: pods built (default k) and hosts under each edge switch (default k/2).
+    pub pods: Option<u32>,
+    pub hosts_per_edge: Option<u32>,
     /// ECMP over equal-cost next hops (`engine/net/ecmp.rs`). Absent: on for leafspine and
     /// fattree, off otherwise.
     pub ecmp: Option<bool>,

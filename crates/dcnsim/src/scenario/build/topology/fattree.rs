@@ -13,6 +13,12 @@
 //! by default: shortest paths in a fat-tree are its up-down paths, k/2 between pods at each
 //! of the two upward hops (the paper's two-level tables spread flows over the same paths;
 //! here a per-flow hash picks among them, `engine/net/ecmp.rs`).
+//!
+//! Two keys shrink or widen it with the same wiring: `pods` (default k) builds fewer pods,
+//! and `hosts_per_edge` (default k/2) puts more or fewer hosts under each edge switch. The
+//! HPCC paper's fabric (Li et al., SIGCOMM 2019, §5.1: 320 servers, 16 per ToR, 20 ToR, 20
+//! aggregation and 16 core switches; its simulator's `mix/fat.txt`) is k = 8, 5 pods, 16
+//! hosts per edge, with hosts numbered first as in that file.
 
 use super::{link_defaults, BuildInfo, Built, Ctx, TopologyCfg};
 use crate::base::ids::NodeId;
@@ -42,21 +48,39 @@ pub(super) fn build(ctx: &Ctx, t: &TopologyCfg, sim: &mut Sim, info: &mut BuildI
         rate.ok_or_else(|| ctx.err("topology", "link_rate", "a fattree needs `link_rate`"))?;
     let frate = t.fabric_rate.map(|r| r.0).unwrap_or(rate);
     let half = (k / 2) as usize;
-    let pods = k as usize;
-    // Links: k³/4 to hosts, as many edge-aggregation and as many aggregation-core.
-    sim.reserve_topology(nodes(k) as usize, 3 * (k * k * k / 4) as usize)
+    let pods = u64::from(t.pods.unwrap_or(k as u32));
+    if pods == 0 || pods > k {
+        let msg = format!("{pods} is out of range: expected 1 ..= k = {k} pods");
+        return Err(ctx.err("topology", "pods", msg));
+    }
+    let per_edge = u64::from(t.hosts_per_edge.unwrap_or(half as u32));
+    let n_hosts = pods * half as u64 * per_edge;
+    let n_nodes = n_hosts + pods * k + (half * half) as u64;
+    if per_edge == 0 || n_nodes > limits::NODES_MAX {
+        let msg = format!(
+            "{per_edge} is out of range: expected at least 1, and at most {} nodes in all \
+             (limits: topology nodes)",
+            limits::NODES_MAX
+        );
+        return Err(ctx.err("topology", "hosts_per_edge", msg));
+    }
+    let (pods, per_edge) = (pods as usize, per_edge as usize);
+    // Links: one per host, every edge to every aggregation of its pod, every aggregation to
+    // k/2 cores.
+    let n_links = n_hosts as usize + 2 * pods * half * half;
+    sim.reserve_topology(n_nodes as usize, n_links)
         .map_err(|e| ctx.alloc_err(e, "topology.k"))?;
     let add = |sim: &mut Sim, name: &str, n: usize, kind: NodeKind| -> Vec<NodeId> {
         (1..=n)
             .map(|i| sim.add_node(&format!("{name}{i}"), kind))
             .collect()
     };
-    let hosts = add(sim, "host", pods * half * half, NodeKind::Host);
+    let hosts = add(sim, "host", pods * half * per_edge, NodeKind::Host);
     let edge = add(sim, "edge", pods * half, NodeKind::Switch);
     let agg = add(sim, "agg", pods * half, NodeKind::Switch);
     let core = add(sim, "core", half * half, NodeKind::Switch);
     for (i, &h) in hosts.iter().enumerate() {
-        sim.add_link(h, edge[i / half], rate, delay, nic_buf, sw_buf);
+        sim.add_link(h, edge[i / per_edge], rate, delay, nic_buf, sw_buf);
     }
     for pod in 0..pods {
         for e in 0..half {
