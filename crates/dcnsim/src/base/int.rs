@@ -58,11 +58,14 @@ impl IntStack {
 #[derive(Clone, Debug, Default)]
 pub struct IntStore {
     pub stacks: std::cell::RefCell<Vec<IntStack>>,
-    /// What the next reply (an ACK) of the receiving host echoes.
-    pub echo: std::cell::Cell<IntStack>,
-    /// The records of a packet taken out of the arena to be put back (a switch's layer-2
-    /// handling re-stores a frame): the next INT packet stored gets them.
-    pub carry: std::cell::Cell<Option<IntStack>>,
+    /// The slot whose records the next reply (an ACK) of the receiving host echoes: the
+    /// data packet's, whose slot the reply usually takes (then nothing is copied).
+    pub echo: std::cell::Cell<Option<u32>>,
+    /// The slot of a packet taken out of the arena to be put back (a switch's layer-2
+    /// handling re-stores a frame): the next INT packet stored gets its records (usually in
+    /// the same slot, the free list being a stack). Only INT packets write records, so the
+    /// control frames stored in between leave them in place.
+    pub carry: std::cell::Cell<Option<u32>>,
 }
 
 #[cfg(test)]

@@ -367,18 +367,24 @@ impl PacketArena {
     #[inline(never)]
     pub fn int_begin(&self, h: PktRef) {
         let Some(st) = &self.int else { return };
-        let init = if let Some(c) = st.carry.take() {
-            c
-        } else if self.slots[h.0 as usize].kind == Kind::Ack {
-            st.echo.get()
-        } else {
-            crate::base::int::IntStack::default()
-        };
+        let i = h.0 as usize;
         let mut v = st.stacks.borrow_mut();
-        if v.len() <= h.0 as usize {
-            v.resize(h.0 as usize + 1, Default::default());
+        if v.len() <= i {
+            v.resize(i + 1, Default::default());
         }
-        v[h.0 as usize] = init;
+        let from = match st.carry.take() {
+            Some(c) => Some(c),
+            None if self.slots[i].kind == Kind::Ack => st.echo.get(),
+            None => {
+                v[i] = crate::base::int::IntStack::default();
+                return;
+            }
+        };
+        match from {
+            Some(f) if f as usize == i => {}
+            Some(f) => v[i] = v.get(f as usize).copied().unwrap_or_default(),
+            None => v[i] = crate::base::int::IntStack::default(),
+        }
     }
 
     /// Append a hop record to the packet at `h` if it collects them.
@@ -409,14 +415,14 @@ impl PacketArena {
     #[inline(never)]
     pub fn int_carry(&self, h: Option<PktRef>) {
         if let Some(st) = &self.int {
-            st.carry.set(h.map(|h| self.int_stack(h)));
+            st.carry.set(h.map(|h| h.0));
         }
     }
 
-    /// What the receiving host's next reply echoes.
-    pub fn int_set_echo(&self, s: crate::base::int::IntStack) {
+    /// The receiving host's next reply echoes the records of the packet at `h`.
+    pub fn int_set_echo(&self, h: PktRef) {
         if let Some(st) = &self.int {
-            st.echo.set(s);
+            st.echo.set(Some(h.0));
         }
     }
 

@@ -508,7 +508,7 @@ impl Core {
             Kind::Data | Kind::Syn => {
                 if p.flags & flags::INT != 0 {
                     // What the replies to this packet echo.
-                    self.net.packets.int_set_echo(self.net.packets.int_stack(h));
+                    self.net.packets.int_set_echo(h);
                 }
                 let hs = &mut self.hosts;
                 hs.flows[fid.idx()].on_data(now, p, &mut hs.out);
