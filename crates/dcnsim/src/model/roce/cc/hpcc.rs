@@ -50,23 +50,25 @@ pub struct HpccConfig {
 impl HpccConfig {
     /// The paper's profile: η = 95 % and maxStage = 5 (§5.1's settings). The additive step
     /// and the floor are not re-read from the paper here: they are the HPCC simulator's
-    /// (`RATE_AI 50Mb/s`, `MIN_RATE 100Mb/s` in its `mix/config.txt`).
+    /// (below).
     pub fn paper(line_rate: RateBps, base_rtt: SimTime) -> HpccConfig {
         HpccConfig {
             line_rate,
             base_rtt,
             eta: 0.95,
             max_stage: 5,
-            rate_ai: RateBps(50_000_000),
+            // The simulator's `run.py` for HPCC: RATE_AI = 10·bw/25 Mb/s, bw the NIC rate in
+            // Gb/s (40 Mb/s at 100 Gb/s).
+            rate_ai: RateBps(line_rate.0 / 2500),
             min_rate: RateBps(100_000_000),
         }
     }
 
-    /// The HPCC authors' ns-3 simulator as its `mix/config.txt` runs it: `U_TARGET 0.95`,
-    /// `MI_THRESH 0` (maxStage 0: every step multiplicative; the authors' project page says
-    /// the paper's simulations ran this, its "maxStage = 5" being a typo), `RATE_AI 50Mb/s`,
-    /// `MIN_RATE 100Mb/s`, `FAST_REACT 1` (per-ACK rate), `MULTI_RATE 0` (one rate from the
-    /// most loaded hop).
+    /// The HPCC authors' ns-3 simulator as its `run.py` configures HPCC for the paper's
+    /// experiments: `U_TARGET 0.95`, `MI_THRESH 0` (maxStage 0: every step multiplicative;
+    /// the authors' project page says the paper's simulations ran this, its "maxStage = 5"
+    /// being a typo), `RATE_AI` 10·bw/25 Mb/s, `MIN_RATE 100Mb/s`, `FAST_REACT 1` (per-ACK
+    /// rate), `MULTI_RATE 0` (one rate from the most loaded hop).
     pub fn hpcc_fork(line_rate: RateBps, base_rtt: SimTime) -> HpccConfig {
         HpccConfig {
             max_stage: 0,

@@ -43,20 +43,20 @@ fn the_first_records_are_only_stored() {
 #[test]
 fn a_full_link_for_a_whole_base_rtt() {
     // Δts = T and the hop sent B·T bytes: U' = 1, τ = T, so U = 1 and k = 1/0.95:
-    // R = R_c·0.95 + 50 Mb/s, and the ACK (of a packet sent after the first records) updates
+    // R = R_c·0.95 + 40 Mb/s (R_AI = 10·bw/25 Mb/s), and the ACK (of a packet sent after the first records) updates
     // the reference.
     let mut h = fork();
     h.on_int(us(20), us(10), &[hop(15, 0, 0)]);
     h.on_int(us(30), us(20), &[hop(25, 125_000, 0)]);
     close(h.u, 1.0);
-    close(h.rate, 100e9 * 0.95 + 50e6);
+    close(h.rate, 100e9 * 0.95 + 40e6);
     close(h.rate_c, h.rate);
     assert_eq!(
         (h.inc_stage, h.updates, h.last_update),
         (0, 1, Some(us(30)))
     );
-    // The window is R·T: 95.05 Gb/s × 10 µs = 118 812.5 bytes, rounded.
-    assert_eq!(h.window(), Some(118_813));
+    // The window is R·T: 95.04 Gb/s × 10 µs = 118 800 bytes.
+    assert_eq!(h.window(), Some(118_800));
 }
 
 #[test]
@@ -68,7 +68,7 @@ fn the_queue_term_and_a_partial_ewma() {
     h.on_int(us(20), us(10), &[hop(15, 0, 70_000)]);
     h.on_int(us(25), us(20), &[hop(20, 62_500, 62_500)]);
     close(h.u, 0.75);
-    close(h.rate, 100e9f64.min(100e9 / (0.75 / 0.95) + 50e6));
+    close(h.rate, 100e9f64.min(100e9 / (0.75 / 0.95) + 40e6));
     assert_eq!(h.rate, 100e9, "capped at the line rate");
 }
 
@@ -85,24 +85,24 @@ fn the_most_loaded_hop_sets_u_and_tau() {
         &[hop(20, 62_500, 0), hop(20, 50_000, 30_000)],
     );
     close(h.u, 0.48);
-    close(h.rate, 100e9f64.min(100e9 / (0.48 / 0.95) + 50e6));
+    close(h.rate, 100e9f64.min(100e9 / (0.48 / 0.95) + 40e6));
 }
 
 #[test]
 fn per_ack_reaction_keeps_the_reference_until_the_round_trip_ends() {
     let mut h = fork();
     h.on_int(us(20), us(10), &[hop(15, 0, 0)]);
-    // Full link: the update sets R_c = 95.05 G at t = 30 µs.
+    // Full link: the update sets R_c = 95.04 G at t = 30 µs.
     h.on_int(us(30), us(20), &[hop(25, 125_000, 0)]);
     let rc = h.rate_c;
     // An ACK of a packet sent before 30 µs: the rate reacts (U = 1 again, from R_c), R_c
     // and the update count stay.
     h.on_int(us(31), us(29), &[hop(35, 250_000, 0)]);
-    close(h.rate, rc * 0.95 + 50e6);
+    close(h.rate, rc * 0.95 + 40e6);
     assert_eq!((h.rate_c, h.updates), (rc, 1));
     // A packet sent at 30 µs or later ends the round trip: R_c follows.
     h.on_int(us(41), us(30), &[hop(45, 375_000, 0)]);
-    close(h.rate_c, rc * 0.95 + 50e6);
+    close(h.rate_c, rc * 0.95 + 40e6);
     assert_eq!(h.updates, 2);
 }
 
@@ -122,13 +122,13 @@ fn the_paper_profile_adds_for_max_stage_round_trips() {
         let now = us(t + 5);
         h.on_int(now, us(t), &[hop(t, bytes, 0)]);
         close(h.u, 0.5);
-        close(h.rate_c, 40e9 + i as f64 * 50e6);
+        close(h.rate_c, 40e9 + i as f64 * 40e6);
         assert_eq!(h.inc_stage, i);
     }
     t += 10;
     bytes += 62_500;
     h.on_int(us(t + 5), us(t), &[hop(t, bytes, 0)]);
-    close(h.rate_c, (40e9 + 250e6) / (0.5 / 0.95) + 50e6);
+    close(h.rate_c, (40e9 + 200e6) / (0.5 / 0.95) + 40e6);
     assert_eq!(h.inc_stage, 0);
 }
 
@@ -137,9 +137,9 @@ fn floors_skips_and_new_paths() {
     let mut h = fork();
     h.rate_c = 1e9;
     h.on_int(us(20), us(10), &[hop(15, 0, 1_000_000)]);
-    // A deep queue on a full link: U' = 8 + 1, R_c/(9/0.95) = 105.6 Mb/s + 50 Mb/s.
+    // A deep queue on a full link: U' = 8 + 1, R_c/(9/0.95) = 105.6 Mb/s + 40 Mb/s.
     h.on_int(us(30), us(20), &[hop(25, 125_000, 1_000_000)]);
-    close(h.rate, 1e9 / (9.0 / 0.95) + 50e6);
+    close(h.rate, 1e9 / (9.0 / 0.95) + 40e6);
     // Deeper still from a low reference: the floor of 100 Mb/s.
     h.rate_c = 100e6;
     h.on_int(us(40), us(30), &[hop(35, 250_000, 1_000_000)]);
@@ -174,6 +174,6 @@ fn through_the_rate_control_seam() {
     };
     cc.on_ack(us(20), &a(&first));
     cc.on_ack(us(30), &a(&second));
-    assert_eq!(cc.rate(), RateBps(95_050_000_000));
-    assert_eq!(cc.window(), Some(118_813));
+    assert_eq!(cc.rate(), RateBps(95_040_000_000));
+    assert_eq!(cc.window(), Some(118_800));
 }
