@@ -97,9 +97,8 @@ def log_finish_time(work: Path) -> None:
     """Append the finish time to each `flow.tr` line (start = finish - FCT), so a run's
     arrivals can be replayed in dcnsim as a flow file (`--flows-out`)."""
     common = work / COMMON_TCL
-    common.write_text(replace_once(common.read_text(),
-                                   'puts $logfile "$tmp_pkts $fldur $rttimes $group_id $sid"',
-                                   'puts $logfile "$tmp_pkts $fldur $rttimes $group_id $sid [$ns now]"',
+    line = 'puts $logfile "$tmp_pkts $fldur $rttimes $group_id $sid'
+    common.write_text(replace_once(common.read_text(), f'{line}"', f'{line} [$ns now]"',
                                    COMMON_TCL))
 
 
