@@ -17,8 +17,16 @@
 //! (`Transport::wire_bytes`) get a value. The HPCC authors' simulator measures FCT until
 //! the last ACK reaches the sender and adds one base RTT to its ideal instead of the one-way
 //! latency; both definitions give 1 for a lone flow.
+//!
+//! With `[measure] fct = "last-ack"` (RoCE queue pairs) completions end at the sender's last
+//! ACK and the ideal is that simulator's (its `qp_finish`): the base RTT, twice the path's
+//! propagation plus one MTU of payload serialised at every hop, plus the message's bytes
+//! with a data header per packet but no INT header at the path's slowest rate,
+//!
+//!   ideal = 2·Σᵢ dᵢ + Σᵢ MTU·8/rᵢ + (bytes + n·header)·8 / minᵢ rᵢ,  n = ⌈bytes/MTU⌉.
 
 use crate::base::ids::FlowId;
+use crate::base::int::INT_HEADER_BYTES;
 use crate::base::packet::{Kind, Packet};
 use crate::base::units::SimTime;
 use crate::engine::sim::Sim;
@@ -26,6 +34,9 @@ use crate::engine::sim::Sim;
 /// The ideal completion time of a transfer of `bytes` on flow `fid` (module doc), or None
 /// if its transport does not say how it packetises or its path is broken.
 pub fn ideal_fct(sim: &Sim, fid: FlowId, bytes: u64) -> Option<SimTime> {
+    if sim.hosts.fct_at_ack {
+        return ideal_at_ack(sim, fid, bytes);
+    }
     let f = &sim.hosts.flows[fid.idx()];
     let (first, total) = f.wire_bytes(bytes)?;
     let probe = Packet::new(Kind::Data, fid, (f.src(), f.dst()), first, 0);
@@ -39,6 +50,27 @@ pub fn ideal_fct(sim: &Sim, fid: FlowId, bytes: u64) -> Option<SimTime> {
     let rest = total.saturating_sub(first as u64) as u128;
     let rest_ps = (rest * 8 * SimTime::PS_PER_S as u128).div_ceil(min_rate as u128) as u64;
     Some(SimTime(delay + first_tx + rest_ps))
+}
+
+/// The ideal of `[measure] fct = "last-ack"` (module doc), for a RoCE queue pair.
+fn ideal_at_ack(sim: &Sim, fid: FlowId, bytes: u64) -> Option<SimTime> {
+    let crate::model::transport::Endpoint::Roce(f) = &sim.hosts.flows[fid.idx()] else {
+        return None;
+    };
+    let c = &f.cfg;
+    let header = c.data_header - if c.int { INT_HEADER_BYTES } else { 0 };
+    let probe = Packet::new(Kind::Data, fid, (f.src, f.dst), c.mtu + c.data_header, 0);
+    let (mut delay, mut mtu_tx, mut min_rate) = (0u64, 0u64, u64::MAX);
+    for pid in sim.net.path(&probe)? {
+        let port = &sim.net.ports[pid.idx()];
+        delay += port.delay.0;
+        mtu_tx += port.rate.tx_time(c.mtu).0;
+        min_rate = min_rate.min(port.rate.0.max(1));
+    }
+    let n = bytes.div_ceil(c.mtu.max(1) as u64).max(1);
+    let total = (bytes + n * header as u64) as u128;
+    let total_ps = (total * 8 * SimTime::PS_PER_S as u128).div_ceil(min_rate as u128) as u64;
+    Some(SimTime(2 * delay + mtu_tx + total_ps))
 }
 
 /// Per completion: (ideal FCT in seconds, slowdown), NaN where there is no ideal; None when

@@ -213,7 +213,7 @@ fn aqm_and_marking_list_their_keys_as_before() {
     let e = load(&aqm, "x.toml", &[]).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("topology.aqm"), "{e}");
     assert!(e.message.ends_with(
-        "expected one of `kind`, `port`, `at`, `k`, `min_th`, `max_th`, `max_p`, `w_q`, `gentle`, `wait`, `count`, `queue`, `mean_pkt_size`"
+        "expected one of `kind`, `port`, `at`, `k`, `min_th`, `max_th`, `max_p`, `w_q`, `gentle`, `wait`, `count`, `queue`, `mean_pkt_size`, `per_rate`"
     ), "{e}");
     let mark = text.replace(
         "link_delay = \"5us\"\n",
@@ -221,6 +221,6 @@ fn aqm_and_marking_list_their_keys_as_before() {
     );
     let e = load(&mark, "x.toml", &[]).unwrap_err();
     assert!(e.message.ends_with(
-        "expected one of `kind`, `at`, `k`, `min_th`, `max_th`, `max_p`, `w_q`, `gentle`, `wait`, `count`, `queue`, `mean_pkt_size`, `threshold`, `t_min`, `t_max`, `p_max`, `target`, `interval`, `ecn`, `port_thresh`, `beta`, `dq_thresh`, `epsilon`, `rtt`, `lambda`, `on_queues`"
+        "expected one of `kind`, `at`, `k`, `min_th`, `max_th`, `max_p`, `w_q`, `gentle`, `wait`, `count`, `queue`, `mean_pkt_size`, `per_rate`, `threshold`, `t_min`, `t_max`, `p_max`, `target`, `interval`, `ecn`, `port_thresh`, `beta`, `dq_thresh`, `epsilon`, `rtt`, `lambda`, `on_queues`"
     ), "{e}");
 }

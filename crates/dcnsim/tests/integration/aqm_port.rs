@@ -105,3 +105,54 @@ fn red_instantaneous_marks_ect_and_drops_non_ect_above_max() {
     assert_eq!(out, vec![(0, Ect0), (1, NotEct), (3, Ce)]);
     assert_eq!((st.marks(), st.drops(), st.aqm_drops()), (1, 1, 1));
 }
+
+#[test]
+fn per_rate_thresholds_scale_with_each_ports_rate() {
+    // A dumbbell: 10 Gb/s host links, a 40 Gb/s bottleneck. K = 100 KB for a 10 Gb/s port.
+    let text = |aqm: &str| {
+        format!(
+            "[sim]\nduration = \"1ms\"\n[topology]\nkind = \"dumbbell\"\nleft = 1\nright = 1\n\
+             link_rate = \"10Gbps\"\nbottleneck_rate = \"40Gbps\"\naqm = {aqm}\n\
+             [[apps]]\nkind = \"flows\"\nsrcs = [\"left1\"]\ndst = \"right1\"\nsize = \"1KB\"\n"
+        )
+    };
+    let k_of = |aqm: &str| {
+        let l = dcnsim::scenario::load(&text(aqm), "x.toml", &[]).expect("loads");
+        let (sim, _) = dcnsim::scenario::build(&l).expect("builds");
+        let k = |name: &str| match &sim.net.ports[sim.port_by_name(name).unwrap().idx()].aqm {
+            Aqm::Step(s) => (s.k, s.unit),
+            other => panic!("{other:?}"),
+        };
+        (k("swL->swR"), k("swR->right1"))
+    };
+    let scaled = k_of("{ kind = \"step\", k = \"100KB\", per_rate = \"10Gbps\" }");
+    assert_eq!(scaled.0, (400_000, QueueUnit::Bytes));
+    assert_eq!(scaled.1, (100_000, QueueUnit::Bytes));
+    // Packets scale too (rounded down); without per_rate every port has the value given.
+    let pk = k_of("{ kind = \"step\", k = \"65pkts\", per_rate = \"30Gbps\" }");
+    assert_eq!((pk.0 .0, pk.1 .0), (86, 21));
+    let flat = k_of("{ kind = \"step\", k = \"100KB\" }");
+    assert_eq!((flat.0 .0, flat.1 .0), (100_000, 100_000));
+    // Only thresholds scale: a kind without them refuses the key, and a zero rate is refused.
+    for (aqm, want, field) in [
+        (
+            "{ kind = \"none\", per_rate = \"10Gbps\" }",
+            "only \"step\" and \"red\" take it",
+            "topology.aqm.per_rate",
+        ),
+        (
+            "{ kind = \"step\", per_rate = \"0Gbps\" }",
+            "out of range",
+            "topology.aqm",
+        ),
+    ] {
+        let l = dcnsim::scenario::load(&text(aqm), "x.toml", &[]);
+        let e = match l {
+            Ok(l) => dcnsim::scenario::build(&l).err().expect("refused"),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains(want), "{e}");
+        assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        assert_eq!(e.line, Some(9), "{e}");
+    }
+}

@@ -96,12 +96,38 @@ fn hpcc_drains_the_first_windows_without_a_pause() {
 }
 
 #[test]
+fn dctcp_on_the_nic_cuts_on_echoed_marks_and_saves_pause_frames() {
+    // The HPCC authors' simulator's DCTCP: a step mark at K on the data queue (its
+    // KMIN = KMAX, PMAX 1; 300 KB at 100 Gb/s), CE echoed in every ACK, a cut by α/2 once
+    // per window.
+    let q = "{ count = 2, scheduler = \"sp\", hosts = true, marking = { kind = \"step\", \
+             k = \"300KB\", on_queues = [1] } }";
+    let none = run(&[("roce.cc", "\"none\""), ("topology.servers", "16")]);
+    let dctcp = run(&[
+        ("roce.cc", "\"dctcp-fork\""),
+        ("topology.servers", "16"),
+        ("topology.queues", q),
+    ]);
+    assert_eq!(first_f64(&dctcp, "summary", "drops"), 0.0);
+    assert_eq!(first_f64(&dctcp, "summary", "delivered_bytes"), 16e6);
+    // No CNPs (the echo rides on ACKs); every queue pair ended below line rate.
+    let flows = table(&dctcp, "flows");
+    assert!(f64s(flows, "cnps_received").iter().all(|&c| c == 0.0));
+    assert!(f64s(flows, "rate_mbps").iter().all(|&r| r < 100_000.0));
+    let (p0, p1) = (
+        first_f64(&none, "summary", "pause_sent"),
+        first_f64(&dctcp, "summary", "pause_sent"),
+    );
+    assert!(p1 < p0 / 2.0, "pause frames: {p1} with DCTCP, {p0} without");
+}
+
+#[test]
 fn bad_roce_keys_get_one_line_errors() {
     for (key, value, want) in [
         (
             "roce.cc",
             "\"cubic\"",
-            "expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \"timely-fork\", \"swift\", \"hpcc\", \"hpcc-fork\" or \"none\"",
+            "expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \"timely-fork\", \"swift\", \"hpcc\", \"hpcc-fork\", \"dctcp-fork\" or \"none\"",
         ),
         (
             "roce.recovery",
@@ -288,4 +314,65 @@ fn a_roce_workload_on_a_fat_tree_completes_losslessly_and_no_flow_beats_its_idea
     assert_eq!(data[0], 0.0);
     assert!(data[1] > 0.0);
     assert!(marks.iter().sum::<f64>() > 0.0);
+}
+
+#[test]
+fn fct_at_the_last_ack_and_the_hpcc_simulators_ideal() {
+    // One 1 500-byte message (two packets: 1 000 + 500 B of payload) alone on the star:
+    // server1 -> sw -> client, 100 Gb/s, 1 µs links; an ACK per packet.
+    let one = |fct: &str| {
+        run(&[
+            ("roce.cc", "\"none\""),
+            ("topology.servers", "1"),
+            ("apps.0.size", "\"1500B\""),
+            ("measure.fct", fct),
+        ])
+    };
+    let tx = |bytes: f64| bytes * 8.0 / 100e9;
+    let (d, a) = (one("\"delivery\""), one("\"last-ack\""));
+    let span = |t: &[dcnsim::output::Table]| {
+        let c = table(t, "completions");
+        f64s(c, "end_s")[0] - f64s(c, "start_s")[0]
+    };
+    // Delivery: the first packet's store and forward, then the second at line rate.
+    let delivery = 2.0 * (1e-6 + tx(1062.0)) + tx(562.0);
+    assert!(
+        (span(&d) - delivery).abs() < 1e-12,
+        "{} vs {delivery}",
+        span(&d)
+    );
+    // The last ACK (66 B) leaves the client as the second packet arrives and crosses back.
+    let last_ack = delivery + 2.0 * (1e-6 + tx(66.0));
+    assert!(
+        (span(&a) - last_ack).abs() < 1e-12,
+        "{} vs {last_ack}",
+        span(&a)
+    );
+    // The simulator's ideal: two propagation delays each way, an MTU of payload at each
+    // hop, the message with a header per packet at the path's rate.
+    let ideal = 4e-6 + 2.0 * tx(1000.0) + tx(1500.0 + 2.0 * 62.0);
+    let c = table(&a, "completions");
+    assert!((f64s(c, "ideal_s")[0] - ideal).abs() < 1e-12);
+    assert!((f64s(c, "slowdown")[0] - last_ack / ideal).abs() < 1e-9);
+    // Only RoCE apps end at an ACK; an unknown definition is named.
+    for (fct, over, want) in [
+        (
+            "\"last-ack\"",
+            ("apps.0.transport", "\"tcp\""),
+            "is not transport = \"roce\"",
+        ),
+        (
+            "\"first-byte\"",
+            ("roce.cc", "\"none\""),
+            "expected \"delivery\" or \"last-ack\"",
+        ),
+    ] {
+        let o = crate::helpers::set(&[("measure.fct", fct), over]);
+        let e = match dcnsim::scenario::load(&text(), FILE, &o) {
+            Ok(l) => dcnsim::scenario::build(&l).err().expect("refused"),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains(want), "{e}");
+        assert_eq!(e.field.as_deref(), Some("measure.fct"), "{e}");
+    }
 }

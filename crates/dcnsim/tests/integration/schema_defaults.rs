@@ -310,7 +310,7 @@ fn schema_txt_lists_queues_and_marking_defaults() {
     let marking = MarkCfg::default();
     let mut keys = debug_fields(&MarkDefaults::default());
     let defaults: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
-    let without = ["kind", "k", "t_min", "t_max", "on_queues"];
+    let without = ["kind", "k", "t_min", "t_max", "on_queues", "per_rate"];
     for (k, _) in debug_fields(&marking) {
         assert_eq!(
             defaults.contains(&k),
@@ -324,7 +324,9 @@ fn schema_txt_lists_queues_and_marking_defaults() {
             "{k}"
         );
     }
-    keys.extend(["k", "t_min", "t_max", "on_queues"].map(|k| (k.to_string(), Kind::Absent)));
+    keys.extend(
+        ["k", "t_min", "t_max", "on_queues", "per_rate"].map(|k| (k.to_string(), Kind::Absent)),
+    );
     check(Section {
         name: "aqm / marking",
         text: format!(

@@ -81,6 +81,9 @@ pub struct Hosts {
     out: Vec<Packet>,
     /// The NIC schedulers of pulled senders (`nic.rs`); `None` while no flow is pulled.
     pub nics: Option<Box<nic::Nics>>,
+    /// A transfer completes when its sender has the ACK of its last byte, not at delivery
+    /// (`[measure] fct = "last-ack"`; RoCE senders only).
+    pub fct_at_ack: bool,
 }
 
 impl Hosts {
@@ -532,6 +535,9 @@ impl Core {
                 if self.hosts.nics.is_some() {
                     self.nic_kick_flow(fid);
                 }
+                if self.hosts.fct_at_ack {
+                    self.after_ack(fid);
+                }
             }
             Kind::Udp | Kind::Cnm | Kind::Pause => self.host_receive_other(host, h),
         }
@@ -576,17 +582,34 @@ impl Core {
         self.flush_out(host);
         self.sync_timers(fid);
         let t = self.hosts.targets[fid.idx()];
-        if delivered >= t.target {
-            self.hosts.targets[fid.idx()].target = u64::MAX;
-            self.hosts.completions.push(Completion {
-                flow: fid,
-                bytes: t.bytes,
-                start: t.started,
-                end: now,
-            });
-            if t.app.is_some() {
-                self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
-            }
+        if delivered >= t.target && !self.hosts.fct_at_ack {
+            self.complete(fid, now);
+        }
+    }
+
+    /// After a sender took an ACK, with `fct_at_ack`: a transfer whose last byte it now
+    /// knows delivered is complete.
+    #[cold]
+    #[inline(never)]
+    fn after_ack(&mut self, fid: FlowId) {
+        let acked = self.hosts.flows[fid.idx()].acknowledged();
+        if acked.is_some_and(|a| a >= self.hosts.targets[fid.idx()].target) {
+            self.complete(fid, self.now);
+        }
+    }
+
+    /// Record the transfer of flow `fid` as finished at `now` and tell its application.
+    fn complete(&mut self, fid: FlowId, now: SimTime) {
+        let t = self.hosts.targets[fid.idx()];
+        self.hosts.targets[fid.idx()].target = u64::MAX;
+        self.hosts.completions.push(Completion {
+            flow: fid,
+            bytes: t.bytes,
+            start: t.started,
+            end: now,
+        });
+        if t.app.is_some() {
+            self.hosts.app_calls.push((t.app, AppEvent::FlowDone(fid)));
         }
     }
 

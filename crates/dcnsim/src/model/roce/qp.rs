@@ -632,6 +632,8 @@ impl RoceFlow {
                 ce_echo,
                 rtt,
                 int,
+                snd_una: self.sender.snd_una,
+                snd_nxt: self.sender.snd_nxt,
             },
         );
     }

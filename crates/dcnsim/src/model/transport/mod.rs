@@ -122,6 +122,11 @@ pub trait Transport: std::fmt::Debug + CloneTransport {
     fn written(&self) -> u64;
     /// Bytes delivered to the receiving application.
     fn delivered(&self) -> u64;
+    /// Bytes the sender knows delivered (its cumulative ACK point), for transports that
+    /// end a transfer at the sender's last ACK (`[measure] fct = "last-ack"`).
+    fn acknowledged(&self) -> Option<u64> {
+        None
+    }
     /// A deadline that needs an event, noted as scheduled (`LazyTimer::take_event`); None
     /// when every timer has the event it needs. The engine asks until None.
     fn next_timer(&mut self) -> Option<(TimerKind, SimTime)>;
@@ -330,6 +335,9 @@ impl Endpoint {
     #[inline]
     pub fn delivered(&self) -> u64 {
         each_ref!(self, e => Transport::delivered(e))
+    }
+    pub fn acknowledged(&self) -> Option<u64> {
+        each_ref!(self, e => Transport::acknowledged(e))
     }
     #[inline]
     pub fn next_timer(&mut self) -> Option<(TimerKind, SimTime)> {

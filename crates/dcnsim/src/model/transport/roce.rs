@@ -71,6 +71,9 @@ impl Transport for RoceFlow {
     fn delivered(&self) -> u64 {
         self.receiver.rcv_nxt
     }
+    fn acknowledged(&self) -> Option<u64> {
+        Some(self.sender.snd_una)
+    }
     fn next_timer(&mut self) -> Option<(TimerKind, SimTime)> {
         RoceFlow::take_timer_event(self).map(|(k, at)| (TimerKind(k), at))
     }

@@ -99,6 +99,15 @@ pub(crate) fn build_aqm(
         }
     };
     let entry = aqm::find(&a.kind, m.is_none()).map_err(|e| err("kind", e))?;
+    if a.per_rate.is_some() && a.kind != "step" && a.kind != "red" {
+        return Err(err(
+            "per_rate",
+            format!(
+                "kind {:?} has no queue thresholds to scale: only \"step\" and \"red\" take it",
+                a.kind
+            ),
+        ));
+    }
     let keys = aqm_keys(a, m, at, sim.net.ports[pid.idx()].rate);
     let (queue, quanta) = q.unwrap_or((None, None));
     let b = aqm::Build {
@@ -132,11 +141,16 @@ fn aqm_keys(a: &AqmCfg, m: Option<&MarkCfg>, at: AqmAt, rate: RateBps) -> aqm::K
         ("queue", a.queue.is_some()),
         ("mean_pkt_size", a.mean_pkt_size.is_some()),
     ];
-    let th = |t: Option<Threshold>, d: Threshold| t.map_or((d.0, d.1), |t| (t.0, t.1));
+    // `per_rate`: a threshold given for a port of that rate, in proportion to this port's.
+    let scale = |(v, u): (u64, crate::model::aqm::QueueUnit)| match a.per_rate {
+        Some(r) => ((v as u128 * rate.0 as u128 / r.0 .0 as u128) as u64, u),
+        None => (v, u),
+    };
+    let th = |t: Option<Threshold>, d: Threshold| t.map_or((d.0, d.1), |t| scale((t.0, t.1)));
     aqm::Keys {
         given: set.iter().filter(|x| x.1).map(|x| x.0).collect(),
         at,
-        k: a.k.map_or((dk.0, dk.1), |t| (t.0, t.1)),
+        k: a.k.map_or((dk.0, dk.1), |t| scale((t.0, t.1))),
         min_th: th(a.min_th, d.min_th),
         max_th: th(a.max_th, d.max_th),
         max_p: a.max_p.unwrap_or(d.max_p),

@@ -53,6 +53,31 @@ pub(crate) fn build_measure(
         }
     }
     sim.obs.samplers.queue_interval = m.queue_interval.0;
+    match m.fct.as_str() {
+        "delivery" => {}
+        "last-ack" => {
+            let apps = &ctx.loaded.scenario.apps;
+            if let Some((i, a)) = apps.iter().enumerate().find(|(_, a)| !a.is_roce()) {
+                return Err(ctx.err(
+                    "measure",
+                    "fct",
+                    format!(
+                        "\"last-ack\" ends a transfer at a RoCE sender's last ACK: app {i} \
+                         (kind {:?}) is not transport = \"roce\"",
+                        a.kind()
+                    ),
+                ));
+            }
+            sim.hosts.fct_at_ack = true;
+        }
+        o => {
+            return Err(ctx.err(
+                "measure",
+                "fct",
+                format!("unknown {o:?}: expected \"delivery\" or \"last-ack\""),
+            ))
+        }
+    }
     if let Some(name) = &m.mean_queue_port {
         let pid = port(sim, name, "mean_queue_port")?;
         sim.obs.queue_mean = Some(Box::new(

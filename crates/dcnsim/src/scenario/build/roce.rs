@@ -6,6 +6,7 @@ use crate::base::packet::{Kind, Packet};
 use crate::base::units::{parse_bytes, parse_time, RateBps, SimTime};
 use crate::engine::sim::Sim;
 use crate::model::roce::cc::dcqcn::{Dcqcn, DcqcnConfig};
+use crate::model::roce::cc::dctcp::{DctcpRate, DctcpRateConfig};
 use crate::model::roce::cc::hpcc::{Hpcc, HpccConfig};
 use crate::model::roce::cc::swift::{Swift, SwiftConfig, SwiftPath};
 use crate::model::roce::cc::timely::{Timely, TimelyConfig};
@@ -49,7 +50,9 @@ pub(super) fn roce_config(ctx: &Ctx, c: &RoceCfg) -> Result<RoceConfig, Scenario
     }
     q.rto = c.rto.0;
     q.cnp = match c.cnp.as_deref() {
-        None if c.cc == "dcqcn-fork" => CnpPolicy::PerAck,
+        // The HPCC authors' simulator has no CNP packets: its ACKs carry the CE echo, whatever
+        // the congestion control.
+        None if c.cc.ends_with("-fork") => CnpPolicy::PerAck,
         None => CnpPolicy::Interval(RoceCfg::CNP_INTERVAL),
         Some("per-ack") => CnpPolicy::PerAck,
         Some(t) => match parse_time(t) {
@@ -124,6 +127,9 @@ fn controller(ctx: &Ctx, c: &RoceCfg, q: &RoceConfig, p: Path) -> Result<RoceCc,
         }))),
         "hpcc" => RoceCc::Hpcc(Hpcc::new(HpccConfig::paper(line, p.base_rtt))),
         "hpcc-fork" => RoceCc::Hpcc(Hpcc::new(HpccConfig::hpcc_fork(line, p.base_rtt))),
+        "dctcp-fork" => RoceCc::Dctcp(DctcpRate::new(DctcpRateConfig::hpcc_fork(
+            line, p.base_rtt, q.mtu,
+        ))),
         "none" => RoceCc::Fixed(FixedRate { rate: line }),
         other => {
             return Err(ctx.err(
@@ -131,7 +137,7 @@ fn controller(ctx: &Ctx, c: &RoceCfg, q: &RoceConfig, p: Path) -> Result<RoceCc,
                 "cc",
                 format!(
                     "unknown {other:?}: expected \"dcqcn\", \"dcqcn-fork\", \"timely\", \
-                     \"timely-fork\", \"swift\", \"hpcc\", \"hpcc-fork\" or \"none\""
+                     \"timely-fork\", \"swift\", \"hpcc\", \"hpcc-fork\", \"dctcp-fork\" or \"none\""
                 ),
             ))
         }

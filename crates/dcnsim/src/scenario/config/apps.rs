@@ -46,6 +46,16 @@ impl AppCfg {
         }
     }
 
+    /// Whether the entry's flows are RoCE queue pairs (`transport = "roce"`).
+    pub fn is_roce(&self) -> bool {
+        match self {
+            AppCfg::Flows(a) => a.transport == "roce",
+            AppCfg::Mix(a) => a.transport == "roce",
+            AppCfg::Workload(a) => a.transport == "roce",
+            _ => false,
+        }
+    }
+
     /// The entry's `[apps.tcp]` table (UDP kinds have none).
     pub fn tcp(&self) -> Option<&TcpCfgFile> {
         match self {

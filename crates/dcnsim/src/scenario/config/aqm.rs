@@ -8,7 +8,7 @@
 //! let `aqm` accept the TCN/CoDel keys. `aqm_tables!` declares both with the shared keys
 //! written once and writes `MarkCfg::aqm` from them.
 
-use super::units::{Dur, Size, Threshold};
+use super::units::{Dur, Rate, Size, Threshold};
 use crate::base::units::{Bytes, RateBps};
 use crate::model::aqm::QueueUnit;
 use serde::Deserialize;
@@ -67,6 +67,10 @@ aqm_tables! {
         /// "average" or "instantaneous".
         pub queue: Option<String>,
         pub mean_pkt_size: Option<Size>,
+        /// step and red: the thresholds (`k`, `min_th`, `max_th`) are for a port of this
+        /// rate; a port of another rate scales them in proportion (as the HPCC authors'
+        /// simulator sets its ECN thresholds per link rate). Absent: as given, every port.
+        pub per_rate: Option<Rate>,
     }
 
     /// `[topology] aqm = { kind = "step" | "red" | "none", ... }` (also `aqm_ports` entries
@@ -215,6 +219,7 @@ mod tests {
             count: Some(false),
             queue: Some("instantaneous".to_string()),
             mean_pkt_size: Some(Size(Bytes(1))),
+            per_rate: Some(Rate(RateBps(1_000_000))),
             ..MarkCfg::default()
         };
         let a = m.aqm();

@@ -44,6 +44,10 @@ pub struct MeasureCfg {
     /// Memory cap of one port's capture; past it the capture stops and counts the frames
     /// it missed (table `pcap`, column `not_captured`).
     pub pcap_max_bytes: Size,
+    /// Where a transfer's completion time ends: "delivery" (the last byte delivered to the
+    /// receiver) or "last-ack" (the sender's receipt of the ACK of the last byte, with the
+    /// slowdown's ideal of the HPCC authors' simulator; RoCE apps only). docs/models.md §9.
+    pub fct: String,
 }
 
 impl Default for MeasureCfg {
@@ -72,6 +76,8 @@ impl Default for MeasureCfg {
             pcap: Vec::new(),
             // 64 MiB: our choice, a few hundred thousand header-only frames per port.
             pcap_max_bytes: Size(Bytes(crate::engine::observe::pcap::DEFAULT_MAX_BYTES)),
+            // Every dcnsim transport's completion is its receiver's.
+            fct: "delivery".to_string(),
         }
     }
 }

@@ -25,14 +25,16 @@ pub struct RoceCfg {
     /// "dcqcn" (the DCQCN paper's constants), "dcqcn-fork" (the HPCC authors' simulator's
     /// DCQCN), "timely" (the TIMELY paper's), "timely-fork" (the HPCC authors' simulator's
     /// TIMELY), "swift" (the Swift paper's algorithm), "hpcc" (the HPCC paper's), "hpcc-fork"
-    /// (the HPCC authors' simulator's; both with INT) or "none" (every queue pair at line
-    /// rate). docs/models.md §11, §13, §14, §15.
+    /// (the HPCC authors' simulator's; both with INT), "dctcp-fork" (DCTCP's control law as
+    /// the HPCC authors' simulator runs it on the NIC) or "none" (every queue pair at line
+    /// rate). docs/models.md §11, §13, §14, §15, §16.
     pub cc: String,
     /// Swift's hop count (the paper reads it from the TTL): absent, the switches on each
     /// queue pair's path (a workload's: the most from its first host); or a number for all.
     pub hops: Option<u32>,
     /// The receiver's congestion notification: absent: the controller's ("dcqcn" and
-    /// "none": at most one CNP per flow per 50 µs; "dcqcn-fork": "per-ack"), "per-ack" (the
+    /// "none": at most one CNP per flow per 50 µs; every "-fork" profile, as the HPCC
+    /// authors' simulator: "per-ack"), "per-ack" (the
     /// ACK echoes CE) or a duration (at most one CNP per flow per that time).
     pub cnp: Option<String>,
     /// Traffic class of the data packets and of ACKs, NACKs and CNPs.

@@ -47,6 +47,8 @@ impl Sim {
             ce_echo,
             rtt: us(10),
             int: &[],
+            snd_una: 0,
+            snd_nxt: 0,
         };
         self.cc.on_ack(now, &a);
         self.collect();

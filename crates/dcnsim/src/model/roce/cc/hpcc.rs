@@ -49,8 +49,8 @@ pub struct HpccConfig {
 
 impl HpccConfig {
     /// The paper's profile: η = 95 % and maxStage = 5 (§5.1's settings). The additive step
-    /// and the floor are not re-read from the paper here: they are the HPCC simulator's
-    /// (below).
+    /// and the floor are not re-read from the paper here: the step is the HPCC simulator's
+    /// (below), the floor its sample configuration's (`mix/config.txt`, `MIN_RATE 100Mb/s`).
     pub fn paper(line_rate: RateBps, base_rtt: SimTime) -> HpccConfig {
         HpccConfig {
             line_rate,
@@ -67,11 +67,14 @@ impl HpccConfig {
     /// The HPCC authors' ns-3 simulator as its `run.py` configures HPCC for the paper's
     /// experiments: `U_TARGET 0.95`, `MI_THRESH 0` (maxStage 0: every step multiplicative;
     /// the authors' project page says the paper's simulations ran this, its "maxStage = 5"
-    /// being a typo), `RATE_AI` 10·bw/25 Mb/s, `MIN_RATE 100Mb/s`, `FAST_REACT 1` (per-ACK
-    /// rate), `MULTI_RATE 0` (one rate from the most loaded hop).
+    /// being a typo), `RATE_AI` 10·bw/25 Mb/s, `MIN_RATE 1000Mb/s` (its sample
+    /// `mix/config.txt` has 100 Mb/s; `run.py` writes the configurations of the paper's
+    /// runs), `FAST_REACT 1` (per-ACK rate), `MULTI_RATE 0` (one rate from the most loaded
+    /// hop).
     pub fn hpcc_fork(line_rate: RateBps, base_rtt: SimTime) -> HpccConfig {
         HpccConfig {
             max_stage: 0,
+            min_rate: RateBps(1_000_000_000),
             ..HpccConfig::paper(line_rate, base_rtt)
         }
     }

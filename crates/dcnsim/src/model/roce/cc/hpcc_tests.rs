@@ -135,15 +135,20 @@ fn the_paper_profile_adds_for_max_stage_round_trips() {
 #[test]
 fn floors_skips_and_new_paths() {
     let mut h = fork();
-    h.rate_c = 1e9;
+    h.rate_c = 20e9;
     h.on_int(us(20), us(10), &[hop(15, 0, 1_000_000)]);
-    // A deep queue on a full link: U' = 8 + 1, R_c/(9/0.95) = 105.6 Mb/s + 40 Mb/s.
+    // A deep queue on a full link: U' = 8 + 1, R_c/(9/0.95) = 2.11 Gb/s + 40 Mb/s.
     h.on_int(us(30), us(20), &[hop(25, 125_000, 1_000_000)]);
-    close(h.rate, 1e9 / (9.0 / 0.95) + 40e6);
-    // Deeper still from a low reference: the floor of 100 Mb/s.
-    h.rate_c = 100e6;
+    close(h.rate, 20e9 / (9.0 / 0.95) + 40e6);
+    // From a low reference the same step would give 251 Mb/s: the floor of 1 Gb/s.
+    h.rate_c = 2e9;
     h.on_int(us(40), us(30), &[hop(35, 250_000, 1_000_000)]);
-    assert_eq!(h.rate, 100e6);
+    assert_eq!(h.rate, 1e9);
+    // The paper's profile keeps the sample configuration's floor of 100 Mb/s.
+    assert_eq!(
+        HpccConfig::paper(RateBps(100_000_000_000), us(10)).min_rate,
+        RateBps(100_000_000)
+    );
     // A hop whose time did not advance gives nothing: only the records are stored.
     let before = (h.rate, h.u);
     h.on_int(us(41), us(31), &[hop(35, 260_000, 0)]);
@@ -171,6 +176,8 @@ fn through_the_rate_control_seam() {
         ce_echo: false,
         rtt: us(10),
         int,
+        snd_una: 0,
+        snd_nxt: 0,
     };
     cc.on_ack(us(20), &a(&first));
     cc.on_ack(us(30), &a(&second));

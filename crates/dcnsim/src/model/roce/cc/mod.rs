@@ -11,6 +11,7 @@
 use crate::base::units::{RateBps, SimTime};
 
 pub mod dcqcn;
+pub mod dctcp;
 pub mod hpcc;
 pub mod swift;
 pub mod timely;
@@ -29,6 +30,10 @@ pub struct AckInfo<'a> {
     pub rtt: SimTime,
     /// The INT hop records the ACK echoes (empty without telemetry).
     pub int: &'a [crate::base::int::IntHop],
+    /// The queue pair's sequence after the ACK: every byte below `snd_una` acknowledged,
+    /// `snd_nxt` the next byte it will send.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
 }
 
 /// A RoCE congestion control: the rate of the queue pair's limiter and an optional window.
@@ -89,6 +94,7 @@ pub enum RoceCc {
     Swift(swift::Swift),
     /// HPCC (`hpcc.rs`; docs/models.md §15).
     Hpcc(hpcc::Hpcc),
+    Dctcp(dctcp::DctcpRate),
 }
 
 macro_rules! each_cc {
@@ -99,6 +105,7 @@ macro_rules! each_cc {
             RoceCc::Timely($c) => $body,
             RoceCc::Swift($c) => $body,
             RoceCc::Hpcc($c) => $body,
+            RoceCc::Dctcp($c) => $body,
         }
     };
 }

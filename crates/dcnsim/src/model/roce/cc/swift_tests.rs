@@ -36,6 +36,8 @@ fn ack(s: &mut Swift, now: SimTime, rtt: SimTime) {
         ce_echo: false,
         rtt,
         int: &[],
+        snd_una: 0,
+        snd_nxt: 0,
     };
     s.on_ack(now, &a);
 }

@@ -30,6 +30,8 @@ fn ack(t: &mut Timely, now: SimTime, bytes: u64, rtt: SimTime) {
         ce_echo: false,
         rtt,
         int: &[],
+        snd_una: 0,
+        snd_nxt: 0,
     };
     t.on_ack(now, &a);
 }
