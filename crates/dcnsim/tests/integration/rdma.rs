@@ -137,7 +137,7 @@ fn bad_roce_keys_get_one_line_errors() {
         (
             "roce.window",
             "\"big\"",
-            "expected \"bdp\" or a positive size",
+            "expected \"bdp\", \"none\" or a positive size",
         ),
         (
             "roce.cnp",

@@ -154,6 +154,9 @@ fn window(
     let Some(w) = c.window.as_deref() else {
         return Ok(None);
     };
+    if w == "none" {
+        return Ok(None);
+    }
     if w == "bdp" {
         return Ok(path.map(|(rtt, line)| {
             (rtt.0 as u128 * line.0 as u128 / 8 / SimTime::PS_PER_S as u128) as u64
@@ -164,7 +167,7 @@ fn window(
         _ => Err(ctx.err(
             "roce",
             "window",
-            format!("{w:?}: expected \"bdp\" or a positive size such as \"100KB\""),
+            format!("{w:?}: expected \"bdp\", \"none\" or a positive size such as \"100KB\""),
         )),
     }
 }

@@ -17,8 +17,8 @@ pub struct RoceCfg {
     pub ack_every: u32,
     /// "go-back-n" (RoCE's) or "selective-repeat" (IRN's).
     pub recovery: String,
-    /// Cap on the bytes in flight: absent none, "bdp" (the path's base RTT at the NIC's
-    /// rate, as the HPCC authors' simulator sets its window) or a size.
+    /// Cap on the bytes in flight: absent or "none" none, "bdp" (the path's base RTT at the
+    /// NIC's rate, as the HPCC authors' simulator sets its window) or a size.
     pub window: Option<String>,
     /// Go-back-N's retransmission timeout.
     pub rto: Dur,
