@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Run the HPCC authors' ns-3 simulator and dcnsim on one flow file and print them side by side.
+
+    python3 benches/hpcc_ns3/compare.py --flows-file F --cc hp [--cc dcqcn ...] [--out DIR]
+
+Per congestion control (`hp` = HPCC, `dcqcn`, `timely`, the simulator's run.py names; dcnsim
+runs `hpcc-fork`, `dcqcn-fork`, `timely-fork`): the simulator through `run.py` next to this
+file, dcnsim as `dcnsim run SCENARIO --set apps.0.flows_file=F --set roce.cc=...` (default
+scenario `scenarios/hpcc-fattree.toml`, the same 320-server fabric, hosts numbered as in the
+simulator's `mix/fat.txt`), and, when `--engine` names a `dcnsim-engine` program, that
+program once more on the same overrides for the speed figure (it writes no tables).
+
+Printed: p50/p95/p99 FCT slowdown per size bin (the bins of dcnsim's `slowdown` report,
+(0, 10 KB], (10 KB, 100 KB], (100 KB, 1 MB], (1 MB, 1 GB]; nearest-rank percentiles as that
+report computes them), FCT totals, CPU seconds per simulated millisecond and peak RSS.
+The simulator's slowdowns are clamped at 1 as its `analysis/fct_analysis.py` does (its ideal
+FCT counts a full 1000-byte packet per hop, so small flows come out slightly below 1);
+dcnsim's are its `completions.slowdown`. Each result is also written as JSON under `--out`.
+See README.md in this folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+import run as fork  # noqa: E402  (run.py next to this file)
+
+# dcnsim's slowdown report defaults (python/dcnsim/reports/slowdown.py DEFAULT_BINS).
+BINS = (0.0, 10e3, 100e3, 1e6, 1e9)
+PERCENTILES = (50.0, 95.0, 99.0)
+DCNSIM_CC = {"hp": "hpcc-fork", "dcqcn": "dcqcn-fork", "timely": "timely-fork"}
+# The simulator's run.py gives DCQCN and TIMELY no window (HAS_WIN 0); the scenario's
+# window = "bdp" holds for every cc, so those two get a window too large to bind.
+NO_WINDOW = "1GB"
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest rank, as dcnsim's slowdown report."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def by_bin(rows: list[tuple[float, float]]) -> list[list[float]]:
+    """Slowdowns of (size, slowdown) rows per bin (a, b]."""
+    out: list[list[float]] = [[] for _ in BINS[1:]]
+    for size, slow in rows:
+        if math.isnan(slow):
+            continue
+        for i, (a, b) in enumerate(zip(BINS, BINS[1:], strict=False)):
+            if a < size <= b:
+                out[i].append(slow)
+                break
+    return out
+
+
+def bin_label(a: float, b: float) -> str:
+    def size(v: float) -> str:
+        for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+            if v >= scale:
+                return f"{v / scale:g}{unit}"
+        return f"{v:g}B"
+    return f"{size(a)}-{size(b)}"
+
+
+def fork_rows(result: dict) -> list[tuple[float, float, float]]:
+    """(size, slowdown clamped at 1, fct s) of the simulator's flows."""
+    return [(r["bytes"], max(1.0, r["slowdown"]), r["fct_ns"] * 1e-9) for r in result["rows"]]
+
+
+def read_completions(path: Path) -> list[tuple[float, float, float, float, float]]:
+    """(size, slowdown, fct s, start s, end s) of dcnsim's completions table."""
+    out = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            start, end = float(r["start_s"]), float(r["end_s"])
+            slow = float(r["slowdown"]) if r["slowdown"] not in ("", "nan", "NaN") else math.nan
+            out.append((float(r["bytes"]), slow, end - start, start, end))
+    return out
+
+
+def dcnsim_overrides(cc: str, flows_file: Path) -> list[tuple[str, str]]:
+    sets = [("apps.0.flows_file", str(flows_file)), ("roce.cc", DCNSIM_CC[cc])]
+    if cc in ("dcqcn", "timely"):
+        sets.append(("roce.window", NO_WINDOW))
+    return sets
+
+
+def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
+    sets = dcnsim_overrides(cc, flows_file)
+    work = Path(tempfile.mkdtemp(prefix=f"hpcc-ns3-dcnsim-{cc}-"))
+    try:
+        cmd = ["nice", "-n", str(a.nice), *a.dcnsim.split(), "run", str(a.scenario)]
+        for k, v in sets:
+            cmd += ["--set", f"{k}={v}"]
+        cmd += ["--out", str(work / "out")]
+        code, cpu, rss, wall = fork.run_measured(cmd, REPO, dict(os.environ), work / "log.txt",
+                                                 None)
+        comp = work / "out" / "completions.csv"
+        rows = read_completions(comp) if comp.exists() else []
+        log_tail = (work / "log.txt").read_text(errors="replace").splitlines()[-5:]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    span = (max(r[4] for r in rows) - min(r[3] for r in rows)) * 1e3 if rows else 0.0
+    res = dict(simulator="dcnsim", cc=DCNSIM_CC[cc], flows_file=str(flows_file),
+               finished=len(rows), exit=code, cpu_s=round(cpu, 3), wall_s=round(wall, 3),
+               peak_rss_mb=round(rss / 2**20, 1), sim_span_ms=round(span, 4),
+               cpu_s_per_sim_ms=round(cpu / span, 4) if span else None,
+               command=" ".join(cmd),
+               rows=[dict(bytes=r[0], slowdown=r[1], fct_s=r[2], start_s=r[3]) for r in rows])
+    if code != 0:
+        res["log_tail"] = log_tail
+    if a.engine:
+        ecmd = ["nice", "-n", str(a.nice), a.engine, str(a.scenario)]
+        ecmd += [f"{k}={v}" for k, v in sets]
+        code, cpu, rss, wall = fork.run_measured(ecmd, REPO, dict(os.environ),
+                                                 Path(os.devnull), None)
+        res["engine"] = dict(command=" ".join(ecmd), exit=code, cpu_s=round(cpu, 3),
+                             wall_s=round(wall, 3), peak_rss_mb=round(rss / 2**20, 1),
+                             cpu_s_per_sim_ms=round(cpu / span, 4) if span else None)
+    return res
+
+
+def run_fork(a: argparse.Namespace, cc: str, flows_file: Path, out: Path) -> dict:
+    path = out / f"fork-{cc}.json"
+    if a.reuse and path.exists():
+        return json.loads(path.read_text())
+    argv = ["run", "--cc", cc, "--flows-file", str(flows_file), "--build-dir", a.build_dir,
+            "--nice", str(a.nice), "--json-out", str(path)]
+    if fork.main(argv) not in (0, 1):
+        raise SystemExit(f"hpcc_ns3: the simulator did not run for {cc}")
+    return json.loads(path.read_text())
+
+
+def summarize(rows: list[tuple[float, float, float]]) -> dict[str, float]:
+    fcts = [r[2] for r in rows]
+    slows = [r[1] for r in rows if not math.isnan(r[1])]
+    return dict(flows=len(rows), fct_mean_us=sum(fcts) / len(fcts) * 1e6 if fcts else math.nan,
+                fct_p99_us=percentile(fcts, 99) * 1e6,
+                slowdown_mean=sum(slows) / len(slows) if slows else math.nan,
+                slowdown_p50=percentile(slows, 50), slowdown_p99=percentile(slows, 99))
+
+
+def table(cc: str, f: dict, d: dict) -> str:
+    frows = fork_rows(f)
+    drows = [(r["bytes"], r["slowdown"], r["fct_s"]) for r in d["rows"]]
+    fb, db = by_bin([(s, x) for s, x, _ in frows]), by_bin([(s, x) for s, x, _ in drows])
+    lines = [f"== {cc}: the simulator (CC_MODE of run.py --cc {cc}) | dcnsim {DCNSIM_CC[cc]}",
+             f"{'slowdown':<22}{'ns-3 fork':>12}{'dcnsim':>12}"]
+    for i, (a, b) in enumerate(zip(BINS, BINS[1:], strict=False)):
+        for q in PERCENTILES:
+            lines.append(f"p{q:g} {bin_label(a, b):<18}{percentile(fb[i], q):>12.3f}"
+                         f"{percentile(db[i], q):>12.3f}")
+        lines.append(f"   flows in bin{'':<8}{len(fb[i]):>12}{len(db[i]):>12}")
+    fs, ds = summarize(frows), summarize(drows)
+    for k in ("flows", "fct_mean_us", "fct_p99_us", "slowdown_mean", "slowdown_p50",
+              "slowdown_p99"):
+        lines.append(f"{k:<22}{fs[k]:>12.3f}{ds[k]:>12.3f}")
+    eng = d.get("engine", {})
+    for k in ("sim_span_ms", "cpu_s", "cpu_s_per_sim_ms", "peak_rss_mb"):
+        lines.append(f"{k:<22}{f.get(k) or math.nan:>12.3f}{d.get(k) or math.nan:>12.3f}")
+    if eng:
+        lines.append(f"{'engine cpu_s':<22}{'':>12}{eng['cpu_s']:>12.3f}")
+        per_ms = eng["cpu_s_per_sim_ms"] or math.nan
+        lines.append(f"{'engine cpu_s/sim_ms':<22}{'':>12}{per_ms:>12.3f}")
+        lines.append(f"{'engine peak_rss_mb':<22}{'':>12}{eng['peak_rss_mb']:>12.3f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--flows-file", required=True)
+    ap.add_argument("--cc", action="append", choices=sorted(DCNSIM_CC), help="repeatable")
+    ap.add_argument("--scenario", default=str(REPO / "scenarios" / "hpcc-fattree.toml"))
+    ap.add_argument("--dcnsim", default="dcnsim", help="the dcnsim command (may have words)")
+    ap.add_argument("--engine", help="a dcnsim-engine program for the speed figure")
+    ap.add_argument("--build-dir", default=str(fork.DEFAULT_OUT))
+    ap.add_argument("--out", default="out/hpcc-ns3", help="JSON results go here")
+    ap.add_argument("--reuse", action="store_true", help="reuse fork-<cc>.json found in --out")
+    ap.add_argument("--nice", type=int, default=10)
+    a = ap.parse_args(argv)
+    flows_file = Path(a.flows_file).resolve()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for cc in a.cc or ["hp", "dcqcn", "timely"]:
+        f = run_fork(a, cc, flows_file, out)
+        d = run_dcnsim(a, cc, flows_file)
+        (out / f"dcnsim-{cc}.json").write_text(json.dumps(d) + "\n")
+        print(table(cc, f, d), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

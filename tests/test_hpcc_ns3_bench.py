@@ -1,0 +1,139 @@
+"""The HPCC authors' ns-3 simulator's bench helpers that run without the simulator
+(``benches/hpcc_ns3/run.py`` and ``compare.py``): the flow file, the configuration written
+for each congestion control, and the reading of the simulator's FCT file."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "benches" / "hpcc_ns3"
+
+
+def _module(name: str):
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(f"hpcc_ns3_{name}", BENCH / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+@pytest.fixture(scope="module")
+def run():
+    return _module("run")
+
+
+# FB_Hadoop's size CDF as the simulator's traffic generator reads it (size percent).
+CDF = [(0, 0), (100, 1), (200, 2), (300, 5), (350, 15), (400, 20), (500, 30), (600, 40),
+       (700, 50), (1000, 60), (2000, 67), (7000, 70), (30000, 72), (50000, 82), (80000, 87),
+       (120000, 90), (300000, 95), (1000000, 97.5), (2000000, 99), (10000000, 100)]
+
+
+def test_flow_file_round_trip_and_order(run, tmp_path):
+    flows = run.make_flows(320, 0.3, 100, 500, CDF, seed=3)
+    assert len(flows) == 500
+    assert all(0 <= s < 320 and 0 <= d < 320 and s != d for s, d, _, _ in flows)
+    assert [t for *_, t in flows] == sorted(t for *_, t in flows)
+    assert all(1 <= size <= 10_000_000 for _, _, size, _ in flows)
+    path = tmp_path / "flows.txt"
+    path.write_text(run.flow_file_text(flows))
+    lines = path.read_text().splitlines()
+    assert lines[0] == "500"
+    assert lines[1].split()[2:4] == ["3", "100"]      # pg 3, dport 100 as the generator
+    back = run.read_flow_file(path)
+    assert [(s, d, n) for s, d, n, _ in back] == [(s, d, n) for s, d, n, _ in flows]
+    assert all(abs(a[3] - b[3]) < 1e-9 for a, b in zip(back, flows, strict=False))
+
+
+def test_arrival_rate_gives_the_load(run):
+    # 320 hosts at 30 % of 100 Gb/s with FB_Hadoop's mean: the arrivals of n flows span
+    # about n · mean · 8 / (320 · 0.3 · 100e9) seconds.
+    n = 4000
+    flows = run.make_flows(320, 0.3, 100, n, CDF, seed=1)
+    expect = n * run.cdf_mean(CDF) * 8 / (320 * 0.3 * 100e9)
+    assert flows[-1][3] == pytest.approx(expect, rel=0.1)
+
+
+def test_cdf_mean_and_draw(run):
+    assert run.cdf_mean([(0, 0), (10, 50), (20, 100)]) == pytest.approx(10.0)
+    rng = random.Random(0)
+    draws = [run.cdf_draw([(0, 0), (10, 50), (20, 100)], rng) for _ in range(20000)]
+    assert sum(draws) / len(draws) == pytest.approx(9.5, rel=0.03)   # int() truncates
+    assert min(draws) >= 1
+
+
+def test_config_values_per_cc_at_100g(run):
+    hp, dq, tm = (run.cc_values(c, 100) for c in ("hp", "dcqcn", "timely"))
+    assert (hp["mode"], hp["ai"], hp["int_multi"], hp["has_win"], hp["vwin"], hp["us"]) == \
+        (3, 40, 4, 1, 1, 1)
+    assert (dq["mode"], dq["ai"], dq["hai"], dq["has_win"], dq["t_inc"], dq["ack_prio"]) == \
+        (1, 20, 200, 0, 300, 1)
+    assert (tm["mode"], tm["ai"], tm["hai"], tm["has_win"]) == (7, 100, 500, 0)
+    assert hp["kmin_map"] == "2 100000000000 400 400000000000 1600"
+    assert hp["kmax_map"] == "2 100000000000 1600 400000000000 6400"
+    assert hp["pmax_map"] == "2 100000000000 0.20 400000000000 0.20"
+    assert hp["buffer_mb"] == 32
+    dc = run.cc_values("dctcp", 100)
+    assert dc["kmin_map"] == dc["kmax_map"] == "2 100000000000 300 400000000000 1200"
+    with pytest.raises(SystemExit):
+        run.cc_values("cubic", 100)
+
+
+def test_config_text_has_every_key_of_the_simulators_run_py(run):
+    text = run.config_text("dcqcn", 100, "/t/fat.txt", "/t/flow.txt", "/w", 0.5)
+    keys = [line.split()[0] for line in text.splitlines()]
+    expected = """ENABLE_QCN USE_DYNAMIC_PFC_THRESHOLD PACKET_PAYLOAD_SIZE TOPOLOGY_FILE FLOW_FILE
+        TRACE_FILE TRACE_OUTPUT_FILE FCT_OUTPUT_FILE PFC_OUTPUT_FILE SIMULATOR_STOP_TIME CC_MODE
+        ALPHA_RESUME_INTERVAL RATE_DECREASE_INTERVAL CLAMP_TARGET_RATE RP_TIMER EWMA_GAIN
+        FAST_RECOVERY_TIMES RATE_AI RATE_HAI MIN_RATE DCTCP_RATE_AI ERROR_RATE_PER_LINK
+        L2_CHUNK_SIZE L2_ACK_INTERVAL L2_BACK_TO_ZERO HAS_WIN GLOBAL_T VAR_WIN FAST_REACT
+        U_TARGET MI_THRESH INT_MULTI MULTI_RATE SAMPLE_FEEDBACK PINT_LOG_BASE PINT_PROB
+        RATE_BOUND ACK_HIGH_PRIO LINK_DOWN ENABLE_TRACE KMAX_MAP KMIN_MAP PMAX_MAP BUFFER_SIZE
+        QLEN_MON_FILE QLEN_MON_START QLEN_MON_END""".split()
+    assert keys == expected
+    conf = dict(line.split(" ", 1) for line in text.splitlines())
+    assert conf["CC_MODE"] == "1" and conf["RATE_AI"] == "20Mb/s" and conf["MIN_RATE"] == "1000Mb/s"
+    assert conf["ENABLE_TRACE"] == "0"
+    # the queue-length monitor would sample every port every 100 ns: it starts after the stop
+    assert int(conf["QLEN_MON_START"]) > 0.5e9
+
+
+def test_parse_fct_rows(run):
+    # sip dip sport dport size start_ns fct_ns standalone_fct_ns; host 112 -> 11.0.112.1,
+    # host 300 -> 11.1.44.1 (the simulator's node_id_to_ip)
+    text = ("0b007001 0b012c01 10000 100 378 910 8108 8234\n"
+            "0b012c01 0b007001 10001 100 2000000 5000 200000 100000\n"
+            "garbage line\n")
+    rows = run.parse_fct(text)
+    assert [(r["src"], r["dst"]) for r in rows] == [(112, 300), (300, 112)]
+    assert rows[0]["bytes"] == 378 and rows[0]["slowdown"] == pytest.approx(8108 / 8234)
+    assert rows[1]["slowdown"] == pytest.approx(2.0)
+    assert run.span_ms(rows) == pytest.approx((205000 - 910) / 1e6)
+
+
+def test_compare_bins_are_the_slowdown_reports(run):
+    cmp = _module("compare")
+    slowdown = pytest.importorskip("dcnsim.reports.slowdown")
+    assert cmp.BINS == slowdown.DEFAULT_BINS
+    assert cmp.PERCENTILES == slowdown.DEFAULT_PERCENTILES
+    vals = [5.0, 1.0, 3.0, 2.0, 4.0]
+    assert cmp.percentile(vals, 50) == slowdown.percentile(vals, 50) == 3.0
+    assert cmp.by_bin([(10e3, 1.5), (10e3 + 1, 2.0), (5e6, 3.0)]) == [[1.5], [2.0], [], [3.0]]
+
+
+def test_compare_dcnsim_overrides(run, tmp_path):
+    cmp = _module("compare")
+    f = tmp_path / "f.txt"
+    assert cmp.dcnsim_overrides("hp", f) == [("apps.0.flows_file", str(f)),
+                                            ("roce.cc", "hpcc-fork")]
+    # the simulator's run.py has no window for DCQCN and TIMELY (HAS_WIN 0)
+    assert ("roce.window", "1GB") in cmp.dcnsim_overrides("dcqcn", f)
+    assert ("roce.cc", "timely-fork") in cmp.dcnsim_overrides("timely", f)
