@@ -137,3 +137,18 @@ def test_compare_dcnsim_overrides(run, tmp_path):
     # the simulator's run.py has no window for DCQCN and TIMELY (HAS_WIN 0)
     assert ("roce.window", "1GB") in cmp.dcnsim_overrides("dcqcn", f)
     assert ("roce.cc", "timely-fork") in cmp.dcnsim_overrides("timely", f)
+
+
+def test_fork_ideal_fct_matches_the_simulators_rows(run):
+    cmp = _module("compare")
+    # standalone FCTs the simulator wrote (fct.txt, last column) on mix/fat.txt at 100 Gb/s:
+    # same pod, other ToR (4 links); same ToR (2 links); other pod (6 links)
+    assert cmp.fork_ideal_ns(112, 105, 378) == pytest.approx(8234, abs=1)
+    assert cmp.links(3, 15) == 2 and cmp.links(3, 16) == 4 and cmp.links(3, 64) == 6
+    assert cmp.fork_ideal_ns(3, 15, 1000) == pytest.approx(4000 + 160 + 1048 * 8 / 100)
+    assert cmp.fork_ideal_ns(0, 300, 2500) == pytest.approx(
+        12000 + 160 + 4 * 20 + (2500 + 3 * 48) * 8 / 100)
+    # dcnsim's FCT plus the ACK's way back, over that ideal, never below 1
+    assert cmp.fork_def_slowdown(112, 105, 378, 1e-9) == 1.0
+    assert cmp.fork_def_slowdown(3, 15, 1000, 20e-6) == pytest.approx(
+        (20000 + 2000) / cmp.fork_ideal_ns(3, 15, 1000))

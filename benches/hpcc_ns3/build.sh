@@ -62,8 +62,10 @@ cd "$OUT/src"
 if ! git cat-file -e "$COMMIT^{commit}" 2>/dev/null; then
     git fetch -q origin "$COMMIT"
 fi
-if [ "$(git rev-parse HEAD 2>/dev/null || true)" != "$COMMIT" ]; then
-    git checkout -q --detach "$COMMIT"
+# A --no-checkout clone whose default branch is already at COMMIT has HEAD there and no
+# files: check the tree out in that case too (reset --hard fills the index and the tree).
+if [ "$(git rev-parse HEAD 2>/dev/null || true)" != "$COMMIT" ] || [ ! -f simulation/wscript ]; then
+    git reset -q --hard "$COMMIT"
     rm -f "$OUT/src/simulation/.hpcc-configured"
 fi
 SIM="$OUT/src/simulation"

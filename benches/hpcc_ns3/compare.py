@@ -45,6 +45,38 @@ DCNSIM_CC = {"hp": "hpcc-fork", "dcqcn": "dcqcn-fork", "timely": "timely-fork"}
 NO_WINDOW = "1GB"
 
 
+# The fabric of the simulator's mix/fat.txt and scenarios/hpcc-fattree.toml, for the
+# simulator's ideal FCT of a dcnsim flow (`fork_ideal_ns`).
+HOSTS_PER_TOR, TORS_PER_POD = 16, 4
+LINK_DELAY_NS, HOST_GBPS, FABRIC_GBPS = 1000, 100, 400
+PAYLOAD, FORK_HEADER = 1000, 48   # CustomHeader's whole header without INT: 14+20+8+2+4
+
+
+def links(src: int, dst: int) -> int:
+    """Links on a shortest path between two servers of the fabric."""
+    if src // HOSTS_PER_TOR == dst // HOSTS_PER_TOR:
+        return 2
+    pod = HOSTS_PER_TOR * TORS_PER_POD
+    return 4 if src // pod == dst // pod else 6
+
+
+def fork_ideal_ns(src: int, dst: int, size: int) -> float:
+    """The simulator's standalone FCT (`qp_finish` in scratch/third.cc): the pair's base RTT
+    (propagation both ways, one 1000-byte packet's serialisation per hop) plus the bytes
+    with their headers (INT excluded) at the host rate."""
+    n = links(src, dst)
+    tx = 2 * PAYLOAD * 8 / HOST_GBPS + (n - 2) * PAYLOAD * 8 / FABRIC_GBPS
+    total = size + ((size - 1) // PAYLOAD + 1) * FORK_HEADER
+    return 2 * n * LINK_DELAY_NS + tx + total * 8 / HOST_GBPS
+
+
+def fork_def_slowdown(src: int, dst: int, size: int, fct_s: float) -> float:
+    """A dcnsim flow's slowdown as the simulator defines it: its FCT plus the last ACK's trip
+    back (the propagation of the path) over the simulator's ideal, clamped at 1."""
+    end = fct_s * 1e9 + links(src, dst) * LINK_DELAY_NS
+    return max(1.0, end / fork_ideal_ns(src, dst, size))
+
+
 def percentile(values: list[float], q: float) -> float:
     """Nearest rank, as dcnsim's slowdown report."""
     if not values:
@@ -80,14 +112,21 @@ def fork_rows(result: dict) -> list[tuple[float, float, float]]:
     return [(r["bytes"], max(1.0, r["slowdown"]), r["fct_ns"] * 1e-9) for r in result["rows"]]
 
 
-def read_completions(path: Path) -> list[tuple[float, float, float, float, float]]:
-    """(size, slowdown, fct s, start s, end s) of dcnsim's completions table."""
+def read_completions(path: Path) -> list[tuple[float, float, float, float, float, int, int]]:
+    """(size, slowdown, fct s, start s, end s, src, dst) of dcnsim's completions table, the
+    hosts (0-based, as in the flow file) from the flows table."""
+    hosts = {}
+    with open(path.parent / "flows.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            hosts[r["flow"]] = (int(r["src"].removeprefix("host")) - 1,
+                                int(r["dst"].removeprefix("host")) - 1)
     out = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             start, end = float(r["start_s"]), float(r["end_s"])
             slow = float(r["slowdown"]) if r["slowdown"] not in ("", "nan", "NaN") else math.nan
-            out.append((float(r["bytes"]), slow, end - start, start, end))
+            src, dst = hosts.get(r["flow"], (-1, -1))
+            out.append((float(r["bytes"]), slow, end - start, start, end, src, dst))
     return out
 
 
@@ -119,7 +158,8 @@ def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
                peak_rss_mb=round(rss / 2**20, 1), sim_span_ms=round(span, 4),
                cpu_s_per_sim_ms=round(cpu / span, 4) if span else None,
                command=" ".join(cmd),
-               rows=[dict(bytes=r[0], slowdown=r[1], fct_s=r[2], start_s=r[3]) for r in rows])
+               rows=[dict(bytes=r[0], slowdown=r[1], fct_s=r[2], start_s=r[3], src=r[5],
+                          dst=r[6]) for r in rows])
     if code != 0:
         res["log_tail"] = log_tail
     if a.engine:
@@ -157,13 +197,23 @@ def table(cc: str, f: dict, d: dict) -> str:
     frows = fork_rows(f)
     drows = [(r["bytes"], r["slowdown"], r["fct_s"]) for r in d["rows"]]
     fb, db = by_bin([(s, x) for s, x, _ in frows]), by_bin([(s, x) for s, x, _ in drows])
+    xb = by_bin([(r["bytes"], fork_def_slowdown(r["src"], r["dst"], int(r["bytes"]), r["fct_s"]))
+                 for r in d["rows"] if r.get("src", -1) >= 0])
     lines = [f"== {cc}: the simulator (CC_MODE of run.py --cc {cc}) | dcnsim {DCNSIM_CC[cc]}",
-             f"{'slowdown':<22}{'ns-3 fork':>12}{'dcnsim':>12}"]
+             "   (last column: dcnsim's FCT + the path's propagation over the simulator's ideal)",
+             f"{'slowdown':<22}{'ns-3 fork':>12}{'dcnsim':>12}{'dcnsim/fork-def':>16}"]
     for i, (a, b) in enumerate(zip(BINS, BINS[1:], strict=False)):
         for q in PERCENTILES:
             lines.append(f"p{q:g} {bin_label(a, b):<18}{percentile(fb[i], q):>12.3f}"
-                         f"{percentile(db[i], q):>12.3f}")
+                         f"{percentile(db[i], q):>12.3f}{percentile(xb[i], q):>16.3f}")
         lines.append(f"   flows in bin{'':<8}{len(fb[i]):>12}{len(db[i]):>12}")
+    ff = by_bin([(s, t * 1e6) for s, _, t in frows])
+    df = by_bin([(s, t * 1e6) for s, _, t in drows])
+    lines.append(f"{'FCT (us)':<22}{'ns-3 fork':>12}{'dcnsim':>12}")
+    for i, (a, b) in enumerate(zip(BINS, BINS[1:], strict=False)):
+        for q in PERCENTILES:
+            lines.append(f"p{q:g} {bin_label(a, b):<18}{percentile(ff[i], q):>12.1f}"
+                         f"{percentile(df[i], q):>12.1f}")
     fs, ds = summarize(frows), summarize(drows)
     for k in ("flows", "fct_mean_us", "fct_p99_us", "slowdown_mean", "slowdown_p50",
               "slowdown_p99"):
@@ -189,12 +239,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build-dir", default=str(fork.DEFAULT_OUT))
     ap.add_argument("--out", default="out/hpcc-ns3", help="JSON results go here")
     ap.add_argument("--reuse", action="store_true", help="reuse fork-<cc>.json found in --out")
+    ap.add_argument("--reprint", action="store_true",
+                    help="only print the tables of fork-<cc>.json and dcnsim-<cc>.json in --out")
     ap.add_argument("--nice", type=int, default=10)
     a = ap.parse_args(argv)
     flows_file = Path(a.flows_file).resolve()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     for cc in a.cc or ["hp", "dcqcn", "timely"]:
+        if a.reprint:
+            f = json.loads((out / f"fork-{cc}.json").read_text())
+            d = json.loads((out / f"dcnsim-{cc}.json").read_text())
+            print(table(cc, f, d), flush=True)
+            continue
         f = run_fork(a, cc, flows_file, out)
         d = run_dcnsim(a, cc, flows_file)
         (out / f"dcnsim-{cc}.json").write_text(json.dumps(d) + "\n")
