@@ -152,3 +152,17 @@ def test_fork_ideal_fct_matches_the_simulators_rows(run):
     assert cmp.fork_def_slowdown(112, 105, 378, 1e-9) == 1.0
     assert cmp.fork_def_slowdown(3, 15, 1000, 20e-6) == pytest.approx(
         (20000 + 2000) / cmp.fork_ideal_ns(3, 15, 1000))
+
+
+def test_per_flow_matching(run):
+    cmp = _module("compare")
+    f = {"rows": [dict(src=0, dst=1, bytes=500, fct_ns=6000),
+                  dict(src=0, dst=70, bytes=9000, fct_ns=20000),
+                  dict(src=2, dst=3, bytes=7, fct_ns=1), dict(src=2, dst=3, bytes=7, fct_ns=2)]}
+    d = {"rows": [dict(src=0, dst=1, bytes=500.0, fct_s=4e-6),
+                  dict(src=0, dst=70, bytes=9000.0, fct_s=14e-6),
+                  dict(src=2, dst=3, bytes=7.0, fct_s=1e-9)]}      # ambiguous: left out
+    pf = cmp.per_flow(f, d)
+    assert pf["matched"] == 2
+    assert pf["ratio_p50"] == pytest.approx(1.0)   # 4 µs + 2 links, 14 µs + 6 links
+    assert pf["pearson"] == pytest.approx(1.0)

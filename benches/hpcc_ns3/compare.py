@@ -184,6 +184,30 @@ def run_fork(a: argparse.Namespace, cc: str, flows_file: Path, out: Path) -> dic
     return json.loads(path.read_text())
 
 
+def per_flow(f: dict, d: dict) -> dict[str, float]:
+    """The same flows in both: those whose (source, destination, size) is unique in the
+    simulator's rows. Ratio of dcnsim's FCT plus the path's propagation (the last ACK's way
+    back) to the simulator's FCT, and the Pearson correlation of the two."""
+    seen: dict[tuple[int, int, int], list[dict]] = {}
+    for r in f["rows"]:
+        seen.setdefault((r["src"], r["dst"], r["bytes"]), []).append(r)
+    pairs = []
+    for r in d["rows"]:
+        m = seen.get((r.get("src", -1), r.get("dst", -1), int(r["bytes"])), [])
+        if len(m) == 1:
+            back = links(r["src"], r["dst"]) * LINK_DELAY_NS
+            pairs.append((m[0]["fct_ns"], r["fct_s"] * 1e9 + back))
+    if len(pairs) < 2:
+        return dict(matched=len(pairs))
+    ratios = [b / a for a, b in pairs]
+    xs, ys = zip(*pairs, strict=True)
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    cov = sum((x - mx) * (y - my) for x, y in pairs)
+    r = cov / math.sqrt(sum((x - mx) ** 2 for x in xs) * sum((y - my) ** 2 for y in ys))
+    return dict(matched=len(pairs), ratio_p5=percentile(ratios, 5),
+                ratio_p50=percentile(ratios, 50), ratio_p95=percentile(ratios, 95), pearson=r)
+
+
 def summarize(rows: list[tuple[float, float, float]]) -> dict[str, float]:
     fcts = [r[2] for r in rows]
     slows = [r[1] for r in rows if not math.isnan(r[1])]
@@ -218,6 +242,11 @@ def table(cc: str, f: dict, d: dict) -> str:
     for k in ("flows", "fct_mean_us", "fct_p99_us", "slowdown_mean", "slowdown_p50",
               "slowdown_p99"):
         lines.append(f"{k:<22}{fs[k]:>12.3f}{ds[k]:>12.3f}")
+    pf = per_flow(f, d)
+    if "pearson" in pf:
+        lines.append(f"per flow: {pf['matched']} matched; (dcnsim FCT + propagation) / fork FCT "
+                     f"p5 {pf['ratio_p5']:.3f} p50 {pf['ratio_p50']:.3f} "
+                     f"p95 {pf['ratio_p95']:.3f}; Pearson r {pf['pearson']:.4f}")
     eng = d.get("engine", {})
     for k in ("sim_span_ms", "cpu_s", "cpu_s_per_sim_ms", "peak_rss_mb"):
         lines.append(f"{k:<22}{f.get(k) or math.nan:>12.3f}{d.get(k) or math.nan:>12.3f}")
