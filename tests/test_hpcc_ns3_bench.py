@@ -132,11 +132,16 @@ def test_compare_bins_are_the_slowdown_reports(run):
 def test_compare_dcnsim_overrides(run, tmp_path):
     cmp = _module("compare")
     f = tmp_path / "f.txt"
-    assert cmp.dcnsim_overrides("hp", f) == [("apps.0.flows_file", str(f)),
-                                            ("roce.cc", "hpcc-fork")]
+    assert cmp.dcnsim_overrides("hp", f, as_scenario=True) == [
+        ("apps.0.flows_file", str(f)), ("roce.cc", "hpcc-fork")]
+    hp = cmp.dcnsim_overrides("hp", f)
+    assert ("topology.queues.marking.per_rate", "100Gbps") in hp
+    assert ("measure.fct", "last-ack") in hp and ("roce.window", "1GB") not in hp
     # the simulator's run.py has no window for DCQCN and TIMELY (HAS_WIN 0)
     assert ("roce.window", "1GB") in cmp.dcnsim_overrides("dcqcn", f)
     assert ("roce.cc", "timely-fork") in cmp.dcnsim_overrides("timely", f)
+    dctcp = dict(cmp.dcnsim_overrides("dctcp", f))
+    assert dctcp["roce.cc"] == "dctcp-fork" and 'k = "300KB"' in dctcp["topology.queues.marking"]
 
 
 def test_fork_ideal_fct_matches_the_simulators_rows(run):
@@ -149,9 +154,11 @@ def test_fork_ideal_fct_matches_the_simulators_rows(run):
     assert cmp.fork_ideal_ns(0, 300, 2500) == pytest.approx(
         12000 + 160 + 4 * 20 + (2500 + 3 * 48) * 8 / 100)
     # dcnsim's FCT plus the ACK's way back, over that ideal, never below 1
-    assert cmp.fork_def_slowdown(112, 105, 378, 1e-9) == 1.0
-    assert cmp.fork_def_slowdown(3, 15, 1000, 20e-6) == pytest.approx(
+    assert cmp.fork_def_slowdown(112, 105, 378, 1e-9, last_ack=False) == 1.0
+    assert cmp.fork_def_slowdown(3, 15, 1000, 20e-6, last_ack=False) == pytest.approx(
         (20000 + 2000) / cmp.fork_ideal_ns(3, 15, 1000))
+    assert cmp.fork_def_slowdown(3, 15, 1000, 20e-6, last_ack=True) == pytest.approx(
+        20000 / cmp.fork_ideal_ns(3, 15, 1000))
 
 
 def test_per_flow_matching(run):
@@ -162,7 +169,7 @@ def test_per_flow_matching(run):
     d = {"rows": [dict(src=0, dst=1, bytes=500.0, fct_s=4e-6),
                   dict(src=0, dst=70, bytes=9000.0, fct_s=14e-6),
                   dict(src=2, dst=3, bytes=7.0, fct_s=1e-9)]}      # ambiguous: left out
-    pf = cmp.per_flow(f, d)
+    pf = cmp.per_flow(f, d)      # FCTs at delivery: the propagation back is added
     assert pf["matched"] == 2
     assert pf["ratio_p50"] == pytest.approx(1.0)   # 4 µs + 2 links, 14 µs + 6 links
     assert pf["pearson"] == pytest.approx(1.0)

@@ -3,12 +3,14 @@
 
     python3 benches/hpcc_ns3/compare.py --flows-file F --cc hp [--cc dcqcn ...] [--out DIR]
 
-Per congestion control (`hp` = HPCC, `dcqcn`, `timely`, the simulator's run.py names; dcnsim
-runs `hpcc-fork`, `dcqcn-fork`, `timely-fork`): the simulator through `run.py` next to this
-file, dcnsim as `dcnsim run SCENARIO --set apps.0.flows_file=F --set roce.cc=...` (default
-scenario `scenarios/hpcc-fattree.toml`, the same 320-server fabric, hosts numbered as in the
-simulator's `mix/fat.txt`), and, when `--engine` names a `dcnsim-engine` program, that
-program once more on the same overrides for the speed figure (it writes no tables).
+Per congestion control (`hp` = HPCC, `dcqcn`, `timely`, `dctcp`, the simulator's run.py
+names; dcnsim runs `hpcc-fork`, `dcqcn-fork`, `timely-fork`, `dctcp-fork`): the simulator
+through `run.py` next to this file, dcnsim as `dcnsim run SCENARIO --set
+apps.0.flows_file=F --set roce.cc=...` (default scenario `scenarios/hpcc-fattree.toml`, the
+same 320-server fabric, hosts numbered as in the simulator's `mix/fat.txt`) plus the
+overrides of `dcnsim_overrides` that bring it closer to the simulator's run.py (none with
+`--as-scenario`), and, when `--engine` names a `dcnsim-engine` program, that program once
+more on the same overrides for the speed figure (it writes no tables).
 
 Printed: p50/p95/p99 FCT slowdown per size bin (the bins of dcnsim's `slowdown` report,
 (0, 10 KB], (10 KB, 100 KB], (100 KB, 1 MB], (1 MB, 1 GB]; nearest-rank percentiles as that
@@ -39,10 +41,16 @@ import run as fork  # noqa: E402  (run.py next to this file)
 # dcnsim's slowdown report defaults (python/dcnsim/reports/slowdown.py DEFAULT_BINS).
 BINS = (0.0, 10e3, 100e3, 1e6, 1e9)
 PERCENTILES = (50.0, 95.0, 99.0)
-DCNSIM_CC = {"hp": "hpcc-fork", "dcqcn": "dcqcn-fork", "timely": "timely-fork"}
+DCNSIM_CC = {"hp": "hpcc-fork", "dcqcn": "dcqcn-fork", "timely": "timely-fork",
+             "dctcp": "dctcp-fork"}
 # The simulator's run.py gives DCQCN and TIMELY no window (HAS_WIN 0); the scenario's
 # window = "bdp" holds for every cc, so those two get a window too large to bind.
 NO_WINDOW = "1GB"
+# The scenario's marking as the simulator's run.py sets it per cc: thresholds in proportion
+# to the link rate (KMIN_MAP, KMAX_MAP), the scenario's values being those of 100 Gb/s; for
+# DCTCP a step at 30 KB per 10 Gb/s (KMIN = KMAX, PMAX 1).
+RED_PER_RATE = ("topology.queues.marking.per_rate", "100Gbps")
+DCTCP_MARKING = '{ kind = "step", k = "300KB", per_rate = "100Gbps", on_queues = [1] }'
 
 
 # The fabric of the simulator's mix/fat.txt and scenarios/hpcc-fattree.toml, for the
@@ -70,10 +78,11 @@ def fork_ideal_ns(src: int, dst: int, size: int) -> float:
     return 2 * n * LINK_DELAY_NS + tx + total * 8 / HOST_GBPS
 
 
-def fork_def_slowdown(src: int, dst: int, size: int, fct_s: float) -> float:
-    """A dcnsim flow's slowdown as the simulator defines it: its FCT plus the last ACK's trip
-    back (the propagation of the path) over the simulator's ideal, clamped at 1."""
-    end = fct_s * 1e9 + links(src, dst) * LINK_DELAY_NS
+def fork_def_slowdown(src: int, dst: int, size: int, fct_s: float, last_ack: bool) -> float:
+    """A dcnsim flow's slowdown as the simulator defines it: its FCT (plus the last ACK's trip
+    back, the propagation of the path, unless the FCT already ends at the last ACK) over the
+    simulator's ideal, clamped at 1."""
+    end = fct_s * 1e9 + (0 if last_ack else links(src, dst) * LINK_DELAY_NS)
     return max(1.0, end / fork_ideal_ns(src, dst, size))
 
 
@@ -130,15 +139,22 @@ def read_completions(path: Path) -> list[tuple[float, float, float, float, float
     return out
 
 
-def dcnsim_overrides(cc: str, flows_file: Path) -> list[tuple[str, str]]:
+def dcnsim_overrides(cc: str, flows_file: Path, as_scenario: bool = False) -> list[tuple[str, str]]:
+    """The flow file and the controller; unless `as_scenario`, also what brings the scenario
+    closer to the simulator's run.py for that cc: no window for DCQCN and TIMELY, ECN
+    thresholds per link rate (DCTCP's step), the FCT ending at the sender's last ACK."""
     sets = [("apps.0.flows_file", str(flows_file)), ("roce.cc", DCNSIM_CC[cc])]
+    if as_scenario:
+        return sets
     if cc in ("dcqcn", "timely"):
         sets.append(("roce.window", NO_WINDOW))
+    sets.append(("topology.queues.marking", DCTCP_MARKING) if cc == "dctcp" else RED_PER_RATE)
+    sets.append(("measure.fct", "last-ack"))
     return sets
 
 
 def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
-    sets = dcnsim_overrides(cc, flows_file)
+    sets = dcnsim_overrides(cc, flows_file, a.as_scenario)
     work = Path(tempfile.mkdtemp(prefix=f"hpcc-ns3-dcnsim-{cc}-"))
     try:
         cmd = ["nice", "-n", str(a.nice), *a.dcnsim.split(), "run", str(a.scenario)]
@@ -154,6 +170,8 @@ def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
         shutil.rmtree(work, ignore_errors=True)
     span = (max(r[4] for r in rows) - min(r[3] for r in rows)) * 1e3 if rows else 0.0
     res = dict(simulator="dcnsim", cc=DCNSIM_CC[cc], flows_file=str(flows_file),
+               overrides=[f"{k}={v}" for k, v in sets],
+               last_ack=("measure.fct", "last-ack") in sets,
                finished=len(rows), exit=code, cpu_s=round(cpu, 3), wall_s=round(wall, 3),
                peak_rss_mb=round(rss / 2**20, 1), sim_span_ms=round(span, 4),
                cpu_s_per_sim_ms=round(cpu / span, 4) if span else None,
@@ -195,7 +213,7 @@ def per_flow(f: dict, d: dict) -> dict[str, float]:
     for r in d["rows"]:
         m = seen.get((r.get("src", -1), r.get("dst", -1), int(r["bytes"])), [])
         if len(m) == 1:
-            back = links(r["src"], r["dst"]) * LINK_DELAY_NS
+            back = 0 if d.get("last_ack") else links(r["src"], r["dst"]) * LINK_DELAY_NS
             pairs.append((m[0]["fct_ns"], r["fct_s"] * 1e9 + back))
     if len(pairs) < 2:
         return dict(matched=len(pairs))
@@ -221,10 +239,14 @@ def table(cc: str, f: dict, d: dict) -> str:
     frows = fork_rows(f)
     drows = [(r["bytes"], r["slowdown"], r["fct_s"]) for r in d["rows"]]
     fb, db = by_bin([(s, x) for s, x, _ in frows]), by_bin([(s, x) for s, x, _ in drows])
-    xb = by_bin([(r["bytes"], fork_def_slowdown(r["src"], r["dst"], int(r["bytes"]), r["fct_s"]))
+    last_ack = bool(d.get("last_ack"))
+    xb = by_bin([(r["bytes"], fork_def_slowdown(r["src"], r["dst"], int(r["bytes"]), r["fct_s"],
+                                                last_ack))
                  for r in d["rows"] if r.get("src", -1) >= 0])
     lines = [f"== {cc}: the simulator (CC_MODE of run.py --cc {cc}) | dcnsim {DCNSIM_CC[cc]}",
-             "   (last column: dcnsim's FCT + the path's propagation over the simulator's ideal)",
+             "   dcnsim --set " + " ".join(o for o in d.get("overrides", [])[1:]),
+             "   (last column: dcnsim's FCT" + ("" if last_ack else " + the path's propagation")
+             + " over the simulator's ideal)",
              f"{'slowdown':<22}{'ns-3 fork':>12}{'dcnsim':>12}{'dcnsim/fork-def':>16}"]
     for i, (a, b) in enumerate(zip(BINS, BINS[1:], strict=False)):
         for q in PERCENTILES:
@@ -244,7 +266,8 @@ def table(cc: str, f: dict, d: dict) -> str:
         lines.append(f"{k:<22}{fs[k]:>12.3f}{ds[k]:>12.3f}")
     pf = per_flow(f, d)
     if "pearson" in pf:
-        lines.append(f"per flow: {pf['matched']} matched; (dcnsim FCT + propagation) / fork FCT "
+        what = "dcnsim FCT" if last_ack else "(dcnsim FCT + propagation)"
+        lines.append(f"per flow: {pf['matched']} matched; {what} / fork FCT "
                      f"p5 {pf['ratio_p5']:.3f} p50 {pf['ratio_p50']:.3f} "
                      f"p95 {pf['ratio_p95']:.3f}; Pearson r {pf['pearson']:.4f}")
     eng = d.get("engine", {})
@@ -271,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reprint", action="store_true",
                     help="only print the tables of fork-<cc>.json and dcnsim-<cc>.json in --out")
     ap.add_argument("--nice", type=int, default=10)
+    ap.add_argument("--as-scenario", action="store_true",
+                    help="dcnsim with the scenario as it is (only the flow file and roce.cc)")
     a = ap.parse_args(argv)
     flows_file = Path(a.flows_file).resolve()
     out = Path(a.out)
