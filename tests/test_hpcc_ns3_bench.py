@@ -132,16 +132,16 @@ def test_compare_bins_are_the_slowdown_reports(run):
 def test_compare_dcnsim_overrides(run, tmp_path):
     cmp = _module("compare")
     f = tmp_path / "f.txt"
-    assert cmp.dcnsim_overrides("hp", f, as_scenario=True) == [
-        ("apps.0.flows_file", str(f)), ("roce.cc", "hpcc-fork")]
-    hp = cmp.dcnsim_overrides("hp", f)
-    assert ("topology.queues.marking.per_rate", "100Gbps") in hp
-    assert ("measure.fct", "last-ack") in hp and ("roce.window", "1GB") not in hp
-    # the simulator's run.py has no window for DCQCN and TIMELY (HAS_WIN 0)
-    assert ("roce.window", "1GB") in cmp.dcnsim_overrides("dcqcn", f)
-    assert ("roce.cc", "timely-fork") in cmp.dcnsim_overrides("timely", f)
-    dctcp = dict(cmp.dcnsim_overrides("dctcp", f))
-    assert dctcp["roce.cc"] == "dctcp-fork" and 'k = "300KB"' in dctcp["topology.queues.marking"]
+    assert cmp.dcnsim_overrides("hp", f) == [("apps.0.flows_file", str(f)),
+                                            ("roce.cc", "hpcc-fork")]
+    # with the scenario: its variant of that name, as the simulator's run.py per cc
+    scn = REPO / "scenarios" / "hpcc-fattree.toml"
+    dq = dict(cmp.dcnsim_overrides("dcqcn", f, scn))
+    assert dq["roce.cc"] == "dcqcn-fork" and dq["roce.window"] == "none"
+    assert 'per_rate = "100Gbps"' in dq["topology.queues.marking"]
+    assert 'kind = "step"' in dict(cmp.dcnsim_overrides("dctcp", f, scn))["topology.queues.marking"]
+    assert cmp.toml_value({"a": [1, 2.5], "b": True, "c": "x"}) == \
+        '{ a = [1, 2.5], b = true, c = "x" }'
 
 
 def test_fork_ideal_fct_matches_the_simulators_rows(run):

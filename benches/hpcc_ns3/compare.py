@@ -7,10 +7,11 @@ Per congestion control (`hp` = HPCC, `dcqcn`, `timely`, `dctcp`, the simulator's
 names; dcnsim runs `hpcc-fork`, `dcqcn-fork`, `timely-fork`, `dctcp-fork`): the simulator
 through `run.py` next to this file, dcnsim as `dcnsim run SCENARIO --set
 apps.0.flows_file=F --set roce.cc=...` (default scenario `scenarios/hpcc-fattree.toml`, the
-same 320-server fabric, hosts numbered as in the simulator's `mix/fat.txt`) plus the
-overrides of `dcnsim_overrides` that bring it closer to the simulator's run.py (none with
-`--as-scenario`), and, when `--engine` names a `dcnsim-engine` program, that program once
-more on the same overrides for the speed figure (it writes no tables).
+same 320-server fabric, hosts numbered as in the simulator's `mix/fat.txt`) plus the keys of
+the scenario's `[[sweep.variants]]` entry named after that controller (`dcnsim run` runs the
+base point only; not with `--only-cc`), and, when `--engine` names a `dcnsim-engine`
+program, that program once more on the same overrides for the speed figure (it writes no
+tables).
 
 Printed: p50/p95/p99 FCT slowdown per size bin (the bins of dcnsim's `slowdown` report,
 (0, 10 KB], (10 KB, 100 KB], (100 KB, 1 MB], (1 MB, 1 GB]; nearest-rank percentiles as that
@@ -31,6 +32,7 @@ import os
 import shutil
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,14 +45,6 @@ BINS = (0.0, 10e3, 100e3, 1e6, 1e9)
 PERCENTILES = (50.0, 95.0, 99.0)
 DCNSIM_CC = {"hp": "hpcc-fork", "dcqcn": "dcqcn-fork", "timely": "timely-fork",
              "dctcp": "dctcp-fork"}
-# The simulator's run.py gives DCQCN and TIMELY no window (HAS_WIN 0); the scenario's
-# window = "bdp" holds for every cc, so those two get a window too large to bind.
-NO_WINDOW = "1GB"
-# The scenario's marking as the simulator's run.py sets it per cc: thresholds in proportion
-# to the link rate (KMIN_MAP, KMAX_MAP), the scenario's values being those of 100 Gb/s; for
-# DCTCP a step at 30 KB per 10 Gb/s (KMIN = KMAX, PMAX 1).
-RED_PER_RATE = ("topology.queues.marking.per_rate", "100Gbps")
-DCTCP_MARKING = '{ kind = "step", k = "300KB", per_rate = "100Gbps", on_queues = [1] }'
 
 
 # The fabric of the simulator's mix/fat.txt and scenarios/hpcc-fattree.toml, for the
@@ -139,22 +133,48 @@ def read_completions(path: Path) -> list[tuple[float, float, float, float, float
     return out
 
 
-def dcnsim_overrides(cc: str, flows_file: Path, as_scenario: bool = False) -> list[tuple[str, str]]:
-    """The flow file and the controller; unless `as_scenario`, also what brings the scenario
-    closer to the simulator's run.py for that cc: no window for DCQCN and TIMELY, ECN
-    thresholds per link rate (DCTCP's step), the FCT ending at the sender's last ACK."""
-    sets = [("apps.0.flows_file", str(flows_file)), ("roce.cc", DCNSIM_CC[cc])]
-    if as_scenario:
-        return sets
-    if cc in ("dcqcn", "timely"):
-        sets.append(("roce.window", NO_WINDOW))
-    sets.append(("topology.queues.marking", DCTCP_MARKING) if cc == "dctcp" else RED_PER_RATE)
-    sets.append(("measure.fct", "last-ack"))
+def toml_value(v: object) -> str:
+    """A TOML literal of a value read from a scenario (strings, numbers, booleans, arrays,
+    inline tables), for `--set KEY=VALUE`."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)            # a TOML basic string for the ASCII keys used here
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise SystemExit(f"hpcc_ns3: cannot write {v!r} as a TOML value")
+
+
+def scenario_variant(scenario: Path, label: str) -> dict[str, object]:
+    """The keys of the scenario's `[[sweep.variants]]` entry `label` (none: {}); `dcnsim run`
+    runs the base point, so compare.py passes them as overrides."""
+    with open(scenario, "rb") as f:
+        doc = tomllib.load(f)
+    for v in doc.get("sweep", {}).get("variants", []):
+        if v.get("label") == label:
+            return {k: x for k, x in v.items() if k != "label"}
+    return {}
+
+
+def dcnsim_overrides(cc: str, flows_file: Path,
+                     scenario: Path | None = None) -> list[tuple[str, str]]:
+    """The flow file, then the scenario's variant for the controller (in
+    scenarios/hpcc-fattree.toml: the window, the marking and the controller as the
+    simulator's run.py sets them per cc), or only `roce.cc` when the scenario has none or
+    `scenario` is None."""
+    sets = [("apps.0.flows_file", str(flows_file))]
+    variant = scenario_variant(scenario, DCNSIM_CC[cc]) if scenario else {}
+    variant.setdefault("roce.cc", DCNSIM_CC[cc])
+    sets += [(k, v if isinstance(v, str) else toml_value(v)) for k, v in variant.items()]
     return sets
 
 
 def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
-    sets = dcnsim_overrides(cc, flows_file, a.as_scenario)
+    sets = dcnsim_overrides(cc, flows_file, None if a.only_cc else Path(a.scenario))
     work = Path(tempfile.mkdtemp(prefix=f"hpcc-ns3-dcnsim-{cc}-"))
     try:
         cmd = ["nice", "-n", str(a.nice), *a.dcnsim.split(), "run", str(a.scenario)]
@@ -171,7 +191,7 @@ def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
     span = (max(r[4] for r in rows) - min(r[3] for r in rows)) * 1e3 if rows else 0.0
     res = dict(simulator="dcnsim", cc=DCNSIM_CC[cc], flows_file=str(flows_file),
                overrides=[f"{k}={v}" for k, v in sets],
-               last_ack=("measure.fct", "last-ack") in sets,
+               last_ack=a.last_ack,
                finished=len(rows), exit=code, cpu_s=round(cpu, 3), wall_s=round(wall, 3),
                peak_rss_mb=round(rss / 2**20, 1), sim_span_ms=round(span, 4),
                cpu_s_per_sim_ms=round(cpu / span, 4) if span else None,
@@ -294,8 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reprint", action="store_true",
                     help="only print the tables of fork-<cc>.json and dcnsim-<cc>.json in --out")
     ap.add_argument("--nice", type=int, default=10)
-    ap.add_argument("--as-scenario", action="store_true",
-                    help="dcnsim with the scenario as it is (only the flow file and roce.cc)")
+    ap.add_argument("--only-cc", action="store_true",
+                    help="set only roce.cc, not the scenario's variant of that name")
+    ap.add_argument("--delivery-fct", dest="last_ack", action="store_false",
+                    help="the scenario's FCT ends at delivery (not [measure] fct = last-ack)")
     a = ap.parse_args(argv)
     flows_file = Path(a.flows_file).resolve()
     out = Path(a.out)
