@@ -16,6 +16,9 @@
 #   incast-1g   scenarios/bench-incast.toml, 0.5 s (8 senders, SRUs; whole 20 s for wall time)
 #   incast-10g  the same at 10 Gb/s with long-lived senders, 0.3 s
 #   fabric      scenarios/tcn-fig10.toml cut to 300 messages (144 hosts, 8 queues per port)
+#   roce        scenarios/hpcc-fattree.toml cut to 1 000 messages (the HPCC paper's 320-server
+#               fat-tree, RoCEv2 queue pairs under HPCC with INT, PFC; a base older than the
+#               scenario's keys cannot run it)
 # BENCH_SCENARIO=FILE and BENCH_CUT="key=value" run that one cut instead. Extra arguments
 # are engine overrides for the current build only (the base may not know them: it runs the
 # cut as is), e.g. tcp.limited_transmit=false to run the old model on the new engine.
@@ -33,6 +36,7 @@ else
     'incast-1g|scenarios/bench-incast.toml|sim.duration="0.5s"'
     'incast-10g|scenarios/bench-incast.toml|sim.duration="0.3s" topology.link_rate="10Gbps" apps.0.sru="1000GB"'
     'fabric|scenarios/tcn-fig10.toml|apps.0.count=300'
+    'roce|scenarios/hpcc-fattree.toml|apps.0.count=1000'
   )
 fi
 WT=$(mktemp -d)
