@@ -53,31 +53,7 @@ pub(crate) fn build_measure(
         }
     }
     sim.obs.samplers.queue_interval = m.queue_interval.0;
-    match m.fct.as_str() {
-        "delivery" => {}
-        "last-ack" => {
-            let apps = &ctx.loaded.scenario.apps;
-            if let Some((i, a)) = apps.iter().enumerate().find(|(_, a)| !a.is_roce()) {
-                return Err(ctx.err(
-                    "measure",
-                    "fct",
-                    format!(
-                        "\"last-ack\" ends a transfer at a RoCE sender's last ACK: app {i} \
-                         (kind {:?}) is not transport = \"roce\"",
-                        a.kind()
-                    ),
-                ));
-            }
-            sim.hosts.fct_at_ack = true;
-        }
-        o => {
-            return Err(ctx.err(
-                "measure",
-                "fct",
-                format!("unknown {o:?}: expected \"delivery\" or \"last-ack\""),
-            ))
-        }
-    }
+    fct_definition(ctx, m, sim)?;
     if let Some(name) = &m.mean_queue_port {
         let pid = port(sim, name, "mean_queue_port")?;
         sim.obs.queue_mean = Some(Box::new(
@@ -136,6 +112,36 @@ pub(crate) fn build_measure(
             "fairness_after",
             "needs measure.throughput_interval",
         ));
+    }
+    Ok(())
+}
+
+/// `[measure] fct`: where a transfer's completion ends (`Hosts::fct_at_ack`).
+fn fct_definition(ctx: &Ctx, m: &MeasureCfg, sim: &mut Sim) -> Result<(), ScenarioError> {
+    match m.fct.as_str() {
+        "delivery" => {}
+        "last-ack" => {
+            let apps = &ctx.loaded.scenario.apps;
+            if let Some((i, a)) = apps.iter().enumerate().find(|(_, a)| !a.is_roce()) {
+                return Err(ctx.err(
+                    "measure",
+                    "fct",
+                    format!(
+                        "\"last-ack\" ends a transfer at a RoCE sender's last ACK: app {i} \
+                     (kind {:?}) is not transport = \"roce\"",
+                        a.kind()
+                    ),
+                ));
+            }
+            sim.hosts.fct_at_ack = true;
+        }
+        o => {
+            return Err(ctx.err(
+                "measure",
+                "fct",
+                format!("unknown {o:?}: expected \"delivery\" or \"last-ack\""),
+            ))
+        }
     }
     Ok(())
 }
