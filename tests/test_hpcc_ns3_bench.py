@@ -173,3 +173,73 @@ def test_per_flow_matching(run):
     assert pf["matched"] == 2
     assert pf["ratio_p50"] == pytest.approx(1.0)   # 4 µs + 2 links, 14 µs + 6 links
     assert pf["pearson"] == pytest.approx(1.0)
+
+
+def test_parse_pfc_and_paused_time(run):
+    # time_ns node node_type if_index type (1 pause, 0 resume), as get_pfc writes them in
+    # the order the frames arrive; node 5 a host NIC, node 330 a switch port
+    text = ("1000 5 0 1 1\n"
+            "1600 330 1 3 1\n"
+            "2500 5 0 1 0\n"
+            "3000 5 0 1 1\n"
+            "3100 5 0 1 0\n"
+            "not a pfc line\n"
+            "4000 341 1 2 0\n")        # a resume with no pause seen: counted, no interval
+    ev = run.parse_pfc(text)
+    assert len(ev) == 6 and ev[0] == (1000, 5, 0, 1, 1)
+    s = run.pfc_summary(ev, end_ns=5600)
+    assert (s["pause_frames"], s["resume_frames"]) == (3, 3)
+    assert (s["pauses_to_hosts"], s["pauses_to_switches"]) == (2, 1)
+    assert s["paused_devices"] == 2 and s["unresumed"] == 1
+    # host: 1000..2500 and 3000..3100; the switch port from 1600 to the end, 5600
+    assert s["paused_s"] == pytest.approx((1500 + 100 + 4000) * 1e-9)
+    assert run.pfc_summary([], 100)["paused_s"] == 0
+
+
+def test_pfc_second_pause_keeps_the_interval(run):
+    s = run.pfc_summary([(0, 1, 1, 2, 1), (50, 1, 1, 2, 1), (80, 1, 1, 2, 0)], end_ns=100)
+    assert s["pause_frames"] == 2 and s["paused_s"] == pytest.approx(80e-9)
+
+
+def test_incast_flow_file(run, tmp_path):
+    flows = run.make_incast(320, 16, 1_000_000)
+    srcs = [s for s, *_ in flows]
+    assert len(set(srcs)) == 16 and 0 not in srcs
+    assert all(d == 0 and n == 1_000_000 and t == 0.0 for _, d, n, t in flows)
+    # spread over the fabric: under 16 different ToRs of mix/fat.txt (16 servers each)
+    assert len({s // 16 for s in srcs}) == 16
+    wide = run.make_incast(320, 64, 500_000, dst=100, start_s=1e-3)
+    assert len({s for s, *_ in wide}) == 64 and 100 not in {s for s, *_ in wide}
+    assert run.make_incast(4, 3, 10, dst=2) == [(3, 2, 10, 0.0), (0, 2, 10, 0.0),
+                                                 (1, 2, 10, 0.0)]
+    with pytest.raises(SystemExit):
+        run.make_incast(320, 320, 1000)
+    out = tmp_path / "incast.txt"
+    assert run.main(["gen", "--incast", "16", "--size", "1000000", "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "16" and lines[1].split()[3] == "200"     # the analysis' incast port
+    assert [(s, d, n) for s, d, n, _ in run.read_flow_file(out)] == \
+        [(s, d, n) for s, d, n, _ in flows]
+
+
+def test_compare_reads_dcnsims_pfc_tables(run, tmp_path):
+    cmp = _module("compare")
+    (tmp_path / "pfc_buffer.csv").write_text(
+        "port,priority,headroom_bytes,max_shared_bytes,max_headroom_bytes,pauses,drops,"
+        "drop_bytes\n"
+        "edge0->host3,1,53000,900000,1000,4,0,0\n"
+        "edge0->agg1,1,161000,800000,0,2,0,0\n")
+    (tmp_path / "pfc_ports.csv").write_text(
+        "port,priority,pfc_sent,pfc_received,paused_s\n"
+        "edge0->host3,1,9,0,0\n"
+        "host3->edge0,1,0,9,2.5e-05\n"
+        "agg1->edge0,1,0,3,1e-05\n")
+    (tmp_path / "summary.csv").write_text("pause_sent,paused_s\n12,3.5e-05\n")
+    p = cmp.read_pfc(tmp_path)
+    assert (p["pause_frames"], p["pauses_to_hosts"], p["pauses_to_switches"]) == (6, 4, 2)
+    assert p["paused_devices"] == 2 and p["paused_s"] == pytest.approx(3.5e-5)
+    assert p["frames_sent"] == 12
+    assert cmp.read_pfc(tmp_path / "none")["pause_frames"] == 0
+    lines = cmp.pfc_lines(dict(pause_frames=3, resume_frames=3, paused_s=1e-6), p)
+    assert lines[1].split() == ["pause_frames", "3", "6"]
+    assert lines[-1].split()[-2:] == ["6", "12"]

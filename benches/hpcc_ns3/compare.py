@@ -133,6 +133,35 @@ def read_completions(path: Path) -> list[tuple[float, float, float, float, float
     return out
 
 
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def read_pfc(out: Path) -> dict[str, float]:
+    """dcnsim's PFC counters of a run's tables, named as `run.pfc_summary` names the
+    simulator's: `pfc_buffer.pauses` (pauses an ingress port × priority triggered, without
+    refreshes and resumes; its port is "switch->peer", the peer the device paused),
+    `pfc_ports` (frames sent, paused time per port × priority) and the summary's
+    `pause_sent` (every PFC frame: pauses, refreshes at half the pause time, resumes)."""
+    buf = _csv_rows(out / "pfc_buffer.csv")
+    ports = _csv_rows(out / "pfc_ports.csv")
+    summary = _csv_rows(out / "summary.csv")
+
+    def to_host(r: dict[str, str]) -> bool:
+        return r["port"].split("->", 1)[-1].startswith("host")
+
+    pauses = [(to_host(r), int(r["pauses"])) for r in buf]
+    return dict(pause_frames=sum(n for _, n in pauses),
+                pauses_to_hosts=sum(n for h, n in pauses if h),
+                pauses_to_switches=sum(n for h, n in pauses if not h),
+                paused_devices=sum(1 for r in ports if float(r["paused_s"]) > 0),
+                paused_s=sum(float(r["paused_s"]) for r in ports),
+                frames_sent=int(summary[0]["pause_sent"]) if summary else 0)
+
+
 def toml_value(v: object) -> str:
     """A TOML literal of a value read from a scenario (strings, numbers, booleans, arrays,
     inline tables), for `--set KEY=VALUE`."""
@@ -185,6 +214,7 @@ def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
                                                  None)
         comp = work / "out" / "completions.csv"
         rows = read_completions(comp) if comp.exists() else []
+        pfc = read_pfc(work / "out")
         log_tail = (work / "log.txt").read_text(errors="replace").splitlines()[-5:]
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -195,7 +225,7 @@ def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
                finished=len(rows), exit=code, cpu_s=round(cpu, 3), wall_s=round(wall, 3),
                peak_rss_mb=round(rss / 2**20, 1), sim_span_ms=round(span, 4),
                cpu_s_per_sim_ms=round(cpu / span, 4) if span else None,
-               command=" ".join(cmd),
+               command=" ".join(cmd), pfc=pfc,
                rows=[dict(bytes=r[0], slowdown=r[1], fct_s=r[2], start_s=r[3], src=r[5],
                           dst=r[6]) for r in rows])
     if code != 0:
@@ -255,6 +285,24 @@ def summarize(rows: list[tuple[float, float, float]]) -> dict[str, float]:
                 slowdown_p50=percentile(slows, 50), slowdown_p99=percentile(slows, 99))
 
 
+def pfc_lines(fp: dict | None, dp: dict | None) -> list[str]:
+    """PFC side by side: pause frames (each starts a pause; the simulator sends one per
+    pause, dcnsim refreshes a long pause at half its quanta, not counted here), to whom,
+    the devices paused and the paused time summed over them; then every PFC frame (the
+    simulator's pauses and resumes, dcnsim's pauses, refreshes and resumes)."""
+    if not fp and not dp:
+        return []
+    fp, dp = fp or {}, dp or {}
+    lines = [f"{'PFC':<22}{'ns-3 fork':>12}{'dcnsim':>12}"]
+    for k in ("pause_frames", "pauses_to_hosts", "pauses_to_switches", "paused_devices"):
+        lines.append(f"{k:<22}{fp.get(k, math.nan):>12}{dp.get(k, math.nan):>12}")
+    lines.append(f"{'paused_us (sum)':<22}{fp.get('paused_s', math.nan) * 1e6:>12.1f}"
+                 f"{dp.get('paused_s', math.nan) * 1e6:>12.1f}")
+    frames = fp.get("pause_frames", 0) + fp.get("resume_frames", 0) if fp else math.nan
+    lines.append(f"{'all PFC frames':<22}{frames:>12}{dp.get('frames_sent', math.nan):>12}")
+    return lines
+
+
 def table(cc: str, f: dict, d: dict) -> str:
     frows = fork_rows(f)
     drows = [(r["bytes"], r["slowdown"], r["fct_s"]) for r in d["rows"]]
@@ -284,6 +332,7 @@ def table(cc: str, f: dict, d: dict) -> str:
     for k in ("flows", "fct_mean_us", "fct_p99_us", "slowdown_mean", "slowdown_p50",
               "slowdown_p99"):
         lines.append(f"{k:<22}{fs[k]:>12.3f}{ds[k]:>12.3f}")
+    lines += pfc_lines(f.get("pfc"), d.get("pfc"))
     pf = per_flow(f, d)
     if "pearson" in pf:
         what = "dcnsim FCT" if last_ack else "(dcnsim FCT + propagation)"

@@ -17,7 +17,9 @@ simulator's `mix/flow.txt` one, which dcnsim's `flows_file` reads too.
 `--cc` (`hp` = HPCC, `dcqcn`, `timely`, `dctcp`) and the link rate `--bw` (Gb/s), runs
 `scratch/third` on it in a temporary directory under `nice`, and reads its FCT file.
 Per flow: source and destination host, size, start, FCT, the simulator's own ideal FCT
-and the slowdown FCT / ideal (not clamped at 1). Measured: CPU seconds (user + sys, from
+and the slowdown FCT / ideal (not clamped at 1); PFC: pause and resume frames and the
+paused time from its PFC file. `gen --incast N` writes an incast instead: N senders, one
+flow of `--size` bytes each to `--dst`, all at one instant. Measured: CPU seconds (user + sys, from
 `os.wait4`) and peak RSS of the simulator's process, and the simulated span from the first
 flow's start to the last flow's end. See README.md in this folder. Exit codes: 0 ok,
 1 the simulator failed or finished no flow, 3 the build was not found.
@@ -98,6 +100,19 @@ def make_flows(hosts: int, load: float, bw_gbps: float, count: int, cdf: list[tu
         flows.append((src, dst, cdf_draw(cdf, rng), base_s + t * 1e-9))
         heapq.heapreplace(heap, (t + gap(), src))
     return flows
+
+
+def make_incast(hosts: int, senders: int, size: int, dst: int = 0,
+                start_s: float = 0.0) -> list[tuple[int, int, int, float]]:
+    """An incast: `senders` flows of `size` bytes to host `dst`, all starting at `start_s`.
+    The senders are spread evenly over the other hosts in host order from dst + 1 (sender i
+    is host dst + 1 + ⌊i·(hosts − 1)/senders⌋, modulo hosts), so on the fat-tree of
+    mix/fat.txt they sit under many ToRs and pods, a few under the receiver's own ToR."""
+    if not 1 <= senders <= hosts - 1 or size < 1 or not 0 <= dst < hosts:
+        raise SystemExit("hpcc_ns3: an incast needs 1..hosts-1 senders, a size and a "
+                         "receiver among the hosts")
+    return [((dst + 1 + i * (hosts - 1) // senders) % hosts, dst, size, start_s)
+            for i in range(senders)]
 
 
 def flow_file_text(flows: list[tuple[int, int, int, float]], pg: int = 3, dport: int = 100) -> str:
@@ -203,6 +218,50 @@ def parse_fct(text: str) -> list[dict[str, float]]:
     return rows
 
 
+def parse_pfc(text: str) -> list[tuple[int, int, int, int, int]]:
+    """PFC file rows (`get_pfc` in the simulator's scratch/third.cc, bound to every
+    QbbNetDevice's `QbbPfc` trace): time_ns node node_type if_index type. One line is one
+    PFC frame as the device at the receiving end of the link got it (`QbbNetDevice::Receive`):
+    node_type 0 a host NIC, 1 a switch; type 1 a pause (the frame's pause time > 0), 0 a
+    resume. The priority is not written. Only switches send PFC (`SwitchNode::CheckAndSendPfc`
+    once when an ingress queue crosses its threshold, `CheckAndSendResume` once when it falls
+    back): no refresh frames."""
+    rows = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) != 5 or not all(x.isdigit() for x in f):
+            continue
+        rows.append((int(f[0]), int(f[1]), int(f[2]), int(f[3]), int(f[4])))
+    return rows
+
+
+def pfc_summary(events: list[tuple[int, int, int, int, int]], end_ns: int) -> dict[str, float]:
+    """Pause and resume frames, the devices paused, and the paused time summed over them
+    (each device's pause to its next resume; a pause still on at the end counts to `end_ns`).
+    The file does not say which priority a frame pauses: with every flow in one priority
+    group, as the flow files here have, a device has one priority that can be paused, so
+    its frames alternate pause / resume. A second pause before the resume (another priority)
+    is counted as a frame and leaves the running interval as it is."""
+    since: dict[tuple[int, int], int] = {}
+    paused_ns = 0
+    out = dict(pause_frames=0, resume_frames=0, pauses_to_hosts=0, pauses_to_switches=0)
+    devices = set()
+    for t, node, ntype, dev, kind in sorted(events):
+        key = (node, dev)
+        if kind == 1:
+            out["pause_frames"] += 1
+            out["pauses_to_hosts" if ntype == 0 else "pauses_to_switches"] += 1
+            devices.add(key)
+            since.setdefault(key, t)
+        else:
+            out["resume_frames"] += 1
+            if key in since:
+                paused_ns += t - since.pop(key)
+    paused_ns += sum(max(0, end_ns - t) for t in since.values())
+    return dict(out, paused_devices=len(devices), paused_s=paused_ns * 1e-9,
+                unresumed=len(since))
+
+
 def span_ms(rows: list[dict[str, float]]) -> float:
     """Simulated time from the first flow's start to the last flow's end."""
     if not rows:
@@ -242,6 +301,14 @@ def find_build(root: Path) -> tuple[Path, Path, Path]:
 # ---- commands ---------------------------------------------------------------------------
 
 def cmd_gen(a: argparse.Namespace) -> int:
+    if a.incast:
+        flows = make_incast(a.hosts, a.incast, a.size, a.dst, a.base)
+        # dport 200: the simulator's analysis/fct_analysis.py tells incast flows by it
+        Path(a.out).write_text(flow_file_text(flows, dport=200))
+        print(json.dumps(dict(flow_file=str(a.out), flows=len(flows), hosts=a.hosts,
+                              incast=a.incast, size=a.size, dst=a.dst,
+                              srcs=[f[0] for f in flows])))
+        return 0
     default_cdf = DEFAULT_OUT / "src" / "traffic_gen" / "FbHdp_distribution.txt"
     cdf_path = Path(a.cdf) if a.cdf else default_cdf
     flows = make_flows(a.hosts, a.load, a.bw, a.flows, read_cdf(cdf_path), a.seed, a.base)
@@ -276,19 +343,21 @@ def cmd_run(a: argparse.Namespace) -> int:
         cmd = ["nice", "-n", str(a.nice), str(prog), str(work / "config.txt")]
         code, cpu, rss, wall = run_measured(cmd, work, env, work / "stdout.txt", a.timeout)
         rows = parse_fct((work / "fct.txt").read_text()) if (work / "fct.txt").exists() else []
+        pfc = parse_pfc((work / "pfc.txt").read_text()) if (work / "pfc.txt").exists() else []
         if a.keep:
             shutil.copytree(work, a.keep, dirs_exist_ok=True)
         tail = (work / "stdout.txt").read_text(errors="replace").splitlines()[-5:]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     span = span_ms(rows)
+    end_ns = max([r["start_ns"] + r["fct_ns"] for r in rows] + [e[0] for e in pfc] + [0])
     result = dict(
         simulator="hpcc-ns3", cc=a.cc, bw_gbps=a.bw, topology=str(topo),
         flows_file=str(flows_path), flows=len(flows), finished=len(rows), exit=code,
         cpu_s=round(cpu, 3), wall_s=round(wall, 3), peak_rss_mb=round(rss / 2**20, 1),
         sim_span_ms=round(span, 4),
         cpu_s_per_sim_ms=round(cpu / span, 4) if span > 0 else None,
-        stop_s=stop_s, command=" ".join(cmd), rows=rows)
+        pfc=pfc_summary(pfc, end_ns), stop_s=stop_s, command=" ".join(cmd), rows=rows)
     if code != 0 or not rows:
         result["stdout_tail"] = tail
     text = json.dumps(result)
@@ -313,6 +382,10 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--base", type=float, default=0.0, help="start of the first gap, s")
     g.add_argument("--cdf", help="size CDF (default: the fork's FbHdp_distribution.txt)")
+    g.add_argument("--incast", type=int, metavar="N",
+                   help="instead: N senders to --dst, one flow of --size each, all at --base")
+    g.add_argument("--size", type=int, default=1_000_000, help="incast flow size, bytes")
+    g.add_argument("--dst", type=int, default=0, help="incast receiver (host index)")
     g.add_argument("--out", required=True)
     r = sub.add_parser("run", help="run scratch/third on a flow file")
     r.add_argument("--cc", choices=CCS, default="hp")
