@@ -204,6 +204,7 @@ def dcnsim_overrides(cc: str, flows_file: Path,
 
 def run_dcnsim(a: argparse.Namespace, cc: str, flows_file: Path) -> dict:
     sets = dcnsim_overrides(cc, flows_file, None if a.only_cc else Path(a.scenario))
+    sets += [tuple(kv.split("=", 1)) for kv in a.set or []]
     work = Path(tempfile.mkdtemp(prefix=f"hpcc-ns3-dcnsim-{cc}-"))
     try:
         cmd = ["nice", "-n", str(a.nice), *a.dcnsim.split(), "run", str(a.scenario)]
@@ -365,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nice", type=int, default=10)
     ap.add_argument("--only-cc", action="store_true",
                     help="set only roce.cc, not the scenario's variant of that name")
+    ap.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="one more dcnsim override, after the variant's (repeatable)")
     ap.add_argument("--delivery-fct", dest="last_ack", action="store_false",
                     help="the scenario's FCT ends at delivery (not [measure] fct = last-ack)")
     a = ap.parse_args(argv)
