@@ -15,7 +15,9 @@ tables).
 
 Printed: p50/p95/p99 FCT slowdown per size bin (the bins of dcnsim's `slowdown` report,
 (0, 10 KB], (10 KB, 100 KB], (100 KB, 1 MB], (1 MB, 1 GB]; nearest-rank percentiles as that
-report computes them), FCT totals, CPU seconds per simulated millisecond and peak RSS.
+report computes them), FCT totals, PFC pauses and paused time (the simulator's PFC file,
+dcnsim's `pfc_buffer`, `pfc_ports` and `summary` tables), CPU seconds per simulated
+millisecond and peak RSS.
 The simulator's slowdowns are clamped at 1 as its `analysis/fct_analysis.py` does (its ideal
 FCT counts a full 1000-byte packet per hop, so small flows come out slightly below 1);
 dcnsim's are its `completions.slowdown`. Each result is also written as JSON under `--out`.
