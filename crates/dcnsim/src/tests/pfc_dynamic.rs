@@ -227,10 +227,70 @@ fn bad_dynamic_keys_are_one_line_errors() {
             "{ threshold = \"dynamic\", headroom = \"lots\" }",
             "or \"auto\"",
         ),
+        (
+            "{ alpha_per_rate = \"10Gbps\" }",
+            "alpha_per_rate is a key of threshold = \"dynamic\"",
+        ),
+        (
+            "{ priorities = [1] }",
+            "priorities is a key of mode = \"pfc\"",
+        ),
+        (
+            "{ mode = \"pfc\", priorities = [] }",
+            "priorities: expected at least one priority",
+        ),
+        (
+            "{ mode = \"pfc\", priorities = [1, 8] }",
+            "priorities: 8 is not a priority (expected 0..7)",
+        ),
     ] {
         let e = load_err(pause);
         assert!(e.contains("x.toml") && e.contains("topology.pause"), "{e}");
         assert!(e.contains(want), "{pause}: {e}");
         assert!(!e.trim_end().contains('\n'), "{e}");
     }
+}
+
+#[test]
+fn pfc_only_on_its_priorities_and_their_reserves_alone_leave_the_pool() {
+    // PFC on priority 1 only: the class-0 senders are never paused and never counted, so
+    // the buffer table has rows for the odd (class-1) senders alone; the even ones'
+    // packets pile up at the egress without a pause.
+    let pause = "{ mode = \"pfc\", threshold = \"dynamic\", buffer = \"1MB\", priorities = [1] }";
+    let t = run(&nine_to_one(pause));
+    let mut want: Vec<(String, i64)> = (1..=9)
+        .step_by(2)
+        .map(|i| (format!("sw->server{i}"), 1))
+        .collect();
+    want.sort();
+    assert_eq!(keys(&t, "pfc_buffer"), want);
+    assert_eq!(keys(&t, "pause_tree"), want);
+    let (pr, paused) = (
+        col(&t, "pfc_ports", "priority"),
+        col(&t, "pfc_ports", "paused_s"),
+    );
+    assert!(pr.iter().zip(&paused).all(|(&p, &s)| p == 1.0 || s == 0.0));
+    for (port, _) in &want {
+        assert!(row(&t, "pfc_buffer", port, 1, "pauses") >= 1.0, "{port}");
+    }
+    // The same with PFC on every priority pauses the class-0 senders too.
+    let all = run(&nine_to_one(DYN));
+    assert!(keys(&all, "pfc_buffer").contains(&("sw->server2".to_string(), 0)));
+}
+
+#[test]
+fn alpha_per_rate_lets_a_faster_input_hold_more_before_it_pauses() {
+    // `two_switches`' links are 10 Gb/s: with alpha per rate from 2.5 Gb/s the shift drops
+    // from 3 to 1 (10 -> 5 -> 2.5), so B's input from A may hold alpha·S/(1 + alpha) = S/3
+    // of the shared pool S before it pauses A, against S/9 with one alpha of 1/8.
+    let base = "{ mode = \"pfc\", threshold = \"dynamic\", buffer = \"1MB\" }";
+    let per = "{ mode = \"pfc\", threshold = \"dynamic\", buffer = \"1MB\", alpha_per_rate = \"2500Mbps\" }";
+    let (t0, t1) = (run(&two_switches(base)), run(&two_switches(per)));
+    let peak = |t: &[Table]| row(t, "pfc_buffer", "B->A", 1, "max_shared_bytes");
+    assert!(
+        peak(&t1) > 2.0 * peak(&t0),
+        "{} vs {}",
+        peak(&t1),
+        peak(&t0)
+    );
 }

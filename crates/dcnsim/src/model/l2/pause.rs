@@ -103,6 +103,11 @@ pub struct PauseConfig {
     /// threshold over a shared buffer with reserve and headroom (`pfc_dynamic.rs`,
     /// docs/models.md §2.5); the watermarks are then not used.
     pub dynamic: Option<DynamicConfig>,
+    /// Under PFC, the priorities it is enabled for (bit p: priority p is lossless), IEEE
+    /// 802.1Qbb's per-priority enable (the PFC configuration's enable vector). Frames of
+    /// the other priorities are neither counted nor paused, and take no reserve or headroom
+    /// out of a dynamic threshold's buffer. Default 0xFF: every priority. Ignored by 802.3x.
+    pub enabled: u8,
 }
 
 impl Default for PauseConfig {
@@ -114,6 +119,7 @@ impl Default for PauseConfig {
             quanta: MAX_PAUSE_QUANTA,
             refresh_fraction: 0.5,
             dynamic: None,
+            enabled: 0xFF,
         }
     }
 }
@@ -144,6 +150,9 @@ impl PauseConfig {
         }
         if let Some(d) = &self.dynamic {
             d.validate()?;
+        }
+        if self.mode == PauseMode::Pfc && self.enabled == 0 {
+            return Err("pause: PFC must be enabled for at least one priority".into());
         }
         Ok(())
     }
@@ -229,6 +238,10 @@ impl PauseWatermarks {
             Some(d) => Some(IngressMmu::new(
                 d,
                 classes_per_input,
+                match cfg.mode {
+                    PauseMode::Pause => 1,
+                    PauseMode::Pfc => cfg.enabled.count_ones() as usize,
+                },
                 input_rates,
                 input_delays,
             )?),
@@ -263,7 +276,11 @@ impl PauseWatermarks {
         }
         let c = match self.cfg.mode {
             PauseMode::Pause => 0,
-            PauseMode::Pfc if (prio as usize) < PFC_PRIORITIES => prio as usize,
+            PauseMode::Pfc
+                if (prio as usize) < PFC_PRIORITIES && self.cfg.enabled >> prio & 1 != 0 =>
+            {
+                prio as usize
+            }
             PauseMode::Pfc => return None,
         };
         Some(input * self.classes_per_input + c)
@@ -617,6 +634,34 @@ mod tests {
         }
         assert!(PauseWatermarks::new(PauseConfig::default(), &[]).is_err());
         assert!(PauseWatermarks::new(PauseConfig::default(), &[TEN_G, RateBps(0)]).is_err());
+    }
+
+    #[test]
+    fn pfc_counts_and_pauses_only_its_enabled_priorities() {
+        let cfg = PauseConfig {
+            mode: PauseMode::Pfc,
+            enabled: 1 << 3,
+            ..PauseConfig::default()
+        };
+        let mut w = PauseWatermarks::new(cfg, &[TEN_G]).unwrap();
+        // Priority 0 is lossy: 200 KB arrive, nothing is counted, no PAUSE.
+        for _ in 0..200 {
+            assert_eq!(w.on_arrival(SimTime::ZERO, 0, 0, 1000), None);
+        }
+        assert_eq!((w.occupancy(0, 0), w.pauses(0, 0)), (0, 0));
+        // Priority 3 pauses at the high watermark, as with PFC on every priority.
+        let mut f = None;
+        for _ in 0..130 {
+            f = f.or(w.on_arrival(SimTime::ZERO, 0, 3, 1000));
+        }
+        assert_eq!(f.map(|f| f.prio), Some(Some(3)));
+        assert!(w.is_paused(0, 3) && !w.is_paused(0, 0));
+        let none = PauseConfig {
+            mode: PauseMode::Pfc,
+            enabled: 0,
+            ..PauseConfig::default()
+        };
+        assert!(PauseWatermarks::new(none, &[TEN_G]).is_err());
     }
 
     #[test]

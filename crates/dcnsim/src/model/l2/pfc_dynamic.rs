@@ -71,6 +71,9 @@ pub struct DynamicConfig {
     pub buffer_bytes: u64,
     /// α = 2^−shift (negative: α > 1).
     pub alpha_shift: i8,
+    /// `Some(r)`: α grows with the ingress link's rate, one halving of the shift per doubling
+    /// of the rate above `r`, down to a shift of 0 (α = 1) at most ([`alpha_shift_for`]).
+    pub alpha_per_rate: Option<RateBps>,
     /// Guaranteed bytes per ingress port × priority.
     pub reserve_bytes: u64,
     /// Resume when the shared bytes are this far below the threshold.
@@ -83,6 +86,7 @@ impl Default for DynamicConfig {
         DynamicConfig {
             buffer_bytes: DEFAULT_BUFFER_BYTES,
             alpha_shift: DEFAULT_ALPHA_SHIFT,
+            alpha_per_rate: None,
             reserve_bytes: DEFAULT_RESERVE_BYTES,
             resume_offset_bytes: DEFAULT_RESUME_OFFSET_BYTES,
             headroom: HeadroomRule::Auto {
@@ -133,6 +137,23 @@ pub fn response_bits(rate: RateBps) -> u64 {
         .find(|&&(r, _)| rate.0 <= r)
         .map_or(905, |&(_, q)| q);
     q * QUANTUM_BITS
+}
+
+/// The shift of an ingress link of `rate` with α per rate from `per_rate` (None: `shift`):
+/// while the rate is above `per_rate` and the shift positive, the shift drops by one and
+/// the rate halves (integer halving). So α is proportional to the link's rate up to α = 1:
+/// at 1/8 for 100 Gb/s, a 400 Gb/s link gets 1/2. The HPCC authors' ns-3 simulator sets
+/// its switches' PFC α so (`scratch/third.cc`, "set pfc alpha, proportional to link bw",
+/// with the NIC rate as `per_rate`; Li et al., "HPCC: High Precision Congestion Control",
+/// SIGCOMM 2019). A negative shift (α > 1) is kept.
+pub fn alpha_shift_for(shift: i8, per_rate: Option<RateBps>, rate: RateBps) -> i8 {
+    let Some(r) = per_rate else { return shift };
+    let (mut s, mut rate) = (shift, rate.0);
+    while rate > r.0 && s > 0 {
+        s -= 1;
+        rate /= 2;
+    }
+    s
 }
 
 /// Bytes a link of `rate` carries in `delay` (rounded up).
@@ -197,6 +218,8 @@ pub struct IngressMmu {
     classes: usize,
     /// Per input: headroom bytes of each of its groups.
     headroom: Vec<u64>,
+    /// Per input: its α's shift ([`alpha_shift_for`]).
+    shift: Vec<i8>,
     /// Size of the shared pool S.
     shared_pool: u64,
     shared_used: u64,
@@ -204,12 +227,15 @@ pub struct IngressMmu {
 }
 
 impl IngressMmu {
-    /// Accounting for `rates.len()` inputs with `classes` priorities each; `rates[i]` and
-    /// `delays[i]` describe input `i`'s link (for the automatic headroom). Fails if the
-    /// reserves and headrooms leave no shared pool.
+    /// Accounting for `rates.len()` inputs with `classes` priorities each, of which
+    /// `lossless` are paused (the others never reach the accounting: their groups take no
+    /// reserve and no headroom out of the buffer); `rates[i]` and `delays[i]` describe input
+    /// `i`'s link (for the automatic headroom and α per rate). Fails if the reserves and
+    /// headrooms leave no shared pool.
     pub fn new(
         cfg: DynamicConfig,
         classes: usize,
+        lossless: usize,
         rates: &[RateBps],
         delays: &[SimTime],
     ) -> Result<IngressMmu, String> {
@@ -222,12 +248,16 @@ impl IngressMmu {
                 }
             })
             .collect();
+        let shift = (rates.iter())
+            .map(|&r| alpha_shift_for(cfg.alpha_shift, cfg.alpha_per_rate, r))
+            .collect();
         let groups = rates.len() * classes;
+        let paused = rates.len() * lossless;
         let fixed =
-            headroom.iter().sum::<u64>() * classes as u64 + cfg.reserve_bytes * groups as u64;
+            headroom.iter().sum::<u64>() * lossless as u64 + cfg.reserve_bytes * paused as u64;
         if fixed >= cfg.buffer_bytes {
             return Err(format!(
-                "pause: buffer ({} B) must exceed the reserves and headrooms of its {groups} \
+                "pause: buffer ({} B) must exceed the reserves and headrooms of its {paused} \
                  ingress port x priority groups ({fixed} B)",
                 cfg.buffer_bytes
             ));
@@ -236,6 +266,7 @@ impl IngressMmu {
             cfg,
             classes,
             headroom,
+            shift,
             shared_pool: cfg.buffer_bytes - fixed,
             shared_used: 0,
             groups: vec![Group::default(); groups],
@@ -271,10 +302,20 @@ impl IngressMmu {
         self.groups.len()
     }
 
-    /// The pause threshold now: `α · (S − shared_used)` bytes.
+    /// The pause threshold now of the groups of input 0: `α · (S − shared_used)` bytes.
     pub fn threshold(&self) -> u64 {
+        self.threshold_of(0)
+    }
+
+    /// The pause threshold now of the groups of `input`, with its α.
+    #[inline]
+    pub fn threshold_of(&self, input: usize) -> u64 {
         let free = self.shared_pool - self.shared_used;
-        let s = self.cfg.alpha_shift;
+        let s = self
+            .shift
+            .get(input)
+            .copied()
+            .unwrap_or(self.cfg.alpha_shift);
         if s >= 0 {
             free >> s
         } else {
@@ -292,15 +333,16 @@ impl IngressMmu {
     /// Where a packet of `size` bytes arriving in group `idx` would go.
     pub fn slot(&self, idx: usize, size: u32) -> Slot {
         let g = &self.groups[idx];
+        let input = idx / self.classes;
         let size = size as u64;
         let after = (g.ingress + size).saturating_sub(self.cfg.reserve_bytes);
         let shared = after - self.shared(idx);
         if shared == 0
-            || (after <= self.threshold() && self.shared_used + shared <= self.shared_pool)
+            || (after <= self.threshold_of(input) && self.shared_used + shared <= self.shared_pool)
         {
             return Slot::Shared { shared };
         }
-        if g.hdrm + size <= self.headroom[idx / self.classes] {
+        if g.hdrm + size <= self.headroom[input] {
             Slot::Headroom
         } else {
             Slot::Drop
@@ -352,7 +394,7 @@ impl IngressMmu {
 
     /// Should a group that is not paused pause now? (`hdrm > 0` or `shared ≥ T`.)
     pub fn should_pause(&self, idx: usize) -> bool {
-        self.groups[idx].hdrm > 0 || self.shared(idx) >= self.threshold()
+        self.groups[idx].hdrm > 0 || self.shared(idx) >= self.threshold_of(idx / self.classes)
     }
 
     /// Should a paused group resume now? (`hdrm = 0` and (`shared = 0` or
@@ -360,7 +402,8 @@ impl IngressMmu {
     pub fn should_resume(&self, idx: usize) -> bool {
         let sh = self.shared(idx);
         self.groups[idx].hdrm == 0
-            && (sh == 0 || sh + self.cfg.resume_offset_bytes <= self.threshold())
+            && (sh == 0
+                || sh + self.cfg.resume_offset_bytes <= self.threshold_of(idx / self.classes))
     }
 }
 
@@ -375,11 +418,12 @@ mod tests {
         let cfg = DynamicConfig {
             buffer_bytes: 120_000 + 2 * reserve,
             alpha_shift: shift,
+            alpha_per_rate: None,
             reserve_bytes: reserve,
             resume_offset_bytes: 3072,
             headroom: HeadroomRule::Bytes(10_000),
         };
-        IngressMmu::new(cfg, 1, &[TEN_G, TEN_G], &[]).unwrap()
+        IngressMmu::new(cfg, 1, 1, &[TEN_G, TEN_G], &[]).unwrap()
     }
 
     #[test]
@@ -482,7 +526,7 @@ mod tests {
             headroom: HeadroomRule::Bytes(10_000),
             ..DynamicConfig::default()
         };
-        assert!(IngressMmu::new(cfg, 1, &[TEN_G, TEN_G], &[]).is_err());
+        assert!(IngressMmu::new(cfg, 1, 1, &[TEN_G, TEN_G], &[]).is_err());
         for shift in [-4i8, 11] {
             let c = DynamicConfig {
                 alpha_shift: shift,
@@ -513,6 +557,7 @@ mod tests {
         let m = IngressMmu::new(
             cfg,
             8,
+            8,
             &[TEN_G, hundred],
             &[SimTime::from_us(3), SimTime::from_us(1)],
         )
@@ -521,5 +566,55 @@ mod tests {
         assert_eq!(m.headroom_of(1), 2 * 12_500 + 3000 + 84 + 25_216);
         let fixed = 8 * (14_424 + 53_300) + 16 * 4096;
         assert_eq!(m.shared_pool(), DEFAULT_BUFFER_BYTES - fixed);
+    }
+
+    #[test]
+    fn alpha_per_rate_halves_the_shift_per_doubling_down_to_one() {
+        let g = |r: u64| RateBps(r * 1_000_000_000);
+        let per = Some(g(100));
+        // The HPCC simulator's rule: 1/8 at the NIC rate, 1/4 at 200, 1/2 at 400 Gb/s.
+        assert_eq!(alpha_shift_for(3, per, g(100)), 3);
+        assert_eq!(alpha_shift_for(3, per, g(25)), 3);
+        assert_eq!(alpha_shift_for(3, per, g(200)), 2);
+        assert_eq!(alpha_shift_for(3, per, g(400)), 1);
+        // 250 Gb/s: halved to 125 (still above 100), then 62.5: two steps.
+        assert_eq!(alpha_shift_for(3, per, g(250)), 1);
+        // Never below 0 (alpha at most 1), and a negative shift is kept.
+        assert_eq!(alpha_shift_for(3, per, g(1600)), 0);
+        assert_eq!(alpha_shift_for(-1, per, g(400)), -1);
+        assert_eq!(alpha_shift_for(3, None, g(400)), 3);
+        // Per input: input 1 at 4x the reference rate has 4x the threshold of input 0.
+        let cfg = DynamicConfig {
+            buffer_bytes: 120_000,
+            alpha_shift: 3,
+            alpha_per_rate: Some(TEN_G),
+            reserve_bytes: 0,
+            resume_offset_bytes: 0,
+            headroom: HeadroomRule::Bytes(10_000),
+        };
+        let mut m = IngressMmu::new(cfg, 1, 1, &[TEN_G, RateBps(4 * TEN_G.0)], &[]).unwrap();
+        assert_eq!((m.threshold_of(0), m.threshold_of(1)), (12_500, 50_000));
+        // Input 1's group pauses at its own threshold, not input 0's.
+        m.on_arrival(1, 13_000);
+        assert!(!m.should_pause(1));
+        m.on_arrival(1, 27_000); // shared 40 000 >= (100 000 - 40 000) / 2 = 30 000
+        assert!(m.should_pause(1));
+        m.on_arrival(0, 7_000); // threshold of input 0: 53 000 / 8 = 6 625
+        assert!(m.should_pause(0));
+    }
+
+    #[test]
+    fn only_lossless_priorities_take_reserve_and_headroom_out_of_the_buffer() {
+        let cfg = DynamicConfig {
+            buffer_bytes: 1_000_000,
+            reserve_bytes: 4096,
+            headroom: HeadroomRule::Bytes(10_000),
+            ..DynamicConfig::default()
+        };
+        let all = IngressMmu::new(cfg, 8, 8, &[TEN_G; 3], &[]).unwrap();
+        assert_eq!(all.shared_pool(), 1_000_000 - 3 * 8 * (10_000 + 4096));
+        let one = IngressMmu::new(cfg, 8, 1, &[TEN_G; 3], &[]).unwrap();
+        assert_eq!(one.shared_pool(), 1_000_000 - 3 * (10_000 + 4096));
+        assert_eq!(one.groups(), 24);
     }
 }

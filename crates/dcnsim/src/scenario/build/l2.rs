@@ -286,6 +286,7 @@ fn install_pause(
         }
     };
     cfg.dynamic = dynamic_config(pc, err)?;
+    cfg.enabled = pfc_priorities(pc, cfg.mode, err)?;
     l.pause_mode = cfg.mode;
     l.pause_tx = vec![PauseState::new(cfg.mode); sim.net.ports.len()];
     cfg.validate().map_err(|e| err("topology", "pause", e))?;
@@ -326,12 +327,40 @@ fn install_pause(
     Ok(())
 }
 
+/// `pause.priorities` as the enable vector (bit p: PFC on priority p); every priority when
+/// absent.
+fn pfc_priorities(pc: &PauseCfgFile, mode: PauseMode, err: ErrFn) -> Result<u8, ScenarioError> {
+    let e = |m: String| err("topology", "pause", m);
+    let Some(list) = &pc.priorities else {
+        return Ok(0xFF);
+    };
+    if mode != PauseMode::Pfc {
+        return Err(e(
+            "priorities is a key of mode = \"pfc\" (802.3x PAUSE has no priorities)".into(),
+        ));
+    }
+    if list.is_empty() {
+        return Err(e("priorities: expected at least one priority (0..7)".into()));
+    }
+    let mut mask = 0u8;
+    for &p in list {
+        if !(0..8).contains(&p) {
+            return Err(e(format!(
+                "priorities: {p} is not a priority (expected 0..7)"
+            )));
+        }
+        mask |= 1 << p;
+    }
+    Ok(mask)
+}
+
 /// `pause.threshold` and the keys of the dynamic threshold (docs/models.md §2.5): `None` for
 /// the fixed watermarks, which take none of those keys.
 fn dynamic_config(pc: &PauseCfgFile, err: ErrFn) -> Result<Option<DynamicConfig>, ScenarioError> {
     let e = |m: String| err("topology", "pause", m);
     let given = [
         ("alpha_shift", pc.alpha_shift.is_some()),
+        ("alpha_per_rate", pc.alpha_per_rate.is_some()),
         ("reserve", pc.reserve.is_some()),
         ("headroom", pc.headroom.is_some()),
         ("resume_offset", pc.resume_offset.is_some()),
@@ -375,6 +404,7 @@ fn dynamic_config(pc: &PauseCfgFile, err: ErrFn) -> Result<Option<DynamicConfig>
             Ok(Some(DynamicConfig {
                 buffer_bytes: buffer,
                 alpha_shift: shift,
+                alpha_per_rate: pc.alpha_per_rate.map(|r| r.0),
                 reserve_bytes: pc.reserve.map_or(d.reserve_bytes, |b| b.0 .0),
                 resume_offset_bytes: pc.resume_offset.map_or(d.resume_offset_bytes, |b| b.0 .0),
                 headroom,

@@ -88,6 +88,9 @@ pub struct PauseCfgFile {
     /// "pause" (IEEE 802.3x, one class per link, the slides' set-up) or "pfc" (IEEE
     /// 802.1Qbb: watermarks per input x priority, priority = class mod 8).
     pub mode: String,
+    /// Under "pfc", the priorities PFC is enabled for (lossless); absent: all eight. The
+    /// others are never paused and take no reserve or headroom.
+    pub priorities: Option<Vec<i64>>,
     /// "static" (the watermarks `hi` / `lo`) or "dynamic" (a Choudhury-Hahne threshold over
     /// a shared buffer with reserve and headroom per input (x priority), docs/models.md §2.5;
     /// `hi` and `lo` are then not used). The keys below are for "dynamic" only; absent, they
@@ -95,6 +98,9 @@ pub struct PauseCfgFile {
     pub threshold: String,
     /// alpha = 2^-alpha_shift (default 3: 1/8).
     pub alpha_shift: Option<i64>,
+    /// alpha in proportion to each input link's rate, `alpha_shift` holding at this rate
+    /// (the shift drops by one per doubling above it, to 0 at most; absent: one alpha).
+    pub alpha_per_rate: Option<Rate>,
     /// Guaranteed bytes per input (x priority), outside the shared pool (default 4 KiB).
     pub reserve: Option<Size>,
     /// Headroom per input (x priority): a size, or "auto" (default: sized from each input
@@ -124,9 +130,11 @@ impl Default for PauseCfgFile {
             switches: None,
             // `PauseConfig::default().mode`: 802.3x, the slides' set-up.
             mode: "pause".to_string(),
+            priorities: None,
             // `PauseConfig::default().dynamic` is None: the watermarks.
             threshold: "static".to_string(),
             alpha_shift: None,
+            alpha_per_rate: None,
             reserve: None,
             headroom: None,
             resume_offset: None,
