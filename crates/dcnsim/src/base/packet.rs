@@ -409,6 +409,28 @@ impl PacketArena {
             .unwrap_or_default()
     }
 
+    /// `f` of the records of the packet at `h` (none without the INT store), read in place.
+    #[inline]
+    pub fn with_int_hops<R>(
+        &self,
+        h: PktRef,
+        f: impl FnOnce(&[crate::base::int::IntHop]) -> R,
+    ) -> R {
+        let stacks = self.int.as_ref().map(|st| st.stacks.borrow());
+        match stacks.as_ref().and_then(|v| v.get(h.0 as usize)) {
+            Some(s) => f(s.hops()),
+            None => f(&[]),
+        }
+    }
+
+    /// The address of the INT records of the packet at `h`, if the store holds them (for
+    /// prefetching; never dereferenced through this).
+    #[inline]
+    pub fn int_addr(&self, h: PktRef) -> Option<*const u8> {
+        let v = self.int.as_ref()?.stacks.try_borrow().ok()?;
+        ((h.0 as usize) < v.len()).then(|| v.as_ptr().wrapping_add(h.0 as usize) as *const u8)
+    }
+
     /// The packet at `h` (with `flags::INT`) is taken out to be put back: keep its records
     /// for the next INT packet stored; `None` forgets them (it was not put back).
     #[cold]

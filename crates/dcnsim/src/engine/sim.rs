@@ -120,6 +120,11 @@ impl Sim {
                 prefetch(at);
                 prefetch(at.wrapping_add(79));
                 prefetch(e as *const _ as *const u8);
+                if let Some(r) = self.net.packets.int_addr(port.head_h) {
+                    // Its INT records (HPCC runs): the next switch appends one.
+                    prefetch(r);
+                    prefetch(r.wrapping_add(std::mem::size_of::<crate::base::int::IntStack>() - 1));
+                }
             }
             if let Some(o) = self.net.ports.get(port.head_out.idx()) {
                 // The output port's hot part and its multi-queue state.

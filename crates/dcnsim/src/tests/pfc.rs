@@ -245,6 +245,7 @@ fn scripted(dur: &str, prio: Option<u8>) -> Vec<Table> {
         prio,
         SimTime::ZERO,
     );
+    let frame = sim.net.packets.put(frame);
     assert!(crate::engine::datapath::l2::receive(
         &mut sim,
         h1,

@@ -256,7 +256,7 @@ impl Core {
     /// [`Core::enqueue_from`] of packet `h`, already in `net.packets` (a switch forwarding
     /// what arrived on a wire).
     #[inline]
-    fn enqueue_stored(&mut self, pid: PortId, h: PktRef, input: PortId) -> Enqueued {
+    pub(crate) fn enqueue_stored(&mut self, pid: PortId, h: PktRef, input: PortId) -> Enqueued {
         let r = if self.net.ports[pid.idx()].mq.is_some() {
             self.mq_enqueue(pid, h, input)
         } else {
@@ -416,23 +416,10 @@ impl Core {
                 .hint(&self.net.ecmp, node, &self.net.packets[h])
         );
         if self.l2.is_some() {
-            let p = self.net.packets.take(h);
-            let int = p.flags & flags::INT != 0;
-            if int {
-                // The frame is stored again (forwarded or absorbed): its INT records go along.
-                self.net.packets.int_carry(Some(h));
-            }
-            if !crate::engine::datapath::l2::receive(self, node, p, out, link) {
+            if !crate::engine::datapath::l2::receive(self, node, h, out, link) {
                 // Layer 2 handles every frame at a switch, so this is a host.
                 self.net.absorbed += 1;
-                let h = self.net.packets.put(p);
-                if int {
-                    self.net.packets.int_begin(h);
-                }
                 self.host_receive(node, h);
-            } else if int {
-                // Forwarded (its records went with it) or dropped.
-                self.net.packets.int_carry(None);
             }
             return;
         }
@@ -526,8 +513,10 @@ impl Core {
                 if p.flags & flags::INT == 0 {
                     hs.flows[fid.idx()].on_feedback(now, p, &mut hs.out);
                 } else {
-                    let int = self.net.packets.int_stack(h);
-                    hs.flows[fid.idx()].on_feedback_int(now, p, int.hops(), &mut hs.out);
+                    let flow = &mut hs.flows[fid.idx()];
+                    let out = &mut hs.out;
+                    (self.net.packets)
+                        .with_int_hops(h, |hops| flow.on_feedback_int(now, p, hops, out));
                 }
                 self.net.packets.free(h);
                 self.flush_out(host);

@@ -471,6 +471,13 @@ pub struct EventQueue {
     /// cache, the next event's packet (docs/performance.md, "How the speed is obtained").
     staged: [Key; 2],
     staged_n: u8,
+    /// One more key, held apart because it came before `staged[0]` when it was scheduled
+    /// (valid while `lane_full`): most often a port's transmit event at the current time,
+    /// scheduled and popped within the same instant. Kept here it neither pushes
+    /// `staged[1]` into the calendar nor makes the pop refill from it. A pop takes the
+    /// smaller of it and `staged[0]`, so the order stays exact.
+    lane: Key,
+    lane_full: bool,
     cal: Calendar,
     heap: Heap,
     slab: Vec<RawEvent>,
@@ -505,6 +512,8 @@ impl EventQueue {
         EventQueue {
             staged: [Key::default(); 2],
             staged_n: 0,
+            lane: Key::default(),
+            lane_full: false,
             cal: Calendar::new(BUCKETS, BUCKET_SHIFT),
             heap: Heap::new(),
             slab: Vec::with_capacity(1024),
@@ -544,6 +553,11 @@ impl EventQueue {
             return self.push_payload(at, payload);
         }
         let key = self.next_key(at, payload);
+        if !self.lane_full && key.before(self.staged[0]) {
+            self.lane = key;
+            self.lane_full = true;
+            return;
+        }
         let key = self.stage(key);
         self.store(key);
     }
@@ -691,6 +705,15 @@ impl EventQueue {
     /// the enum).
     #[inline]
     pub fn pop_raw(&mut self) -> Option<(SimTime, RawEvent)> {
+        if self.lane_first() {
+            // Popped from the lane: the staged keys and the calendar are untouched (the
+            // lane holds only keys with their event inside).
+            self.lane_full = false;
+            let top = self.lane;
+            self.len -= 1;
+            self.popped += 1;
+            return Some((SimTime(top.time), self.event_of(top)));
+        }
         if self.staged_n == 0 {
             return None;
         }
@@ -723,23 +746,47 @@ impl EventQueue {
     /// (for prefetching; it stays pending).
     #[inline(always)]
     pub fn peek_raw(&self) -> Option<RawEvent> {
-        (self.staged_n > 0).then(|| self.event_of(self.staged[0]))
+        self.next_two()[0].map(|k| self.event_of(k))
     }
 
     /// The event after that one, likewise (for prefetching two events ahead).
     #[inline(always)]
     pub fn peek2_raw(&self) -> Option<RawEvent> {
-        (self.staged_n > 1).then(|| self.event_of(self.staged[1]))
+        self.next_two()[1].map(|k| self.event_of(k))
     }
 
     pub fn peek_time(&self) -> Option<SimTime> {
-        (self.staged_n > 0).then_some(SimTime(self.staged[0].time))
+        self.next_two()[0].map(|k| SimTime(k.time))
+    }
+
+    /// Whether the lane holds the smallest pending key.
+    #[inline(always)]
+    fn lane_first(&self) -> bool {
+        self.lane_full && (self.staged_n == 0 || self.lane.before(self.staged[0]))
+    }
+
+    /// The two smallest pending keys, in order.
+    #[inline(always)]
+    fn next_two(&self) -> [Option<Key>; 2] {
+        let s0 = (self.staged_n > 0).then_some(self.staged[0]);
+        let s1 = (self.staged_n > 1).then_some(self.staged[1]);
+        if !self.lane_full {
+            return [s0, s1];
+        }
+        if self.lane_first() {
+            return [Some(self.lane), s0];
+        }
+        // staged[0] first; the lane came after it, but may come before staged[1].
+        match s1 {
+            Some(k) if k.before(self.lane) => [s0, s1],
+            _ => [s0, Some(self.lane)],
+        }
     }
 
     pub fn len(&self) -> usize {
         debug_assert_eq!(
             self.len,
-            self.cal.len + self.heap.len + self.staged_n as usize
+            self.cal.len + self.heap.len + self.staged_n as usize + self.lane_full as usize
         );
         self.len
     }
@@ -850,6 +897,10 @@ impl EventQueue {
         let mut keys = Vec::with_capacity(self.len());
         keys.extend_from_slice(&self.staged[..self.staged_n as usize]);
         self.staged_n = 0;
+        if self.lane_full {
+            keys.push(self.lane);
+            self.lane_full = false;
+        }
         self.drain_stored(&mut keys);
         // The sequence numbers 0..n must fit their 24 bits (the limit the slab's 24-bit
         // slots set before).

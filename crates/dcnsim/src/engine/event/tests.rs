@@ -467,3 +467,41 @@ fn interleaved_pushes_and_pops_come_out_in_total_order() {
         assert_eq!(q.len(), reference.len());
     }
 }
+
+#[test]
+fn keys_before_the_next_one_take_the_lane_in_order() {
+    let tx = |i| Event::PortTxDone(PortId(i));
+    let peeks = |q: &EventQueue| {
+        (
+            q.peek_raw().map(Event::decode),
+            q.peek2_raw().map(Event::decode),
+        )
+    };
+    let mut q = EventQueue::new();
+    for (t, i) in [(10, 1), (20, 2), (30, 3)] {
+        q.schedule(SimTime(t), tx(i));
+    }
+    assert_eq!(q.pop(), Some((SimTime(10), tx(1))));
+    // At t = 10, two keys before the next pending one (20): the first takes the lane,
+    // the second is staged; the lane's, scheduled first, comes out first.
+    q.schedule(SimTime(10), tx(4));
+    q.schedule(SimTime(10), tx(5));
+    assert_eq!(q.peek_time(), Some(SimTime(10)));
+    assert_eq!(peeks(&q), (Some(tx(4)), Some(tx(5))));
+    assert_eq!(q.len(), 4);
+    // A lane key later than a key scheduled after it: the staged one comes first.
+    assert_eq!(q.pop(), Some((SimTime(10), tx(4))));
+    assert_eq!(q.pop(), Some((SimTime(10), tx(5))));
+    q.schedule(SimTime(15), tx(6)); // the lane (before 20)
+    q.schedule(SimTime(12), tx(7)); // staged first
+    assert_eq!(peeks(&q), (Some(tx(7)), Some(tx(6))));
+    // With the lane full, renumbering keeps every key and the order.
+    q.renumber();
+    assert_eq!(q.len(), 4);
+    assert_eq!(
+        drain_samples(&mut q),
+        vec![(12, 7), (15, 6), (20, 2), (30, 3)]
+    );
+    assert_eq!(q.popped, 7);
+    assert_eq!(q.peak_len, 4);
+}

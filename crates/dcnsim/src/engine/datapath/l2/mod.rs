@@ -25,7 +25,7 @@
 pub mod pfc;
 
 use crate::base::ids::{AppId, FlowId, Idx, NodeId, PortId};
-use crate::base::packet::{Ecn, Kind, Packet};
+use crate::base::packet::{Ecn, Kind, Packet, PktRef};
 use crate::base::rng::Rng;
 use crate::base::units::{RateBps, SimTime};
 use crate::engine::datapath::Core;
@@ -359,18 +359,21 @@ pub(crate) fn tx_gate(sim: &mut Core, pid: PortId) -> bool {
     false
 }
 
-/// A frame fully arrived at `node` (with L2 on) over the wire of port `link` (of the
-/// upstream node; `NONE`: none). Returns true when handled here. `out` is where a switch
-/// forwards the frame (`Routing::hint`, ECMP resolved), computed when the frame became
-/// its wire's head.
-pub(crate) fn receive(sim: &mut Core, node: NodeId, p: Packet, out: PortId, link: PortId) -> bool {
+/// Frame `h` fully arrived at `node` (with L2 on) over the wire of port `link` (of the
+/// upstream node; `NONE`: none). Returns true when handled here (forwarded, absorbed or
+/// dropped; false leaves `h` to the host). `out` is where a switch forwards the frame
+/// (`Routing::hint`, ECMP resolved), computed when the frame became its wire's head. A
+/// forwarded frame stays where it is in the packet arena (its INT records with it).
+pub(crate) fn receive(sim: &mut Core, node: NodeId, h: PktRef, out: PortId, link: PortId) -> bool {
     let is_switch = sim.net.routing.kind(node) == Some(NodeKind::Switch);
-    match p.kind {
+    match sim.net.packets[h].kind {
         Kind::Pause => {
+            let p = sim.net.packets.take(h);
             on_pause_frame(sim, p, link);
             true
         }
         Kind::Cnm => {
+            let p = sim.net.packets.take(h);
             if is_switch {
                 if out != PortId::NONE {
                     send_control(sim, out, p);
@@ -389,16 +392,18 @@ pub(crate) fn receive(sim: &mut Core, node: NodeId, p: Packet, out: PortId, link
             } else {
                 sim.net.ports[link.idx()].peer_port
             };
-            switch_forward(sim, node, p, out, input);
+            switch_forward(sim, node, h, out, input);
             true
         }
         _ => false,
     }
 }
 
-/// Switch `node` forwards `p`, received on its port `input` (`NONE`: none), to `out`.
-fn switch_forward(sim: &mut Core, node: NodeId, p: Packet, out: PortId, input: PortId) {
+/// Switch `node` forwards packet `h`, received on its port `input` (`NONE`: none), to
+/// `out`.
+fn switch_forward(sim: &mut Core, node: NodeId, h: PktRef, out: PortId, input: PortId) {
     if out == PortId::NONE {
+        sim.net.packets.free(h);
         sim.net.unroutable += 1;
         return;
     }
@@ -408,18 +413,20 @@ fn switch_forward(sim: &mut Core, node: NodeId, p: Packet, out: PortId, input: P
         (l2s.pause_sw[node.idx()].is_some(), l2s.cp[oi].is_some())
     };
     if !pause_on && !cp_on {
-        sim.enqueue(out, p);
+        sim.enqueue_stored(out, h, PortId::NONE);
         return;
     }
-    if pause_on && crate::engine::datapath::l2::pfc::ingress_refused(sim, node, out, &p, input) {
+    if pause_on && crate::engine::datapath::l2::pfc::ingress_refused(sim, node, out, h, input) {
         return;
     }
     if pause_on && sim.net.ports[oi].mq.is_some() {
         // Multi-queue egress: the input is accounted inside `mq_enqueue` (`engine/datapath/l2/pfc.rs`).
-        crate::engine::datapath::l2::pfc::switch_forward_mq(sim, out, p, input);
+        crate::engine::datapath::l2::pfc::switch_forward_mq(sim, out, h, input);
         return;
     }
-    let outcome = sim.enqueue(out, p);
+    // The frame as it arrived (the enqueue may mark it, or drop and free it).
+    let p = sim.net.packets[h];
+    let outcome = sim.enqueue_stored(out, h, PortId::NONE);
     let now = sim.now;
     let accepted = !matches!(outcome, Enqueued::Dropped(_));
     let qlen = sim.net.ports[oi].queued_bytes;

@@ -25,7 +25,7 @@
 //!   (PAUSE, PFC, CNM) go first and are never paused.
 
 use crate::base::ids::{NodeId, PortId};
-use crate::base::packet::Packet;
+use crate::base::packet::{Packet, PktRef};
 use crate::base::units::SimTime;
 use crate::engine::datapath::l2::{arm_refresh, send_pause, L2};
 use crate::engine::datapath::Core;
@@ -154,29 +154,30 @@ fn flush(sim: &mut Core) {
     }
 }
 
-/// A switch with PAUSE/PFC forwards `p`, received on its port `inp`, to multi-queue port
-/// `out` (the input is accounted inside `Core::mq_enqueue`; the caller has checked the
+/// A switch with PAUSE/PFC forwards packet `h`, received on its port `inp`, to multi-queue
+/// port `out` (the input is accounted inside `Core::mq_enqueue`; the caller has checked the
 /// dynamic threshold's admission, [`ingress_refused`]).
-pub(crate) fn switch_forward_mq(sim: &mut Core, out: PortId, p: Packet, inp: PortId) -> Enqueued {
-    sim.enqueue_from(out, p, inp)
+pub(crate) fn switch_forward_mq(sim: &mut Core, out: PortId, h: PktRef, inp: PortId) -> Enqueued {
+    sim.enqueue_stored(out, h, inp)
 }
 
-/// Ingress admission of the dynamic pause threshold (docs/models.md §2.5): a packet `p` that
+/// Ingress admission of the dynamic pause threshold (docs/models.md §2.5): a packet `h` that
 /// reached pausing switch `node` on its port `inp` and finds neither room in the shared
 /// pool nor in its ingress port × priority's headroom is refused. It is then counted by the
 /// switch's accounting (table `pfc_buffer`) and as a buffer drop of the egress port `out`
-/// (and of the class queue it would have joined), and true is returned. Always false with
-/// the fixed watermarks.
+/// (and of the class queue it would have joined), freed, and true is returned. Always false
+/// with the fixed watermarks.
 pub(crate) fn ingress_refused(
     sim: &mut Core,
     node: NodeId,
     out: PortId,
-    p: &Packet,
+    h: PktRef,
     inp: PortId,
 ) -> bool {
     if inp == PortId::NONE {
         return false;
     }
+    let p = &sim.net.packets[h];
     let l2s = sim.l2.as_mut().expect("l2 state");
     let ii = l2s.input_idx[inp.idx()] as usize;
     let Some(sw) = l2s.pause_sw[node.idx()].as_mut() else {
@@ -194,6 +195,7 @@ pub(crate) fn ingress_refused(
         let q = m.mq.classify(p);
         m.qstats[q].by.drops[DropReason::Buffer as usize] += 1;
     }
+    sim.net.packets.free(h);
     true
 }
 
