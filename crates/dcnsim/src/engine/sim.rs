@@ -308,7 +308,9 @@ impl Sim {
         // The calendar of near events covers the longest hop, a 1500-byte frame's
         // serialisation and the link delay, with buckets for four near events per port (at
         // most one end of serialisation and one wire head pending per port, and as many
-        // again for the bursts where they coincide) (`EventQueue::set_horizon`).
+        // again for the bursts where they coincide) (`EventQueue::set_horizon`). Its reviews
+        // may grow it to four times that where the keys crowd its buckets: a fabric whose
+        // ports run in step brings many keys into the same nanosecond.
         let hop = self
             .net
             .ports
@@ -326,6 +328,7 @@ impl Sim {
             .unwrap_or(0);
         let ports = self.net.ports.len();
         self.core.events.set_horizon(SimTime(hop), 4 * ports);
+        self.core.events.allow_growth_to(16 * ports);
         let forced = std::env::var("DCNSIM_PREFETCH").ok();
         let l2 = l2_cache_bytes();
         self.prefetch = prefetch_choice(forced.as_deref(), self.state_bytes(), l2);

@@ -289,11 +289,16 @@ const BUCKET_SHIFT: u32 = 13;
 /// bitmap word). The calendar covers its buckets' widths ahead of the last popped time
 /// (33.5 µs by default): serialisations, link delays and short timers. Later events wait
 /// in the heap.
-const BUCKETS: usize = 4096;
+const DEFAULT_BUCKETS: usize = 4096;
+/// The most buckets the calendar has (the length of its arrays). A 320-host fat-tree of
+/// 100 and 400 Gb/s links keeps about 13 events per simulated nanosecond coming; on 4 096
+/// buckets (0.5 ns each over its 1.1 µs hop) one schedule in twelve found its bucket's
+/// eight keys taken and went to the heap, on 16 384 one in 300 (docs/performance.md).
+const BUCKETS: usize = 16384;
 /// The fewest buckets [`EventQueue::set_horizon`] picks (one bitmap word).
 const MIN_BUCKETS: usize = 64;
-/// The narrowest bucket [`EventQueue::set_horizon`] picks: 2⁸ ps = 0.26 ns.
-const MIN_SHIFT: u32 = 8;
+/// The narrowest bucket [`EventQueue::set_horizon`] picks: 2⁶ ps = 64 ps.
+const MIN_SHIFT: u32 = 6;
 /// Schedules between two reviews of the calendar's geometry (`EventQueue::checkpoint`).
 const REVIEW_EVERY: u64 = 1 << 13;
 /// Reviews whose calendar sizes are averaged before the calendar is resized.
@@ -514,14 +519,14 @@ impl EventQueue {
             staged_n: 0,
             lane: Key::default(),
             lane_full: false,
-            cal: Calendar::new(BUCKETS, BUCKET_SHIFT),
+            cal: Calendar::new(DEFAULT_BUCKETS, BUCKET_SHIFT),
             heap: Heap::new(),
             slab: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             seq: 0,
             check_at: REVIEW_EVERY,
             span: 0,
-            max_buckets: BUCKETS,
+            max_buckets: DEFAULT_BUCKETS,
             seen: 0,
             reviews: 0,
             len: 0,
@@ -811,7 +816,7 @@ impl EventQueue {
     /// Size the calendar for the simulation: it covers `span` ahead of the current time
     /// (the longest a packet takes from the start of its serialisation to its arrival at
     /// the next node; `Sim::start` passes the largest link delay plus a 1500-byte frame's
-    /// serialisation) with `buckets` buckets (rounded up to a power of two, 64 ..= 4 096),
+    /// serialisation) with `buckets` buckets (rounded up to a power of two, 64 ..= 16 384),
     /// each of the narrowest width that covers the span. A small network keeps few near
     /// events pending, and a calendar sized to it stays in the nearest cache (every push
     /// writes a bucket line that was last touched a lap earlier); a large one needs more
@@ -827,6 +832,13 @@ impl EventQueue {
         self.span = span.0;
         self.max_buckets = buckets;
         self.regeometry(buckets);
+    }
+
+    /// Let the reviews grow the calendar up to `buckets` buckets (rounded up to a power of
+    /// two, at most 16 384), beyond the count [`Self::set_horizon`] started it with.
+    pub fn allow_growth_to(&mut self, buckets: usize) {
+        let b = buckets.clamp(MIN_BUCKETS, BUCKETS).next_power_of_two();
+        self.max_buckets = self.max_buckets.max(b);
     }
 
     /// Put the calendar on `buckets` buckets (a power of two in `MIN_BUCKETS..=BUCKETS`) of

@@ -222,7 +222,10 @@ fn keys_between_the_popped_and_the_staged_event_go_to_the_calendar_in_order() {
     q.schedule(at(12), Event::PortTxDone(PortId(2)));
     q.schedule(at(15), Event::PortTxDone(PortId(3)));
     q.schedule(at(17), Event::PortTxDone(PortId(5)));
-    q.schedule(at(20 + BUCKETS as u64 - 1), Event::PortTxDone(PortId(4)));
+    q.schedule(
+        at(20 + DEFAULT_BUCKETS as u64 - 1),
+        Event::PortTxDone(PortId(4)),
+    );
     assert_eq!(q.peek_time(), Some(at(12)));
     assert_eq!(
         q.peek2_raw().map(Event::decode),
@@ -231,7 +234,7 @@ fn keys_between_the_popped_and_the_staged_event_go_to_the_calendar_in_order() {
     assert_eq!((q.cal.len, q.heap.len), (2, 1));
     assert_eq!(
         q.heap.peek().map(|k| k.time),
-        Some(at(20 + BUCKETS as u64 - 1).0)
+        Some(at(20 + DEFAULT_BUCKETS as u64 - 1).0)
     );
     let got: Vec<(u64, u32)> = drain_samples(&mut q);
     let slots: Vec<(u64, u32)> = got.iter().map(|&(t, i)| (t >> BUCKET_SHIFT, i)).collect();
@@ -345,11 +348,34 @@ fn the_calendar_shrinks_to_the_keys_it_holds_and_grows_back_in_order() {
 }
 
 #[test]
+fn allowed_to_the_calendar_grows_past_its_start_where_keys_crowd() {
+    // As above, but with growth allowed to 8 192 buckets: 300 pending want 16 · 297 =
+    // 4 752 buckets, so the calendar doubles while it has fewer than half as many:
+    // 1 024 -> 2 048 -> 4 096, each step narrower so that it spans as much.
+    let span = 26_200_000;
+    let mut q = EventQueue::new();
+    q.set_horizon(SimTime(span), 1024);
+    q.allow_growth_to(5000);
+    assert_eq!(q.max_buckets, 8192);
+    let mut c = Churn::new(q, 11, span);
+    let per_decision = REVIEW_EVERY * REVIEWS_PER_DECISION as u64;
+    c.run(300, 6 * per_decision);
+    assert_eq!((c.q.cal.buckets(), c.q.cal.shift), (4096, 13));
+    // Growth is only ever allowed, never taken back below the start.
+    c.q.allow_growth_to(64);
+    assert_eq!(c.q.max_buckets, 8192);
+    c.drain();
+}
+
+#[test]
 fn a_queue_without_a_horizon_keeps_its_geometry() {
     // `EventQueue::new` alone (tests, tools): no span to keep, so no reviews.
     let mut c = Churn::new(EventQueue::new(), 3, 1 << 20);
     c.run(4, 2 * REVIEW_EVERY * REVIEWS_PER_DECISION as u64);
-    assert_eq!((c.q.cal.buckets(), c.q.cal.shift), (BUCKETS, BUCKET_SHIFT));
+    assert_eq!(
+        (c.q.cal.buckets(), c.q.cal.shift),
+        (DEFAULT_BUCKETS, BUCKET_SHIFT)
+    );
     c.drain();
 }
 
@@ -357,15 +383,15 @@ fn a_queue_without_a_horizon_keeps_its_geometry() {
 fn the_horizon_picks_the_narrowest_bucket_that_covers_it() {
     let shift_for = |ps: u64| {
         let mut q = EventQueue::new();
-        q.set_horizon(SimTime(ps), BUCKETS);
+        q.set_horizon(SimTime(ps), DEFAULT_BUCKETS);
         q.cal.shift
     };
     // 4 096 buckets: 2.2 µs (1 µs link + 1 500 B at 10 Gb/s) needs 1.02 ns buckets
     // (2¹⁰ ps), 26.2 µs (25 µs + 1.2 µs) 8.2 ns, 37 µs (25 µs + 12 µs at 1 Gb/s)
-    // 16.4 ns; nothing below 2⁸ ps.
+    // 16.4 ns; nothing below 2⁶ ps.
     assert_eq!(shift_for(2_200_000), 10);
     assert_eq!(shift_for(26_200_000), 13);
-    assert_eq!(shift_for((BUCKETS as u64) << 13), 13);
+    assert_eq!(shift_for((DEFAULT_BUCKETS as u64) << 13), 13);
     assert_eq!(shift_for(37_000_000), 14);
     assert_eq!(shift_for(1), MIN_SHIFT);
     // Fewer buckets, wider ones: 128 buckets over 26.2 µs are 262 ns (2¹⁸ ps) wide.
