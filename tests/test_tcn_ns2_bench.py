@@ -40,3 +40,10 @@ def test_a_run_without_finish_times_is_refused(tmp_path):
     tr.write_text("1.0 8.6528e-05 0 104 82 4\n")
     with pytest.raises(SystemExit, match="no finish time"):
         _point_module().flow_file_from_ns2(tr)
+
+
+def test_timeouts_after_delivery_are_the_connections_rest():
+    # Connection 7 had 3 RTOs, its two messages counted 1 and 1: one fell after a delivery.
+    # Connection 9 had 2, its one message counted both.
+    after = _point_module().timeouts_after_delivery({7: 3, 9: 2, 11: 0}, [7, 9, 7], [1, 2, 1])
+    assert after == 1

@@ -58,6 +58,19 @@ def ack_latency_s(src: int, dst: int, per_leaf: int) -> float:
     return 2 * HOST_LINK_S + fabric * FABRIC_LINK_S + hops * ACK_BYTES * 8 / RATE_BPS
 
 
+def timeouts_after_delivery(flow_timeouts: dict[int, int], msg_flows: list[int],
+                            msg_timeouts: list[int]) -> int:
+    """RTOs of the connections that fall in no message's count. A message counts the RTOs of
+    its connection from its write until the receiver has its last byte; an RTO after that
+    (the sender's last ACKs lost, the message already delivered) is in the connection's
+    total only. ns-2's per-flow count runs until the sender has the last ACK (`done_data`),
+    so it includes these."""
+    per_conn = dict.fromkeys(flow_timeouts, 0)
+    for f, t in zip(msg_flows, msg_timeouts, strict=True):
+        per_conn[f] = per_conn.get(f, 0) + t
+    return sum(flow_timeouts[f] - per_conn[f] for f in flow_timeouts)
+
+
 def flow_file_from_ns2(flow_tr: Path) -> str:
     """A dcnsim flow file (the HPCC simulator's `flow.txt` form: `src dst pg dport size
     start`) of the flows of an authors' run kept by `run.py --keep`: `flow.tr` lines are
@@ -133,6 +146,9 @@ def run(args: argparse.Namespace) -> dict:
         "timeouts": sum(r[2] for r in rows),
         "timeouts_small": sum(r[2] for r in small),
         "flows_with_timeouts": sum(1 for r in rows if r[2] > 0),
+        "timeouts_after_delivery": timeouts_after_delivery(
+            dict(zip(fl["flow"], fl["timeouts"], strict=True)), list(m["flow"]),
+            list(m["timeouts"])),
         "overrides": args.set,
     }
 
