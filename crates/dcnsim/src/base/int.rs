@@ -61,11 +61,6 @@ pub struct IntStore {
     /// The slot whose records the next reply (an ACK) of the receiving host echoes: the
     /// data packet's, whose slot the reply usually takes (then nothing is copied).
     pub echo: std::cell::Cell<Option<u32>>,
-    /// The slot of a packet taken out of the arena to be put back (a switch's layer-2
-    /// handling re-stores a frame): the next INT packet stored gets its records (usually in
-    /// the same slot, the free list being a stack). Only INT packets write records, so the
-    /// control frames stored in between leave them in place.
-    pub carry: std::cell::Cell<Option<u32>>,
 }
 
 #[cfg(test)]

@@ -360,9 +360,9 @@ impl PacketArena {
         self.int.is_some()
     }
 
-    /// A packet with `flags::INT` was stored at `h`: one taken out to be put back gets its
-    /// records again ([`PacketArena::int_carry`]); else its host sent it, and a data packet
-    /// starts with no records, a reply (ACK) with the records its host echoes now.
+    /// A packet with `flags::INT` was stored at `h` by the host that sent it: a data packet
+    /// starts with no records, a reply (ACK) with the records its host echoes now. (A switch
+    /// forwards a stored packet where it lies, its records with it.)
     #[cold]
     #[inline(never)]
     pub fn int_begin(&self, h: PktRef) {
@@ -372,13 +372,9 @@ impl PacketArena {
         if v.len() <= i {
             v.resize(i + 1, Default::default());
         }
-        let from = match st.carry.take() {
-            Some(c) => Some(c),
-            None if self.slots[i].kind == Kind::Ack => st.echo.get(),
-            None => {
-                v[i] = crate::base::int::IntStack::default();
-                return;
-            }
+        let from = match self.slots[i].kind {
+            Kind::Ack => st.echo.get(),
+            _ => None,
         };
         match from {
             Some(f) if f as usize == i => {}
@@ -429,16 +425,6 @@ impl PacketArena {
     pub fn int_addr(&self, h: PktRef) -> Option<*const u8> {
         let v = self.int.as_ref()?.stacks.try_borrow().ok()?;
         ((h.0 as usize) < v.len()).then(|| v.as_ptr().wrapping_add(h.0 as usize) as *const u8)
-    }
-
-    /// The packet at `h` (with `flags::INT`) is taken out to be put back: keep its records
-    /// for the next INT packet stored; `None` forgets them (it was not put back).
-    #[cold]
-    #[inline(never)]
-    pub fn int_carry(&self, h: Option<PktRef>) {
-        if let Some(st) = &self.int {
-            st.carry.set(h.map(|h| h.0));
-        }
     }
 
     /// The receiving host's next reply echoes the records of the packet at `h`.

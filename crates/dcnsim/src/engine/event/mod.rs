@@ -307,6 +307,9 @@ const REVIEWS_PER_DECISION: u32 = 16;
 const BUCKETS_PER_KEY: u64 = 16;
 /// Keys a bucket holds (two cache lines); a ninth key for the same bucket goes to the heap.
 const BUCKET_KEYS: usize = 8;
+/// A calendar is crowded when more than one schedule in this many found its bucket full
+/// (between two decisions of the reviews); only then does it grow past its starting count.
+const CROWDED: u64 = 64;
 
 /// One calendar bucket: `BUCKET_KEYS` keys on whole cache lines.
 #[derive(Clone, Copy, Debug, Default)]
@@ -335,6 +338,8 @@ struct Calendar {
     /// log2 of the bucket width in picoseconds.
     shift: u32,
     len: usize,
+    /// Keys due within the span that found their bucket full (counted for the reviews).
+    full: u64,
 }
 
 /// A boxed array of `N` default values, built on the heap.
@@ -356,6 +361,7 @@ impl Calendar {
             mask: buckets - 1,
             shift,
             len: 0,
+            full: 0,
         }
     }
 
@@ -381,6 +387,7 @@ impl Calendar {
         let b = self.bucket_of(slot);
         let n = self.counts[b] as usize;
         if n >= BUCKET_KEYS {
+            self.full += 1;
             return false;
         }
         self.lines[b].0[n] = key;
@@ -477,8 +484,8 @@ pub struct EventQueue {
     staged: [Key; 2],
     staged_n: u8,
     /// One more key, held apart because it came before `staged[0]` when it was scheduled
-    /// (valid while `lane_full`): most often a port's transmit event at the current time,
-    /// scheduled and popped within the same instant. Kept here it neither pushes
+    /// by [`Self::schedule_soon`] (valid while `lane_full`): most often a port's transmit
+    /// event at the current time, scheduled and popped within the same instant. Kept here it neither pushes
     /// `staged[1]` into the calendar nor makes the pop refill from it. A pop takes the
     /// smaller of it and `staged[0]`, so the order stays exact.
     lane: Key,
@@ -498,6 +505,9 @@ pub struct EventQueue {
     /// far (`Calendar::co_residency`, summed over the reviews since the last decision).
     span: u64,
     max_buckets: usize,
+    /// The count `set_horizon` gave: past it the reviews grow the calendar only while its
+    /// buckets overflow ([`CROWDED`]).
+    start_buckets: usize,
     seen: u64,
     reviews: u32,
     /// Keys pending (staged, calendar and heap).
@@ -527,6 +537,7 @@ impl EventQueue {
             check_at: REVIEW_EVERY,
             span: 0,
             max_buckets: DEFAULT_BUCKETS,
+            start_buckets: DEFAULT_BUCKETS,
             seen: 0,
             reviews: 0,
             len: 0,
@@ -558,13 +569,30 @@ impl EventQueue {
             return self.push_payload(at, payload);
         }
         let key = self.next_key(at, payload);
-        if !self.lane_full && key.before(self.staged[0]) {
-            self.lane = key;
-            self.lane_full = true;
-            return;
-        }
         let key = self.stage(key);
         self.store(key);
+    }
+
+    /// [`Self::schedule`] of an event that is likely due before every pending one (a
+    /// port's transmit when its frame in service ends, often at the current instant): if
+    /// it is due earlier in time than the first staged key and the lane is free, it waits
+    /// in the lane. Only such call sites pay for the test.
+    #[inline(always)]
+    pub fn schedule_soon(&mut self, at: SimTime, ev: Event) {
+        let r = ev.encode();
+        match inline_payload(r.head, r.a, r.b) {
+            Some(payload)
+                if !self.lane_full
+                    && self.staged_n == 2
+                    && self.seq < self.check_at
+                    && at.0 < self.staged[0].time =>
+            {
+                self.lane = self.next_key(at.0, payload);
+                self.lane_full = true;
+            }
+            Some(payload) => self.push_inline(at.0, payload),
+            None => self.push_general(at.0, r.head, r.a, r.b),
+        }
     }
 
     /// With two keys staged: put `key` in its place among them and return the largest of
@@ -751,12 +779,18 @@ impl EventQueue {
     /// (for prefetching; it stays pending).
     #[inline(always)]
     pub fn peek_raw(&self) -> Option<RawEvent> {
+        if !self.lane_full {
+            return (self.staged_n > 0).then(|| self.event_of(self.staged[0]));
+        }
         self.next_two()[0].map(|k| self.event_of(k))
     }
 
     /// The event after that one, likewise (for prefetching two events ahead).
     #[inline(always)]
     pub fn peek2_raw(&self) -> Option<RawEvent> {
+        if !self.lane_full {
+            return (self.staged_n > 1).then(|| self.event_of(self.staged[1]));
+        }
         self.next_two()[1].map(|k| self.event_of(k))
     }
 
@@ -831,11 +865,13 @@ impl EventQueue {
         let buckets = buckets.clamp(MIN_BUCKETS, BUCKETS).next_power_of_two();
         self.span = span.0;
         self.max_buckets = buckets;
+        self.start_buckets = buckets;
         self.regeometry(buckets);
     }
 
     /// Let the reviews grow the calendar up to `buckets` buckets (rounded up to a power of
-    /// two, at most 16 384), beyond the count [`Self::set_horizon`] started it with.
+    /// two, at most 16 384), beyond the count [`Self::set_horizon`] started it with, while
+    /// more than one schedule in [`CROWDED`] finds its bucket full.
     pub fn allow_growth_to(&mut self, buckets: usize) {
         let b = buckets.clamp(MIN_BUCKETS, BUCKETS).next_power_of_two();
         self.max_buckets = self.max_buckets.max(b);
@@ -892,11 +928,15 @@ impl EventQueue {
         }
         // Buckets the keys want: BUCKETS_PER_KEY times their mean count.
         let want = self.seen * BUCKETS_PER_KEY / REVIEWS_PER_DECISION as u64;
-        (self.seen, self.reviews) = (0, 0);
+        let crowded = self.cal.full * CROWDED > REVIEW_EVERY * REVIEWS_PER_DECISION as u64;
+        (self.seen, self.reviews, self.cal.full) = (0, 0, 0);
         let b = self.cal.buckets();
         if b as u64 > 2 * want && b > MIN_BUCKETS {
             self.regeometry(b / 2);
-        } else if (b as u64) < want / 2 && b < self.max_buckets {
+        } else if (b as u64) < want / 2
+            && b < self.max_buckets
+            && (b < self.start_buckets || crowded)
+        {
             self.regeometry(b * 2);
         }
     }

@@ -210,7 +210,7 @@ impl Transmitter {
     pub fn arm(&mut self, events: &mut EventQueue, pid: PortId, now: SimTime) {
         if !self.armed {
             self.armed = true;
-            events.schedule(self.busy_until.max(now), Event::PortTxDone(pid));
+            events.schedule_soon(self.busy_until.max(now), Event::PortTxDone(pid));
         }
     }
 
