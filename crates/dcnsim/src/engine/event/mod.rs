@@ -581,11 +581,12 @@ impl EventQueue {
     pub fn schedule_soon(&mut self, at: SimTime, ev: Event) {
         let r = ev.encode();
         match inline_payload(r.head, r.a, r.b) {
+            // (`seq < check_at`: the sequence number must not pass its limit unrenumbered.)
             Some(payload)
-                if !self.lane_full
-                    && self.staged_n == 2
-                    && self.seq < self.check_at
-                    && at.0 < self.staged[0].time =>
+                if self.staged_n == 2
+                    && at.0 < self.staged[0].time
+                    && !self.lane_full
+                    && self.seq < self.check_at =>
             {
                 self.lane = self.next_key(at.0, payload);
                 self.lane_full = true;

@@ -210,6 +210,17 @@ impl Transmitter {
     pub fn arm(&mut self, events: &mut EventQueue, pid: PortId, now: SimTime) {
         if !self.armed {
             self.armed = true;
+            events.schedule(self.busy_until.max(now), Event::PortTxDone(pid));
+        }
+    }
+
+    /// [`Transmitter::arm`] where the transmit event is often due at once (layer 2 arms an
+    /// idle port's transmitter at the current instant): through the event queue's lane
+    /// (`EventQueue::schedule_soon`).
+    #[inline]
+    pub fn arm_soon(&mut self, events: &mut EventQueue, pid: PortId, now: SimTime) {
+        if !self.armed {
+            self.armed = true;
             events.schedule_soon(self.busy_until.max(now), Event::PortTxDone(pid));
         }
     }

@@ -282,7 +282,7 @@ fn send_control(sim: &mut Core, pid: PortId, mut p: Packet) {
         .insert(k.min(port.queue.len()), Waiting::new(h, &p, out));
     l2s.ctrl_front[pid.idx()] += 1;
     if !port.tx.armed() {
-        port.tx.arm(&mut sim.events, pid, now);
+        port.tx.arm_soon(&mut sim.events, pid, now);
     } else {
         let at = port.tx.busy_until().max(now);
         let h = l2s.hold_at[pid.idx()];

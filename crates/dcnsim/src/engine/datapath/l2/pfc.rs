@@ -209,7 +209,7 @@ pub(crate) fn mq_after_enqueue(sim: &mut Core, pid: PortId) {
     let l2s = sim.l2.as_mut().expect("l2 state");
     let port = &mut sim.net.ports[i];
     if !port.tx.armed() {
-        port.tx.arm(&mut sim.events, pid, now);
+        port.tx.arm_soon(&mut sim.events, pid, now);
         return;
     }
     let at = port.tx.busy_until().max(now);
