@@ -293,8 +293,9 @@ const DEFAULT_BUCKETS: usize = 4096;
 /// The most buckets the calendar has (the length of its arrays). A 320-host fat-tree of
 /// 100 and 400 Gb/s links keeps about 13 events per simulated nanosecond coming; on 4 096
 /// buckets (0.5 ns each over its 1.1 µs hop) one schedule in twelve found its bucket's
-/// eight keys taken and went to the heap, on 16 384 one in 300 (docs/performance.md).
-const BUCKETS: usize = 16384;
+/// eight keys taken and went to the heap, on 8 192 one in 130 (docs/performance.md; 16 384
+/// halved that again and saved no time, and cost every run's start the writes of 2 MiB).
+const BUCKETS: usize = 8192;
 /// The fewest buckets [`EventQueue::set_horizon`] picks (one bitmap word).
 const MIN_BUCKETS: usize = 64;
 /// The narrowest bucket [`EventQueue::set_horizon`] picks: 2⁶ ps = 64 ps.
@@ -851,7 +852,7 @@ impl EventQueue {
     /// Size the calendar for the simulation: it covers `span` ahead of the current time
     /// (the longest a packet takes from the start of its serialisation to its arrival at
     /// the next node; `Sim::start` passes the largest link delay plus a 1500-byte frame's
-    /// serialisation) with `buckets` buckets (rounded up to a power of two, 64 ..= 16 384),
+    /// serialisation) with `buckets` buckets (rounded up to a power of two, 64 ..= 8 192),
     /// each of the narrowest width that covers the span. A small network keeps few near
     /// events pending, and a calendar sized to it stays in the nearest cache (every push
     /// writes a bucket line that was last touched a lap earlier); a large one needs more
@@ -871,7 +872,7 @@ impl EventQueue {
     }
 
     /// Let the reviews grow the calendar up to `buckets` buckets (rounded up to a power of
-    /// two, at most 16 384), beyond the count [`Self::set_horizon`] started it with, while
+    /// two, at most 8 192), beyond the count [`Self::set_horizon`] started it with, while
     /// more than one schedule in [`CROWDED`] finds its bucket full.
     pub fn allow_growth_to(&mut self, buckets: usize) {
         let b = buckets.clamp(MIN_BUCKETS, BUCKETS).next_power_of_two();
