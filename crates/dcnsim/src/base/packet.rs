@@ -397,14 +397,6 @@ impl PacketArena {
         }
     }
 
-    /// The records of the packet at `h` (none without the INT store).
-    pub fn int_stack(&self, h: PktRef) -> crate::base::int::IntStack {
-        self.int
-            .as_ref()
-            .and_then(|st| st.stacks.borrow().get(h.0 as usize).copied())
-            .unwrap_or_default()
-    }
-
     /// `f` of the records of the packet at `h` (none without the INT store), read in place.
     #[inline]
     pub fn with_int_hops<R>(
