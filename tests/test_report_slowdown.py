@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 from dcnsim.cli import main
-from dcnsim.reports.slowdown import SlowdownConfig, bin_labels, by_bin, percentile
+from dcnsim.reports.slowdown import (
+    Bucket,
+    SlowdownConfig,
+    bin_labels,
+    by_bin,
+    by_quantile,
+    percentile,
+    size_label,
+)
 
 SCENARIO = """
 [meta]
@@ -79,3 +87,49 @@ def test_a_slowdown_report_without_completions_is_refused(
     path.write_text(SCENARIO.replace('tables = ["completions"]', 'tables = ["flows"]'))
     assert main(["validate", str(path)]) != 0
     assert 'needs "completions" in report.tables' in capsys.readouterr().err
+
+
+def test_size_quantile_buckets_follow_the_authors_analysis_script() -> None:
+    # 10 messages of sizes 1..10 (given out of order), slowdowns 0.5 (counted as 1) .. 9;
+    # buckets of 20 %: ranks [0, 2), [2, 4), ...; the p50 of a bucket of two is its second.
+    sizes = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]
+    slows = [9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 0.5, math.nan]
+    buckets = by_quantile({"bytes": sizes, "slowdown": slows}, 20)
+    # nine messages with a slowdown: ranks 0..8, bucket i from floor(i*9/100) ...
+    assert [b.start for b in buckets] == [0, 20, 40, 60, 80]
+    assert [len(b.slowdowns) for b in buckets] == [1, 2, 2, 2, 2]
+    assert buckets[0].slowdowns == (1.0,) and buckets[0].largest == 2.0
+    assert buckets[1].slowdowns == (2.0, 3.0) and buckets[1].largest == 4.0
+    assert buckets[1].percentile(50) == 3.0 and buckets[1].percentile(0) == 2.0
+    assert buckets[4].percentile(99) == 9.0 and buckets[4].largest == 10.0
+    assert math.isnan(Bucket(0, math.nan, ()).percentile(50))
+    assert [size_label(v) for v in (324, 1000, 46_000, 10_000_000)] == ["324", "1K", "46K", "10M"]
+
+
+def test_the_size_quantile_report_prints_buckets_and_writes_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "slowdown-test.toml"
+    path.write_text(SCENARIO.replace("bins = [0, 4e3, 16e3, 2e6]",
+                                     'x = "size-quantile"\nstep = 20\npercentiles = [99]'))
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("p99 ")]
+    assert [r.split()[1] for r in rows] == ["0%", "20%", "40%", "60%", "80%"]
+    assert all(float(v) >= 1.0 for r in rows for v in r.split()[-2:])
+    lines = (tmp_path / "out" / "slowdown-test" / "results-quantiles.csv").read_text().splitlines()
+    assert lines[0] == "point,bucket_start_pct,largest_bytes,messages,p99"
+    assert len(lines) == 1 + 2 * 5  # two congestion controls, five buckets each
+    assert sum(int(line.split(",")[3]) for line in lines[1:6]) == 150
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("x", '"quantile"', "expected one of 'bins', 'size-quantile'"),
+    ("step", "3", "a whole percentage that divides 100"),
+])
+def test_bad_quantile_keys_get_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        key: str, value: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(SCENARIO.replace("bins = [0, 4e3, 16e3, 2e6]", f"{key} = {value}"))
+    assert main(["validate", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -124,6 +124,7 @@ def pyplot() -> Any:
 
 SOURCE_COLOUR = "0.55"  # every source series is drawn in this grey
 SOURCE_LABEL = "source"  # legend labels of source series start with this
+SOURCE_MARKERS = ("D", "s", "^", "v", "o", "P")  # the 1st, 2nd, ... series of a panel
 NONE_PREFIX = "none:"  # source_series = "none: <why there is nothing numeric>"
 SERIES_KEYS = ("label", "provenance", "x", "y", "level", "at", "panel", "style")
 STYLES = ("points", "line")
@@ -304,9 +305,12 @@ def draw_comparison(fig: Figure, comparison: Comparison, *, series: bool = True)
     axes = [ax for ax in fig.axes if ax.get_visible()]
     if not series:
         comparison = Comparison(comparison.verdict, comparison.note)
+    drawn = [0] * len(axes)  # series drawn so far on each panel: each gets its own marker
     for s in comparison.series:
         if s.panel < len(axes):
-            draw_source(axes[s.panel], s)
+            marker = SOURCE_MARKERS[drawn[s.panel] % len(SOURCE_MARKERS)]
+            draw_source(axes[s.panel], s, marker=marker)
+            drawn[s.panel] += 1
     width = max(60, int(fig.get_figwidth() * CAPTION_CHARS_PER_INCH))
     lines = [wrapped for line in comparison.caption()
              for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")]

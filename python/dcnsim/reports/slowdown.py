@@ -14,6 +14,15 @@ Scenario configuration::
     tables = ["completions"]                  # must keep the completions table
     bins = [0, 10e3, 100e3, 1e6, 1e9]         # size bin edges in bytes (default these)
     percentiles = [50, 95, 99]                # one panel each (default these)
+    x = "bins"                                # or "size-quantile" (below)
+    step = 5                                  # size-quantile: bucket width, % of messages
+
+``x = "size-quantile"`` draws the x axis of the HPCC paper's Fig. 11 and of its authors'
+published results page: the messages sorted by size and cut into buckets of ``step`` % of
+them (equal counts), each bucket's percentiles plotted at its position and labelled with
+its largest size, as the authors' ``analysis/fct_analysis.py`` computes them (slowdowns
+below 1 counted as 1; a bucket's q-th percentile is the value at index ⌊n·q⌋ of its n
+sorted slowdowns). ``results-quantiles.csv`` holds every bucket of every point.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._tables import format_table, human
+from .._tables import format_table, human, write_csv
 from ..scenario import Scenario
 from ._base import Columns, ReportContext, ReportKind, is_number, point_tables, pyplot, save_figure
 from .generic import write_generic
@@ -32,10 +41,16 @@ DEFAULT_BINS = (0.0, 10e3, 100e3, 1e6, 1e9)
 DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
 
 
+X_MODES = ("bins", "size-quantile")
+QUANTILE_FILE = "results-quantiles.csv"
+
+
 @dataclass(frozen=True)
 class SlowdownConfig:
     bins: tuple[float, ...]
     percentiles: tuple[float, ...]
+    x: str = "bins"
+    step: int = 5
 
 
 def _numbers(scn: Scenario, key: str, default: tuple[float, ...], lo: float,
@@ -57,7 +72,16 @@ def parse(scn: Scenario) -> SlowdownConfig:
     if len(bins) < 2 or any(b <= a for a, b in zip(bins, bins[1:], strict=False)):
         raise scn.error("report", "bins", "expected at least two increasing bin edges")
     percentiles = _numbers(scn, "percentiles", DEFAULT_PERCENTILES, 1.0, 100.0)
-    return SlowdownConfig(bins=bins, percentiles=percentiles)
+    x = scn.report.get("x", "bins")
+    if x not in X_MODES:
+        raise scn.error("report", "x", f"expected one of {', '.join(map(repr, X_MODES))}, "
+                        f"got {x!r}")
+    step = scn.report.get("step", 5)
+    if (not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= 100
+            or 100 % step):
+        raise scn.error("report", "step", f"expected a whole percentage that divides 100 "
+                        f"(1, 2, 4, 5, 10, ...), got {step!r}")
+    return SlowdownConfig(bins=bins, percentiles=percentiles, x=x, step=step)
 
 
 def bin_labels(bins: tuple[float, ...]) -> list[str]:
@@ -91,7 +115,52 @@ def by_bin(cols: Columns, cfg: SlowdownConfig) -> list[list[float]]:
     return out
 
 
+@dataclass(frozen=True)
+class Bucket:
+    """One size-quantile bucket: the first message's rank in % (``start``), the largest size
+    in it and its slowdowns, sorted."""
+
+    start: int
+    largest: float
+    slowdowns: tuple[float, ...]
+
+    def percentile(self, q: float) -> float:
+        """The authors' analysis script's rule: the value at index ⌊n·q/100⌋."""
+        if not self.slowdowns:
+            return math.nan
+        return self.slowdowns[min(len(self.slowdowns) - 1, int(len(self.slowdowns) * q / 100))]
+
+
+def by_quantile(cols: Columns, step: int) -> list[Bucket]:
+    """The messages sorted by size (then slowdown) and cut into 100/step buckets of equal
+    count, bucket i holding ranks ⌊i·n/100⌋ up to ⌊(i + step)·n/100⌋; slowdowns below 1
+    count as 1 (module doc). Rows without a slowdown are left out."""
+    pairs = sorted((float(size), max(1.0, slow))
+                   for size, slow in zip(cols.get("bytes", []), cols.get("slowdown", []),
+                                         strict=False)
+                   if isinstance(slow, float) and not math.isnan(slow) and is_number(size))
+    n = len(pairs)
+    out = []
+    for i in range(0, 100, step):
+        chunk = pairs[i * n // 100:(i + step) * n // 100]
+        out.append(Bucket(i, chunk[-1][0] if chunk else math.nan,
+                          tuple(sorted(s for _, s in chunk))))
+    return out
+
+
+def size_label(v: float) -> str:
+    """A size in bytes as the authors' figures label their x axis (324, 1K, 46K, 10M)."""
+    if math.isnan(v):
+        return "-"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if v >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:g}"
+
+
 def write_slowdown(ctx: ReportContext, cfg: SlowdownConfig) -> list[Path]:
+    if cfg.x == "size-quantile":
+        return _write_quantiles(ctx, cfg)
     written = write_generic(ctx)
     data = point_tables(ctx, ("completions",))
     labels = [p.label() for p in ctx.plan.points]
@@ -128,6 +197,64 @@ def _figure(ctx: ReportContext, cfg: SlowdownConfig, names: list[str], labels: l
         ax.set_title(f"p{q:g} FCT slowdown", fontsize=9)
         ax.set_xlabel("message size", fontsize=8)
         ax.tick_params(axis="x", labelsize=7, rotation=30)
+        ax.grid(True, alpha=0.3, which="both")
+        if k == 0:
+            ax.set_ylabel("FCT / ideal FCT", fontsize=8)
+            ax.legend(fontsize=7, loc="best")
+    fig.suptitle(ctx.title, fontsize=10)
+    return save_figure(ctx, fig, dpi=110)
+
+
+def _write_quantiles(ctx: ReportContext, cfg: SlowdownConfig) -> list[Path]:
+    written = write_generic(ctx)
+    data = point_tables(ctx, ("completions",))
+    labels = [p.label() for p in ctx.plan.points]
+    buckets = [by_quantile(d.get("completions", {}), cfg.step) for d in data]
+    rows = []
+    for q in cfg.percentiles:
+        for k, b in enumerate(buckets[0] if buckets else []):
+            if b.start % 10 == 0 or k == len(buckets[0]) - 1:
+                rows.append([f"p{q:g} {b.start}% <={size_label(b.largest)}"]
+                            + [human(pb[k].percentile(q)) for pb in buckets])
+    rows.append(["messages with a slowdown"]
+                + [str(sum(len(b.slowdowns) for b in pb)) for pb in buckets])
+    ctx.print()
+    ctx.print(format_table(["slowdown"] + labels, rows, align_left=1))
+    head = ["point", "bucket_start_pct", "largest_bytes", "messages"] + [
+        f"p{q:g}" for q in cfg.percentiles]
+    csv_rows = [dict(zip(head, [label, b.start, f"{b.largest:g}", len(b.slowdowns)]
+                         + [f"{b.percentile(q):.6g}" for q in cfg.percentiles], strict=True))
+                for label, pb in zip(labels, buckets, strict=True) for b in pb]
+    path = ctx.out_dir / QUANTILE_FILE
+    write_csv(path, head, csv_rows)
+    written.append(path)
+    written.append(_quantile_figure(ctx, cfg, labels, buckets))
+    return written
+
+
+def _quantile_figure(ctx: ReportContext, cfg: SlowdownConfig, labels: list[str],
+                     buckets: list[list[Bucket]]) -> Path:
+    plt = pyplot()
+    from matplotlib.ticker import FuncFormatter  # after pyplot(): the backend is chosen
+
+    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
+    n = len(cfg.percentiles)
+    fig, axes = plt.subplots(1, n, figsize=(4.6 * n, 3.6), squeeze=False)
+    first = buckets[0] if buckets else []
+    ticks = [b for b in first if b.start % 10 == 0] + first[-1:]
+    for k, q in enumerate(cfg.percentiles):
+        ax = axes[0][k]
+        for label, pb in zip(labels, buckets, strict=True):
+            ax.plot([b.start for b in pb], [b.percentile(q) for b in pb], lw=1.2,
+                    label=label or ctx.scenario.id)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        ax.tick_params(axis="y", which="both", labelsize=7)
+        ax.set_xticks([b.start for b in ticks], [size_label(b.largest) for b in ticks])
+        ax.tick_params(axis="x", labelsize=7, rotation=45)
+        ax.set_title(f"p{q:g} FCT slowdown", fontsize=9)
+        ax.set_xlabel(f"message size (buckets of {cfg.step} % of the messages)", fontsize=8)
         ax.grid(True, alpha=0.3, which="both")
         if k == 0:
             ax.set_ylabel("FCT / ideal FCT", fontsize=8)

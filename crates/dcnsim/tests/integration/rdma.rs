@@ -122,6 +122,39 @@ fn dctcp_on_the_nic_cuts_on_echoed_marks_and_saves_pause_frames() {
 }
 
 #[test]
+fn hpcc_eta_sets_the_utilisation_the_incast_converges_to() {
+    // HPCC drives the bottleneck's normalised in-flight bytes to η (docs/models.md §15): at
+    // η = 0.5 the receiver's link runs near half its rate once the first windows have
+    // drained, so the 16 × 1 MB incast takes close to twice as long as at the profile's 0.95.
+    let mean = |t: &[dcnsim::output::Table]| {
+        let s = f64s(table(t, "completions"), "slowdown");
+        s.iter().sum::<f64>() / s.len() as f64
+    };
+    let base = run(&[("roce.cc", "\"hpcc-fork\""), ("topology.servers", "16")]);
+    let half = run(&[
+        ("roce.cc", "\"hpcc-fork\""),
+        ("roce.eta", "0.5"),
+        ("topology.servers", "16"),
+    ]);
+    let ratio = mean(&half) / mean(&base);
+    assert!((1.6..2.0).contains(&ratio), "slowdown ratio {ratio}");
+    for (cc, eta, want) in [
+        ("\"dcqcn\"", "0.9", "is HPCC's target utilisation: not for cc = \"dcqcn\""),
+        ("\"hpcc\"", "1.5", "1.5: expected a utilisation above 0 and at most 1"),
+        ("\"hpcc-fork\"", "0.0", "0: expected a utilisation above 0 and at most 1"),
+    ] {
+        let over = crate::helpers::set(&[("roce.cc", cc), ("roce.eta", eta)]);
+        let e = match dcnsim::scenario::load(&text(), FILE, &over) {
+            Err(e) => e,
+            Ok(l) => dcnsim::scenario::build(&l).err().expect("refused"),
+        };
+        let msg = e.to_string();
+        assert!(msg.contains(want) && msg.contains("eta"), "{eta}: {msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+}
+
+#[test]
 fn bad_roce_keys_get_one_line_errors() {
     for (key, value, want) in [
         (

@@ -84,6 +84,20 @@ pub(super) fn roce_config(ctx: &Ctx, c: &RoceCfg) -> Result<RoceConfig, Scenario
         q.data_header += INT_HEADER_BYTES;
         q.ack_size += INT_HEADER_BYTES;
     }
+    if let Some(eta) = c.eta {
+        if !c.cc.starts_with("hpcc") {
+            return Err(err(
+                "eta",
+                format!("is HPCC's target utilisation: not for cc = {:?}", c.cc),
+            ));
+        }
+        if !(eta > 0.0 && eta <= 1.0) {
+            return Err(err(
+                "eta",
+                format!("{eta}: expected a utilisation above 0 and at most 1"),
+            ));
+        }
+    }
     // Checked here so that a bad value is reported before any flow is built.
     controller(ctx, c, &q, Path::check())?;
     window(ctx, c, None)?;
@@ -125,8 +139,11 @@ fn controller(ctx: &Ctx, c: &RoceCfg, q: &RoceConfig, p: Path) -> Result<RoceCc,
             hops: c.hops.unwrap_or(p.hops),
             base_rtt: p.base_rtt,
         }))),
-        "hpcc" => RoceCc::Hpcc(Hpcc::new(HpccConfig::paper(line, p.base_rtt))),
-        "hpcc-fork" => RoceCc::Hpcc(Hpcc::new(HpccConfig::hpcc_fork(line, p.base_rtt))),
+        "hpcc" => RoceCc::Hpcc(Hpcc::new(with_eta(HpccConfig::paper(line, p.base_rtt), c))),
+        "hpcc-fork" => RoceCc::Hpcc(Hpcc::new(with_eta(
+            HpccConfig::hpcc_fork(line, p.base_rtt),
+            c,
+        ))),
         "dctcp-fork" => RoceCc::Dctcp(DctcpRate::new(DctcpRateConfig::hpcc_fork(
             line, p.base_rtt, q.mtu,
         ))),
@@ -142,6 +159,14 @@ fn controller(ctx: &Ctx, c: &RoceCfg, q: &RoceConfig, p: Path) -> Result<RoceCc,
             ))
         }
     })
+}
+
+/// An HPCC profile with `[roce] eta` over its η (checked in `roce_config`).
+fn with_eta(mut cfg: HpccConfig, c: &RoceCfg) -> HpccConfig {
+    if let Some(eta) = c.eta {
+        cfg.eta = eta;
+    }
+    cfg
 }
 
 /// `[roce] window` for a flow whose path has base RTT `rtt` at NIC rate `line` (None: only

@@ -32,6 +32,9 @@ pub struct RoceCfg {
     /// Swift's hop count (the paper reads it from the TTL): absent, the switches on each
     /// queue pair's path (a workload's: the most from its first host); or a number for all.
     pub hops: Option<u32>,
+    /// HPCC's target utilisation η (`hpcc` and `hpcc-fork` only; absent: the profile's
+    /// 0.95). The HPCC authors' published results page reran their simulations at 0.99.
+    pub eta: Option<f64>,
     /// The receiver's congestion notification: absent: the controller's ("dcqcn" and
     /// "none": at most one CNP per flow per 50 µs; every "-fork" profile, as the HPCC
     /// authors' simulator: "per-ack"), "per-ack" (the
@@ -55,6 +58,7 @@ impl Default for RoceCfg {
             // DCQCN as its paper gives it: the congestion control RoCE NICs ship.
             cc: "dcqcn".to_string(),
             hops: None,
+            eta: None,
             cnp: None,
             data_class: q.data_class,
             ctrl_class: q.ctrl_class,
