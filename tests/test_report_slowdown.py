@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 from dcnsim.cli import main
+from dcnsim.reports._base import SourceSeries
 from dcnsim.reports.slowdown import (
     Bucket,
     SlowdownConfig,
+    beside_source,
     bin_labels,
     by_bin,
     by_quantile,
@@ -133,3 +135,31 @@ def test_bad_quantile_keys_get_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["validate", str(path)]) != 0
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_source_is_compared_with_the_median_of_nearby_buckets() -> None:
+    # Buckets of 10 %: bucket k has the single slowdown k + 1 (bucket 4: an outlier, 50).
+    pb = [Bucket(10 * k, float(k), (50.0 if k == 4 else float(k + 1),)) for k in range(10)]
+    series = SourceSeries("hpcc (page)", "test", x=(0.0, 30.0, 95.0), y=(1.0, 4.0, 10.0))
+    got = beside_source(series, 99, pb)
+    # x 0: buckets 0..2 -> median 2; x 30: buckets 1..5 -> 2,3,4,50,6 -> 4; x 95: 7..9 -> 9.
+    assert got == [(0.0, 1.0, 2.0), (30.0, 4.0, 4.0), (95.0, 10.0, 9.0)]
+
+
+def test_the_quantile_report_prints_the_source_beside_its_point(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "slowdown-test.toml"
+    path.write_text(SCENARIO.replace("bins = [0, 4e3, 16e3, 2e6]", '''x = "size-quantile"
+step = 20
+verdict = "no verdict"
+verdict_note = "a test"
+source_series = [
+  { label = "cc=none (a source curve)", provenance = "test", x = [0, 80], y = [1.0, 2.0], panel = 2 },
+  { label = "other (no such point)", provenance = "test", x = [0], y = [1.0], panel = 2 },
+]'''))
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "the source beside dcnsim" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("cc=none ")]
+    assert [r[1:4] for r in rows] == [["p99", "0%", "1.0"], ["p99", "80%", "2.0"]]
+    assert not any(line.startswith("other ") for line in out.splitlines())

@@ -34,7 +34,17 @@ from typing import Any
 
 from .._tables import format_table, human, write_csv
 from ..scenario import Scenario
-from ._base import Columns, ReportContext, ReportKind, is_number, point_tables, pyplot, save_figure
+from ._base import (
+    Columns,
+    ReportContext,
+    ReportKind,
+    SourceSeries,
+    comparison_of,
+    is_number,
+    point_tables,
+    pyplot,
+    save_figure,
+)
 from .generic import write_generic
 
 DEFAULT_BINS = (0.0, 10e3, 100e3, 1e6, 1e9)
@@ -228,8 +238,52 @@ def _write_quantiles(ctx: ReportContext, cfg: SlowdownConfig) -> list[Path]:
     path = ctx.out_dir / QUANTILE_FILE
     write_csv(path, head, csv_rows)
     written.append(path)
+    _print_beside_source(ctx, cfg, labels, buckets)
     written.append(_quantile_figure(ctx, cfg, labels, buckets))
     return written
+
+
+SMOOTH = 2  # the source is compared with the median of dcnsim's buckets x-2 .. x+2
+
+
+def beside_source(series: SourceSeries, q: float, pb: list[Bucket]) -> list[tuple[float, float,
+                                                                                float]]:
+    """(x, the source's y, dcnsim's) at each point of a source series drawn on the panel of
+    percentile ``q``: dcnsim's value is the median of that percentile over the buckets
+    within ``SMOOTH`` of x (a bucket of 1 % of the messages is a few hundred of them here,
+    against the source's thousands: one bucket alone is noisy)."""
+    out = []
+    step = pb[1].start - pb[0].start if len(pb) > 1 else 100
+    for x, y in zip(series.x, series.y, strict=True):
+        if isinstance(x, str):
+            continue
+        k = min(len(pb) - 1, max(0, int(float(x)) // step))
+        near = sorted(v for b in pb[max(0, k - SMOOTH):k + SMOOTH + 1]
+                      if not math.isnan(v := b.percentile(q)))
+        ours = near[len(near) // 2] if near else math.nan
+        out.append((float(x), y, ours))
+    return out
+
+
+def _print_beside_source(ctx: ReportContext, cfg: SlowdownConfig, labels: list[str],
+                         buckets: list[list[Bucket]]) -> None:
+    """For each source series whose label starts with a point's label (e.g. "hpcc (the
+    page's HPCC-INT)"), its values beside that point's, panel by panel."""
+    rows = []
+    for s in comparison_of(ctx.scenario).series:
+        name = s.label.split()[0] if s.label.split() else ""
+        if name not in labels or s.panel >= len(cfg.percentiles):
+            continue
+        q = cfg.percentiles[s.panel]
+        for x, src, ours in beside_source(s, q, buckets[labels.index(name)]):
+            rows.append([name, f"p{q:g}", f"{x:g}%", human(src), human(ours),
+                         f"{ours / src:.2f}" if src > 0 and not math.isnan(ours) else "-"])
+    if rows:
+        ctx.print()
+        ctx.print(f"the source beside dcnsim (dcnsim: median of the buckets within "
+                  f"{SMOOTH} of the source's)")
+        ctx.print(format_table(["point", "panel", "bucket", "source", "dcnsim", "ratio"],
+                               rows, align_left=1))
 
 
 def _quantile_figure(ctx: ReportContext, cfg: SlowdownConfig, labels: list[str],
