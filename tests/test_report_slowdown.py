@@ -5,6 +5,7 @@ pure helpers on hand-made numbers."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,4 @@ source_series = [
     rows = [line.split() for line in out.splitlines() if line.startswith("cc=none ")]
     assert [r[1:4] for r in rows] == [["p99", "0%", "1.0"], ["p99", "80%", "2.0"]]
     assert not any(line.startswith("other ") for line in out.splitlines())
+    assert re.search(r"^p99: \d of 2 points within 25 % of the source \(ratios ", out, re.M)

@@ -243,6 +243,7 @@ def _write_quantiles(ctx: ReportContext, cfg: SlowdownConfig) -> list[Path]:
     return written
 
 
+WITHIN = 0.25  # the agreement the summary line counts (the HPCC cross-check's bound)
 SMOOTH = 2  # the source is compared with the median of dcnsim's buckets x-2 .. x+2
 
 
@@ -270,12 +271,15 @@ def _print_beside_source(ctx: ReportContext, cfg: SlowdownConfig, labels: list[s
     """For each source series whose label starts with a point's label (e.g. "hpcc (the
     page's HPCC-INT)"), its values beside that point's, panel by panel."""
     rows = []
+    ratios: dict[str, list[float]] = {}
     for s in comparison_of(ctx.scenario).series:
         name = s.label.split()[0] if s.label.split() else ""
         if name not in labels or s.panel >= len(cfg.percentiles):
             continue
         q = cfg.percentiles[s.panel]
         for x, src, ours in beside_source(s, q, buckets[labels.index(name)]):
+            if src > 0 and not math.isnan(ours):
+                ratios.setdefault(f"p{q:g}", []).append(ours / src)
             rows.append([name, f"p{q:g}", f"{x:g}%", human(src), human(ours),
                          f"{ours / src:.2f}" if src > 0 and not math.isnan(ours) else "-"])
     if rows:
@@ -284,6 +288,10 @@ def _print_beside_source(ctx: ReportContext, cfg: SlowdownConfig, labels: list[s
                   f"{SMOOTH} of the source's)")
         ctx.print(format_table(["point", "panel", "bucket", "source", "dcnsim", "ratio"],
                                rows, align_left=1))
+        for panel, rs in ratios.items():
+            near = sum(1 for r in rs if abs(r - 1) <= WITHIN)
+            ctx.print(f"{panel}: {near} of {len(rs)} points within {WITHIN * 100:g} % of the source "
+                      f"(ratios {min(rs):.2f} to {max(rs):.2f})")
 
 
 def _quantile_figure(ctx: ReportContext, cfg: SlowdownConfig, labels: list[str],
