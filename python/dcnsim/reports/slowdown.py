@@ -290,8 +290,8 @@ def _print_beside_source(ctx: ReportContext, cfg: SlowdownConfig, labels: list[s
                                rows, align_left=1))
         for panel, rs in ratios.items():
             near = sum(1 for r in rs if abs(r - 1) <= WITHIN)
-            ctx.print(f"{panel}: {near} of {len(rs)} points within {WITHIN * 100:g} % of the source "
-                      f"(ratios {min(rs):.2f} to {max(rs):.2f})")
+            ctx.print(f"{panel}: {near} of {len(rs)} points within {WITHIN * 100:g} % of the "
+                      f"source (ratios {min(rs):.2f} to {max(rs):.2f})")
 
 
 def _quantile_figure(ctx: ReportContext, cfg: SlowdownConfig, labels: list[str],

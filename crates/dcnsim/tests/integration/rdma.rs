@@ -139,9 +139,21 @@ fn hpcc_eta_sets_the_utilisation_the_incast_converges_to() {
     let ratio = mean(&half) / mean(&base);
     assert!((1.6..2.0).contains(&ratio), "slowdown ratio {ratio}");
     for (cc, eta, want) in [
-        ("\"dcqcn\"", "0.9", "is HPCC's target utilisation: not for cc = \"dcqcn\""),
-        ("\"hpcc\"", "1.5", "1.5: expected a utilisation above 0 and at most 1"),
-        ("\"hpcc-fork\"", "0.0", "0: expected a utilisation above 0 and at most 1"),
+        (
+            "\"dcqcn\"",
+            "0.9",
+            "is HPCC's target utilisation: not for cc = \"dcqcn\"",
+        ),
+        (
+            "\"hpcc\"",
+            "1.5",
+            "1.5: expected a utilisation above 0 and at most 1",
+        ),
+        (
+            "\"hpcc-fork\"",
+            "0.0",
+            "0: expected a utilisation above 0 and at most 1",
+        ),
     ] {
         let over = crate::helpers::set(&[("roce.cc", cc), ("roce.eta", eta)]);
         let e = match dcnsim::scenario::load(&text(), FILE, &over) {
