@@ -301,7 +301,8 @@ def _quantile_figure(ctx: ReportContext, cfg: SlowdownConfig, labels: list[str],
 
     plain = FuncFormatter(lambda v, _pos: f"{v:g}")
     n = len(cfg.percentiles)
-    fig, axes = plt.subplots(1, n, figsize=(4.6 * n, 3.6), squeeze=False)
+    # Tall: the source curves add legend entries and a caption line each.
+    fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 6.4), squeeze=False)
     first = buckets[0] if buckets else []
     ticks = [b for b in first if b.start % 10 == 0] + first[-1:]
     for k, q in enumerate(cfg.percentiles):
