@@ -303,7 +303,8 @@ SUMMARY_COLUMNS = (
     "avg_minrate_mbps", "mean_queue_bytes", "mean_queue_pkts", "incast_goodput_mbps",
     "messages", "messages_done", "timeouts_small", "small_with_timeout", "fct_mean_s",
     "fct_small_mean_s", "fct_small_p99_s", "fct_medium_mean_s", "fct_medium_p99_s",
-    "fct_large_mean_s", "fct_large_p99_s", "partial", "simulated_s")
+    "fct_large_mean_s", "fct_large_p99_s", "slowdown_mean", "slowdown_p50", "slowdown_p95",
+    "slowdown_p99", "partial", "simulated_s")
 """Every column the engine's ``summary`` table can have (docs/tables.md describes them);
 ``[report] columns`` picks the printed ones from these."""
 
