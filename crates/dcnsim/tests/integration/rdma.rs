@@ -182,7 +182,7 @@ fn bad_roce_keys_get_one_line_errors() {
         (
             "roce.window",
             "\"big\"",
-            "expected \"bdp\", \"none\" or a positive size",
+            "expected \"bdp\", \"rate-bdp\", \"none\" or a positive size",
         ),
         (
             "roce.cnp",

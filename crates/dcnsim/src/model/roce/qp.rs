@@ -32,7 +32,7 @@ use crate::base::ids::{FlowId, NodeId};
 use crate::base::int::IntHop;
 use crate::base::packet::{flags, Ecn, Kind, Packet, SackBlocks};
 use crate::base::timer::LazyTimer;
-use crate::base::units::SimTime;
+use crate::base::units::{RateBps, SimTime};
 use crate::model::roce::cc::{AckInfo, RateControl, RoceCc, CC_TIMERS};
 
 /// Timer 0: the sender's retransmission timer (go-back-N's timeout, or IRN's RTO_low /
@@ -98,6 +98,10 @@ pub struct RoceConfig {
     /// Cap on the bytes in flight (None: none; the comparison simulator's window is one
     /// bandwidth-delay product). The controller's own window, if any, caps too.
     pub window: Option<u64>,
+    /// With `window`: scale it by the limiter's rate over this line rate (the HPCC authors'
+    /// simulator's `VAR_WIN`, which its "+w" DCQCN and TIMELY runs use): the window stays one
+    /// bandwidth-delay product at the current rate.
+    pub window_line: Option<RateBps>,
     /// Go-back-N's retransmission timeout.
     pub rto: SimTime,
     /// Selective repeat's timeouts.
@@ -122,6 +126,7 @@ impl Default for RoceConfig {
             ack_every: 1,
             recovery: LossRecovery::GoBackN,
             window: None,
+            window_line: None,
             // The IBA's local ACK timeout is 4.096 µs · 2^n; n = 8.
             rto: SimTime(4_096_000 << 8),
             irn: IrnTimeouts {
@@ -273,7 +278,14 @@ impl RoceFlow {
 
     /// The cap on bytes in flight: the configured window and the controller's, if any.
     pub fn window_cap(&self) -> Option<u64> {
-        match (self.cfg.window, self.cc.window()) {
+        let own = match (self.cfg.window, self.cfg.window_line) {
+            (Some(w), Some(line)) => {
+                let r = self.cc.rate().0 as u128;
+                Some(((w as u128 * r / line.0.max(1) as u128) as u64).max(1))
+            }
+            (w, _) => w,
+        };
+        match (own, self.cc.window()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

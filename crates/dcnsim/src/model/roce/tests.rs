@@ -333,6 +333,28 @@ fn a_window_cap_stops_the_nic() {
     assert_eq!(f.nic_ready(), None);
 }
 
+#[test]
+fn a_rate_scaled_window_follows_the_limiter() {
+    // One BDP of 4 000 B at the 8 Gb/s line rate; the controller at a quarter of it allows
+    // 1 000 B in flight (the HPCC authors' simulator's VAR_WIN: window × rate / line rate).
+    let mut f = flow(RoceConfig {
+        window: Some(4000),
+        window_line: Some(RATE),
+        ..RoceConfig::default()
+    });
+    assert_eq!(f.window_cap(), Some(4000));
+    *f.cc = RoceCc::Fixed(FixedRate {
+        rate: RateBps(2_000_000_000),
+    });
+    assert_eq!(f.window_cap(), Some(1000));
+    f.app_write(us(0), 5000, &mut Vec::new());
+    let pkts = pull_all(&mut f, SimTime::ZERO);
+    assert_eq!((pkts.len(), f.in_flight()), (1, 1000));
+    // A fixed window does not move with the rate.
+    f.cfg.window_line = None;
+    assert_eq!(f.window_cap(), Some(4000));
+}
+
 fn ce(mut p: Packet) -> Packet {
     p.ecn = Ecn::Ce;
     p

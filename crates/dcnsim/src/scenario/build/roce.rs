@@ -169,6 +169,14 @@ fn with_eta(mut cfg: HpccConfig, c: &RoceCfg) -> HpccConfig {
     cfg
 }
 
+/// `[roce] window = "rate-bdp"`: one bandwidth-delay product at the limiter's current rate.
+const RATE_BDP: &str = "rate-bdp";
+
+/// The line rate a `"rate-bdp"` window scales against (None for any other window).
+fn window_line(c: &RoceCfg, line: RateBps) -> Option<RateBps> {
+    (c.window.as_deref() == Some(RATE_BDP)).then_some(line)
+}
+
 /// `[roce] window` for a flow whose path has base RTT `rtt` at NIC rate `line` (None: only
 /// check the value).
 fn window(
@@ -182,7 +190,7 @@ fn window(
     if w == "none" {
         return Ok(None);
     }
-    if w == "bdp" {
+    if w == "bdp" || w == RATE_BDP {
         return Ok(path.map(|(rtt, line)| {
             (rtt.0 as u128 * line.0 as u128 / 8 / SimTime::PS_PER_S as u128) as u64
         }));
@@ -192,7 +200,9 @@ fn window(
         _ => Err(ctx.err(
             "roce",
             "window",
-            format!("{w:?}: expected \"bdp\", \"none\" or a positive size such as \"100KB\""),
+            format!(
+                "{w:?}: expected \"bdp\", \"rate-bdp\", \"none\" or a positive size such as \"100KB\""
+            ),
         )),
     }
 }
@@ -216,6 +226,7 @@ pub(super) fn roce_flow(
     let cc = controller(ctx, c, q, path)?;
     let mut q = *q;
     q.window = window(ctx, c, Some((rtt, line)))?;
+    q.window_line = window_line(c, line);
     Ok(RoceFlow::new(src, dst, q, cc))
 }
 
@@ -254,6 +265,7 @@ pub(super) fn roce_proto(
     let cc = controller(ctx, c, q, path)?;
     let mut q = *q;
     q.window = window(ctx, c, Some((rtt, line)))?;
+    q.window_line = window_line(c, line);
     Ok((q, cc))
 }
 

@@ -18,7 +18,8 @@ pub struct RoceCfg {
     /// "go-back-n" (RoCE's) or "selective-repeat" (IRN's).
     pub recovery: String,
     /// Cap on the bytes in flight: absent or "none" none, "bdp" (the path's base RTT at the
-    /// NIC's rate, as the HPCC authors' simulator sets its window) or a size.
+    /// NIC's rate, as the HPCC authors' simulator sets its window), "rate-bdp" (that window
+    /// scaled by the limiter's rate over the NIC's, the simulator's VAR_WIN) or a size.
     pub window: Option<String>,
     /// Go-back-N's retransmission timeout.
     pub rto: Dur,
