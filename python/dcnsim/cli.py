@@ -117,7 +117,7 @@ def _remove_if_empty(folders: Sequence[Path]) -> None:
 
 
 def _scenario_ids() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(SCENARIO_DIR.glob("*.toml"))}
+    return {p.stem: p for p in sorted(SCENARIO_DIR.glob("*.toml"), key=lambda p: p.stem)}
 
 
 def _scenario_by_id(ident: str) -> Path:
