@@ -155,8 +155,7 @@ step = 20
 verdict = "no verdict"
 verdict_note = "a test"
 source_series = [
-  { label = "cc=none (a source curve)", provenance = "test", x = [0, 80], y = [1.0, 2.0],
-    panel = 2 },
+  { label = "cc=none (a curve)", provenance = "t", x = [0, 80], y = [1.0, 2.0], panel = 2 },
   { label = "other (no such point)", provenance = "test", x = [0], y = [1.0], panel = 2 },
 ]'''))
     assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 0

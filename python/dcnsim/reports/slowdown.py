@@ -200,19 +200,25 @@ def _figure(ctx: ReportContext, cfg: SlowdownConfig, names: list[str], labels: l
         for label, b in zip(labels, binned, strict=True):
             ys = [percentile(v, q) for v in b]
             ax.plot(names, ys, marker="o", lw=1.2, label=label or ctx.scenario.id)
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(plain)
-        ax.tick_params(axis="y", which="both", labelsize=7)
-        ax.set_title(f"p{q:g} FCT slowdown", fontsize=9)
-        ax.set_xlabel("message size", fontsize=8)
         ax.tick_params(axis="x", labelsize=7, rotation=30)
-        ax.grid(True, alpha=0.3, which="both")
-        if k == 0:
-            ax.set_ylabel("FCT / ideal FCT", fontsize=8)
-            ax.legend(fontsize=7, loc="best")
+        _style_panel(ax, q, k == 0, "message size", plain)
     fig.suptitle(ctx.title, fontsize=10)
     return save_figure(ctx, fig, dpi=110)
+
+
+def _style_panel(ax: Any, q: float, first: bool, xlabel: str, plain: Any) -> None:
+    """A percentile panel: log y with plain numbers, its title and x label, a grid; the
+    first panel carries the y label and the legend."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="y", which="both", labelsize=7)
+    ax.set_title(f"p{q:g} FCT slowdown", fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.grid(True, alpha=0.3, which="both")
+    if first:
+        ax.set_ylabel("FCT / ideal FCT", fontsize=8)
+        ax.legend(fontsize=7, loc="best")
 
 
 def _write_quantiles(ctx: ReportContext, cfg: SlowdownConfig) -> list[Path]:
@@ -310,18 +316,10 @@ def _quantile_figure(ctx: ReportContext, cfg: SlowdownConfig, labels: list[str],
         for label, pb in zip(labels, buckets, strict=True):
             ax.plot([b.start for b in pb], [b.percentile(q) for b in pb], lw=1.2,
                     label=label or ctx.scenario.id)
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(plain)
-        ax.tick_params(axis="y", which="both", labelsize=7)
         ax.set_xticks([b.start for b in ticks], [size_label(b.largest) for b in ticks])
         ax.tick_params(axis="x", labelsize=7, rotation=45)
-        ax.set_title(f"p{q:g} FCT slowdown", fontsize=9)
-        ax.set_xlabel(f"message size (buckets of {cfg.step} % of the messages)", fontsize=8)
-        ax.grid(True, alpha=0.3, which="both")
-        if k == 0:
-            ax.set_ylabel("FCT / ideal FCT", fontsize=8)
-            ax.legend(fontsize=7, loc="best")
+        _style_panel(ax, q, k == 0,
+                     f"message size (buckets of {cfg.step} % of the messages)", plain)
     fig.suptitle(ctx.title, fontsize=10)
     return save_figure(ctx, fig, dpi=110)
 
