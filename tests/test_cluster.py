@@ -27,7 +27,7 @@ from .conftest import SCENARIOS
 GRID = ('[sweep]\n"topology.switch_buffer" = ["64KiB", "256KiB"]\n'
         '"topology.servers" = [2, 4, 8, 16]\n')
 SHORT = {"sim.duration": "0.5s"}
-LONG = {"sim.duration": "12s"}  # ~0.5 s of wall time per point: long enough to be killed in
+LONG = {"sim.duration": "60s"}  # ~0.5 s of wall time per point: long enough to be killed in
 
 
 @pytest.fixture(scope="module")
